@@ -1,0 +1,40 @@
+# Every dependency comes from Debian packages (scripts/setup.sh installs them).
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_package(MPI REQUIRED COMPONENTS C CXX)
+find_package(Boost 1.74 REQUIRED)
+find_package(PkgConfig REQUIRED)
+
+# Debian installs real and complex PETSc side by side; the complex build's
+# pkg-config file comes first so that the alternatives setting cannot pick the real one.
+set(FMBEM_PETSC_PC_DIR "/usr/lib/petscdir/petsc-complex/lib/pkgconfig"
+    CACHE PATH "Folder holding the complex PETSc's petsc.pc")
+set(ENV{PKG_CONFIG_PATH} "${FMBEM_PETSC_PC_DIR}:$ENV{PKG_CONFIG_PATH}")
+pkg_check_modules(PETSC REQUIRED IMPORTED_TARGET petsc)
+include(CheckSymbolExists)
+set(CMAKE_REQUIRED_INCLUDES ${PETSC_INCLUDE_DIRS})
+check_symbol_exists(PETSC_USE_COMPLEX "petscconf.h" FMBEM_PETSC_IS_COMPLEX)
+unset(CMAKE_REQUIRED_INCLUDES)
+if(NOT FMBEM_PETSC_IS_COMPLEX)
+  message(FATAL_ERROR "fmbem needs PETSc built with complex scalars (Debian: libpetsc-complex-dev)")
+endif()
+
+if(FMBEM_WITH_GMSH)
+  find_path(GMSH_INCLUDE_DIR gmsh.h REQUIRED)
+  find_library(GMSH_LIBRARY NAMES gmsh REQUIRED)
+endif()
+if(FMBEM_WITH_VTK)
+  find_package(VTK 9 REQUIRED COMPONENTS CommonCore CommonDataModel IOXML)
+endif()
+
+if(FMBEM_WITH_CUDA)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90)
+    endif()
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Static)
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 20)
+  endif()
+endif()

@@ -1,0 +1,55 @@
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "fmbem/mesh/surface.hpp"
+
+namespace fmbem {
+
+// A validated closed triangle surface with consistently oriented triangles
+// whose unit normals point out of the body, plus per-element geometry.
+class Mesh {
+ public:
+  // Validates the surface and fixes its orientation; throws fmbem::Error
+  // naming `name` and the problem (no triangles, degenerate or duplicate
+  // triangles, open or non-manifold surface, non-orientable surface).
+  static Mesh from_surface(Surface surface, const std::string& name);
+
+  const std::string& name() const { return name_; }
+  std::size_t size() const { return triangles_.size(); }
+  const std::vector<Vec3>& vertices() const { return vertices_; }
+  const std::vector<Triangle>& triangles() const { return triangles_; }
+  const std::vector<Vec3>& centroids() const { return centroids_; }
+  const std::vector<Vec3>& normals() const { return normals_; }
+  const std::vector<double>& areas() const { return areas_; }
+  const Vec3& corner(std::size_t element, int k) const { return vertices_[triangles_[element][k]]; }
+
+  // Number of triangles whose vertex order was reversed to make the surface
+  // consistently oriented with outward normals.
+  std::size_t flipped_triangles() const { return flipped_; }
+  // Diagonal of the axis-aligned bounding box.
+  double diameter() const { return diameter_; }
+  // Enclosed volume (positive: normals point outward).
+  double volume() const { return volume_; }
+  // Longest edge of any triangle.
+  double max_edge() const { return max_edge_; }
+
+ private:
+  Mesh() = default;
+  void compute_geometry();
+
+  std::string name_;
+  std::vector<Vec3> vertices_;
+  std::vector<Triangle> triangles_;
+  std::vector<Vec3> centroids_, normals_;
+  std::vector<double> areas_;
+  std::size_t flipped_ = 0;
+  double diameter_ = 0.0, volume_ = 0.0, max_edge_ = 0.0;
+};
+
+// Icosahedral sphere: 20 * 4^level triangles, vertices projected on the
+// sphere of `radius` about `center`, normals outward.
+Surface make_icosphere(int level, double radius, const Vec3& center = {});
+
+}  // namespace fmbem

@@ -1,0 +1,1 @@
+#include "fmbem/core/error.hpp"

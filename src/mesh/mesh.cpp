@@ -1,0 +1,253 @@
+#include "fmbem/mesh/mesh.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <queue>
+#include <sstream>
+#include <unordered_map>
+
+#include "fmbem/core/error.hpp"
+
+namespace fmbem {
+namespace {
+
+[[noreturn]] void fail(const std::string& name, const std::string& what) {
+  throw Error("mesh '" + name + "': " + what);
+}
+
+std::uint64_t edge_key(std::int32_t a, std::int32_t b) {
+  if (a > b) std::swap(a, b);
+  return (std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b);
+}
+
+double bounding_box_diagonal(const std::vector<Vec3>& points) {
+  Vec3 lo = points.front(), hi = points.front();
+  for (const Vec3& p : points) {
+    lo = {std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)};
+    hi = {std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
+  }
+  return norm(hi - lo);
+}
+
+// Readers may repeat a vertex per surface entity; merging coincident vertices
+// (to a tolerance far below any element size) lets the topology checks see
+// the surface as the one closed body it is.
+void merge_coincident_vertices(Surface& s, double tolerance) {
+  const std::size_t n = s.vertices.size();
+  std::vector<std::int32_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = std::int32_t(i);
+  std::sort(order.begin(), order.end(),
+            [&](std::int32_t a, std::int32_t b) { return s.vertices[a].x < s.vertices[b].x; });
+  std::vector<std::int32_t> representative(n);
+  for (std::size_t i = 0; i < n; ++i) representative[i] = std::int32_t(i);
+  for (std::size_t a = 0; a < n; ++a) {
+    const std::int32_t ia = order[a];
+    if (representative[ia] != ia) continue;
+    for (std::size_t b = a + 1; b < n && s.vertices[order[b]].x - s.vertices[ia].x <= tolerance;
+         ++b) {
+      const std::int32_t ib = order[b];
+      if (representative[ib] == ib && norm(s.vertices[ib] - s.vertices[ia]) <= tolerance)
+        representative[ib] = ia;
+    }
+  }
+  // Keep only used, representative vertices, in their original order.
+  std::vector<std::int32_t> new_index(n, -1);
+  std::vector<char> used(n, 0);
+  for (const Triangle& t : s.triangles)
+    for (std::int32_t v : t) used[representative[v]] = 1;
+  std::vector<Vec3> kept;
+  for (std::size_t i = 0; i < n; ++i)
+    if (used[i] && representative[i] == std::int32_t(i)) {
+      new_index[i] = std::int32_t(kept.size());
+      kept.push_back(s.vertices[i]);
+    }
+  for (Triangle& t : s.triangles)
+    for (std::int32_t& v : t) v = new_index[representative[v]];
+  s.vertices = std::move(kept);
+}
+
+}  // namespace
+
+Mesh Mesh::from_surface(Surface surface, const std::string& name) {
+  if (surface.triangles.empty()) fail(name, "contains no triangles");
+  const auto num_vertices = std::int64_t(surface.vertices.size());
+  for (std::size_t t = 0; t < surface.triangles.size(); ++t)
+    for (std::int32_t v : surface.triangles[t])
+      if (v < 0 || v >= num_vertices)
+        fail(name, "triangle " + std::to_string(t) + " refers to a missing vertex");
+  for (const Vec3& p : surface.vertices)
+    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
+      fail(name, "a vertex has a non-finite coordinate");
+
+  const double diameter = bounding_box_diagonal(surface.vertices);
+  merge_coincident_vertices(surface, 1e-12 * diameter);
+  const auto& verts = surface.vertices;
+  auto& tris = surface.triangles;
+  const std::size_t n = tris.size();
+
+  // Degenerate triangles: repeated vertices or (numerically) zero area.
+  for (std::size_t t = 0; t < n; ++t) {
+    const auto [a, b, c] = tris[t];
+    if (a == b || b == c || a == c)
+      fail(name, "triangle " + std::to_string(t) + " is degenerate (repeated vertex)");
+    const Vec3 e1 = verts[b] - verts[a], e2 = verts[c] - verts[a], e3 = verts[c] - verts[b];
+    const double longest = std::max({norm(e1), norm(e2), norm(e3)});
+    if (norm(cross(e1, e2)) <= 1e-10 * longest * longest)
+      fail(name, "triangle " + std::to_string(t) + " is degenerate (zero area)");
+  }
+
+  // Duplicate triangles: the same three vertices in any order.
+  {
+    std::vector<std::pair<Triangle, std::size_t>> sorted(n);
+    for (std::size_t t = 0; t < n; ++t) {
+      Triangle k = tris[t];
+      std::sort(k.begin(), k.end());
+      sorted[t] = {k, t};
+    }
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 1; i < n; ++i)
+      if (sorted[i].first == sorted[i - 1].first)
+        fail(name, "triangles " + std::to_string(sorted[i - 1].second) + " and " +
+                       std::to_string(sorted[i].second) + " are duplicates");
+  }
+
+  // Edge -> the (at most two) triangles using it; a closed 2-manifold uses
+  // every edge exactly twice.
+  std::unordered_map<std::uint64_t, std::array<std::int64_t, 2>> edge_triangles;
+  edge_triangles.reserve(3 * n / 2 + 1);
+  for (std::size_t t = 0; t < n; ++t)
+    for (int e = 0; e < 3; ++e) {
+      auto [it, inserted] = edge_triangles.try_emplace(edge_key(tris[t][e], tris[t][(e + 1) % 3]),
+                                                       std::array<std::int64_t, 2>{-1, -1});
+      auto& slot = it->second;
+      if (slot[0] < 0)
+        slot[0] = std::int64_t(t);
+      else if (slot[1] < 0)
+        slot[1] = std::int64_t(t);
+      else
+        fail(name, "the surface is non-manifold: an edge is shared by more than two triangles");
+    }
+  std::size_t open_edges = 0;
+  for (const auto& [key, slot] : edge_triangles) open_edges += slot[1] < 0;
+  if (open_edges > 0)
+    fail(name, "the surface is open: " + std::to_string(open_edges) +
+                   " edges belong to one triangle only (a closed surface is needed)");
+
+  // Consistent orientation by breadth-first search over edge neighbours: a
+  // neighbour must run through the shared edge in the opposite direction.
+  auto runs_forward = [&](std::size_t t, std::int32_t a, std::int32_t b) {
+    for (int e = 0; e < 3; ++e)
+      if (tris[t][e] == a && tris[t][(e + 1) % 3] == b) return true;
+    return false;
+  };
+  std::vector<int> component(n, -1);
+  std::vector<char> flipped(n, 0);
+  int num_components = 0;
+  for (std::size_t seed = 0; seed < n; ++seed) {
+    if (component[seed] >= 0) continue;
+    const int c = num_components++;
+    std::vector<std::size_t> members{seed};
+    std::queue<std::size_t> queue;
+    queue.push(seed);
+    component[seed] = c;
+    while (!queue.empty()) {
+      const std::size_t t = queue.front();
+      queue.pop();
+      for (int e = 0; e < 3; ++e) {
+        const std::int32_t a = tris[t][e], b = tris[t][(e + 1) % 3];
+        const auto& slot = edge_triangles.at(edge_key(a, b));
+        const auto other = std::size_t(slot[0] == std::int64_t(t) ? slot[1] : slot[0]);
+        const bool consistent = !runs_forward(other, a, b);
+        if (component[other] < 0) {
+          if (!consistent) {
+            std::swap(tris[other][1], tris[other][2]);
+            flipped[other] ^= 1;
+          }
+          component[other] = c;
+          members.push_back(other);
+          queue.push(other);
+        } else if (!consistent) {
+          fail(name, "the surface is not orientable (e.g. a Moebius strip)");
+        }
+      }
+    }
+    // Outward normals: the signed volume each closed component encloses
+    // (divergence theorem about its first vertex) must be positive.
+    const Vec3 origin = verts[tris[seed][0]];
+    double volume6 = 0.0;
+    for (std::size_t t : members)
+      volume6 += dot(verts[tris[t][0]] - origin,
+                     cross(verts[tris[t][1]] - origin, verts[tris[t][2]] - origin));
+    if (volume6 < 0.0)
+      for (std::size_t t : members) {
+        std::swap(tris[t][1], tris[t][2]);
+        flipped[t] ^= 1;
+      }
+  }
+
+  Mesh mesh;
+  mesh.name_ = name;
+  mesh.flipped_ = std::size_t(std::count(flipped.begin(), flipped.end(), 1));
+  mesh.vertices_ = std::move(surface.vertices);
+  mesh.triangles_ = std::move(surface.triangles);
+  mesh.compute_geometry();
+  return mesh;
+}
+
+void Mesh::compute_geometry() {
+  const std::size_t n = triangles_.size();
+  centroids_.resize(n);
+  normals_.resize(n);
+  areas_.resize(n);
+  volume_ = 0.0;
+  max_edge_ = 0.0;
+  for (std::size_t t = 0; t < n; ++t) {
+    const Vec3 &a = corner(t, 0), &b = corner(t, 1), &c = corner(t, 2);
+    const Vec3 twice_area_normal = cross(b - a, c - a);
+    const double twice_area = norm(twice_area_normal);
+    centroids_[t] = (a + b + c) * (1.0 / 3.0);
+    normals_[t] = twice_area_normal * (1.0 / twice_area);
+    areas_[t] = 0.5 * twice_area;
+    volume_ += dot(a, cross(b, c)) / 6.0;
+    max_edge_ = std::max({max_edge_, norm(b - a), norm(c - b), norm(a - c)});
+  }
+  diameter_ = bounding_box_diagonal(vertices_);
+}
+
+Surface make_icosphere(int level, double radius, const Vec3& center) {
+  if (level < 0 || level > 10) throw Error("icosphere level must be between 0 and 10");
+  if (!(radius > 0.0) || !std::isfinite(radius)) throw Error("icosphere radius must be positive");
+  const double phi = (1.0 + std::sqrt(5.0)) / 2.0;
+  std::vector<Vec3> v = {{-1, phi, 0}, {1, phi, 0}, {-1, -phi, 0}, {1, -phi, 0},
+                         {0, -1, phi}, {0, 1, phi}, {0, -1, -phi}, {0, 1, -phi},
+                         {phi, 0, -1}, {phi, 0, 1}, {-phi, 0, -1}, {-phi, 0, 1}};
+  for (Vec3& p : v) p = normalized(p);
+  std::vector<Triangle> t = {{0, 11, 5}, {0, 5, 1},  {0, 1, 7},   {0, 7, 10}, {0, 10, 11},
+                             {1, 5, 9},  {5, 11, 4}, {11, 10, 2}, {10, 7, 6}, {7, 1, 8},
+                             {3, 9, 4},  {3, 4, 2},  {3, 2, 6},   {3, 6, 8},  {3, 8, 9},
+                             {4, 9, 5},  {2, 4, 11}, {6, 2, 10},  {8, 6, 7},  {9, 8, 1}};
+  for (int l = 0; l < level; ++l) {
+    std::unordered_map<std::uint64_t, std::int32_t> midpoint;
+    midpoint.reserve(t.size() * 2);
+    auto mid = [&](std::int32_t a, std::int32_t b) {
+      auto [it, inserted] = midpoint.try_emplace(edge_key(a, b), std::int32_t(v.size()));
+      if (inserted) v.push_back(normalized(v[a] + v[b]));
+      return it->second;
+    };
+    std::vector<Triangle> refined;
+    refined.reserve(4 * t.size());
+    for (const auto& [a, b, c] : t) {
+      const std::int32_t ab = mid(a, b), bc = mid(b, c), ca = mid(c, a);
+      refined.push_back({a, ab, ca});
+      refined.push_back({b, bc, ab});
+      refined.push_back({c, ca, bc});
+      refined.push_back({ab, bc, ca});
+    }
+    t = std::move(refined);
+  }
+  for (Vec3& p : v) p = center + p * radius;
+  return {std::move(v), std::move(t)};
+}
+
+}  // namespace fmbem

@@ -1,0 +1,175 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <random>
+
+#include "fmbem/core/error.hpp"
+#include "fmbem/mesh/mesh.hpp"
+
+namespace fmbem {
+namespace {
+
+void expect_error_containing(const Surface& s, const std::string& needle) {
+  try {
+    Mesh::from_surface(s, "test");
+    FAIL() << "expected an Error containing '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(Icosphere, CountsClosedAndOutward) {
+  for (int level = 0; level <= 4; ++level) {
+    const Mesh mesh = Mesh::from_surface(make_icosphere(level, 2.0), "ico");
+    const std::size_t n = 20 * (std::size_t(1) << (2 * level));
+    EXPECT_EQ(mesh.size(), n);
+    EXPECT_EQ(mesh.vertices().size(), n / 2 + 2);  // Euler: V - E + F = 2, E = 3F/2
+    EXPECT_EQ(mesh.flipped_triangles(), 0u);       // generated outward already
+    for (const Vec3& v : mesh.vertices()) EXPECT_NEAR(norm(v), 2.0, 1e-14);
+    for (std::size_t t = 0; t < n; ++t) EXPECT_GT(dot(mesh.normals()[t], mesh.centroids()[t]), 0);
+    // The inscribed polyhedron's volume approaches the ball's from below.
+    const double ball = 4.0 / 3.0 * std::numbers::pi * 8.0;
+    EXPECT_LT(mesh.volume(), ball);
+    if (level == 4) EXPECT_NEAR(mesh.volume() / ball, 1.0, 5e-3);
+  }
+}
+
+TEST(Icosphere, RejectsBadParameters) {
+  EXPECT_THROW(make_icosphere(-1, 1.0), Error);
+  EXPECT_THROW(make_icosphere(11, 1.0), Error);
+  EXPECT_THROW(make_icosphere(2, 0.0), Error);
+  EXPECT_THROW(make_icosphere(2, -1.0), Error);
+}
+
+TEST(Mesh, GeometryOfTetrahedron) {
+  // Right-angle tetrahedron, inward-ordered on purpose: orientation is fixed.
+  Surface s{{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}},
+            {{0, 1, 2}, {0, 1, 3}, {0, 2, 3}, {1, 2, 3}}};
+  const Mesh mesh = Mesh::from_surface(s, "tet");
+  EXPECT_NEAR(mesh.volume(), 1.0 / 6.0, 1e-15);
+  double area = 0;
+  for (double a : mesh.areas()) area += a;
+  EXPECT_NEAR(area, 1.5 + std::sqrt(3.0) / 2.0, 1e-14);
+  const Vec3 centre{0.25, 0.25, 0.25};
+  for (std::size_t t = 0; t < 4; ++t)
+    EXPECT_GT(dot(mesh.normals()[t], mesh.centroids()[t] - centre), 0);
+  EXPECT_NEAR(mesh.max_edge(), std::sqrt(2.0), 1e-15);
+}
+
+TEST(Mesh, FixesRandomFlipsAndGlobalInversion) {
+  Surface s = make_icosphere(3, 1.0);
+  std::mt19937 rng(7);
+  std::size_t flips = 0;
+  for (Triangle& t : s.triangles)
+    if (rng() % 3 == 0) {
+      std::swap(t[0], t[1]);
+      ++flips;
+    }
+  const Mesh mesh = Mesh::from_surface(s, "ico");
+  EXPECT_EQ(mesh.flipped_triangles(), flips);
+  for (std::size_t t = 0; t < mesh.size(); ++t)
+    EXPECT_GT(dot(mesh.normals()[t], mesh.centroids()[t]), 0);
+
+  Surface inverted = make_icosphere(2, 1.0);
+  for (Triangle& t : inverted.triangles) std::swap(t[1], t[2]);
+  const Mesh fixed = Mesh::from_surface(inverted, "ico");
+  EXPECT_EQ(fixed.flipped_triangles(), fixed.size());
+  EXPECT_GT(fixed.volume(), 0);
+}
+
+TEST(Mesh, TwoBodiesAreEachOrientedOutward) {
+  Surface a = make_icosphere(1, 1.0), b = make_icosphere(1, 0.5, {3, 0, 0});
+  for (Triangle& t : b.triangles) {
+    std::swap(t[1], t[2]);
+    for (auto& v : t) v += std::int32_t(a.vertices.size());
+  }
+  a.vertices.insert(a.vertices.end(), b.vertices.begin(), b.vertices.end());
+  a.triangles.insert(a.triangles.end(), b.triangles.begin(), b.triangles.end());
+  const Mesh mesh = Mesh::from_surface(a, "two");
+  EXPECT_EQ(mesh.flipped_triangles(), 80u);
+  const Vec3 centre_b{3, 0, 0};
+  for (std::size_t t = 0; t < mesh.size(); ++t) {
+    const Vec3 c = mesh.centroids()[t];
+    const Vec3 centre = c.x > 2 ? centre_b : Vec3{};
+    EXPECT_GT(dot(mesh.normals()[t], c - centre), 0);
+  }
+}
+
+TEST(Mesh, MergesRepeatedVerticesOfSeparateEntities) {
+  // Each triangle with its own copy of its corners, as a file with one
+  // surface entity per triangle may give.
+  const Surface shared = make_icosphere(1, 1.0);
+  Surface split;
+  for (const Triangle& t : shared.triangles) {
+    const auto base = std::int32_t(split.vertices.size());
+    for (auto v : t) split.vertices.push_back(shared.vertices[v]);
+    split.triangles.push_back({base, base + 1, base + 2});
+  }
+  const Mesh mesh = Mesh::from_surface(split, "split");
+  EXPECT_EQ(mesh.vertices().size(), shared.vertices.size());
+}
+
+TEST(Mesh, RejectsBadSurfaces) {
+  expect_error_containing(Surface{}, "no triangles");
+
+  Surface open = make_icosphere(1, 1.0);
+  open.triangles.pop_back();
+  expect_error_containing(open, "open");
+
+  Surface duplicate = make_icosphere(1, 1.0);
+  duplicate.triangles.push_back(
+      {duplicate.triangles[0][1], duplicate.triangles[0][2], duplicate.triangles[0][0]});
+  expect_error_containing(duplicate, "duplicates");
+
+  Surface repeated = make_icosphere(1, 1.0);
+  repeated.triangles[3][1] = repeated.triangles[3][0];
+  expect_error_containing(repeated, "degenerate");
+
+  Surface flat = make_icosphere(1, 1.0);
+  const auto [a, b, c] = flat.triangles[5];
+  flat.vertices[c] = flat.vertices[a] * 0.5 + flat.vertices[b] * 0.5;  // collinear corners
+  expect_error_containing(flat, "degenerate");
+
+  Surface fin = make_icosphere(1, 1.0);
+  fin.vertices.push_back({5, 5, 5});
+  fin.triangles.push_back(
+      {fin.triangles[0][0], fin.triangles[0][1], std::int32_t(fin.vertices.size() - 1)});
+  expect_error_containing(fin, "non-manifold");
+
+  Surface missing = make_icosphere(0, 1.0);
+  missing.triangles[0][0] = 99;
+  expect_error_containing(missing, "missing vertex");
+
+  Surface nan = make_icosphere(0, 1.0);
+  nan.vertices[0].x = std::nan("");
+  expect_error_containing(nan, "non-finite");
+}
+
+// A closed but non-orientable surface: a Klein bottle (figure-8 immersion),
+// the grid's seam identified with a reflection (v offset by half a step so
+// that no two grid vertices fall on the immersion's self-intersection).
+TEST(Mesh, RejectsNonOrientableSurface) {
+  const int nu = 8, nv = 6;
+  Surface klein;
+  for (int i = 0; i < nu; ++i)
+    for (int j = 0; j < nv; ++j) {
+      const double u = 2 * std::numbers::pi * i / nu, v = 2 * std::numbers::pi * (j + 0.5) / nv;
+      const double r = 3 + std::cos(u / 2) * std::sin(v) - std::sin(u / 2) * std::sin(2 * v);
+      klein.vertices.push_back({r * std::cos(u), r * std::sin(u),
+                                std::sin(u / 2) * std::sin(v) + std::cos(u / 2) * std::sin(2 * v)});
+    }
+  auto id = [&](int i, int j) {
+    if (i == nu) return std::int32_t(nv - 1 - (j % nv));  // seam: v -> -v
+    return std::int32_t(i * nv + (j % nv));
+  };
+  for (int i = 0; i < nu; ++i)
+    for (int j = 0; j < nv; ++j) {
+      klein.triangles.push_back({id(i, j), id(i + 1, j), id(i + 1, j + 1)});
+      klein.triangles.push_back({id(i, j), id(i + 1, j + 1), id(i, j + 1)});
+    }
+  expect_error_containing(klein, "not orientable");
+}
+
+}  // namespace
+}  // namespace fmbem
