@@ -1,0 +1,77 @@
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fmbem/bem/boundary_operator.hpp"
+#include "fmbem/bem/layer_potentials.hpp"
+#include "fmbem/exact/incident.hpp"
+#include "fmbem/mesh/mesh.hpp"
+
+namespace fmbem {
+
+enum class ProblemKind { Scattering, Radiation };
+enum class BoundaryCondition { Neumann, Dirichlet };  // rigid / soft for scattering
+
+struct ProblemSpec {
+  ProblemKind kind = ProblemKind::Scattering;
+  BoundaryCondition bc = BoundaryCondition::Neumann;
+  double k = 1.0;
+  exact::Incident incident;  // scattering only
+  Vec3 source;               // radiation: the monopole inside the body
+};
+
+// The boundary integral equation of a problem, with n pointing out of the
+// body and u = u_inc + D u - S q in the exterior:
+//   Neumann (rigid, or radiation with q given):  (1/2) u - D u = f
+//   Dirichlet (soft, or radiation with u given):            S q = f
+// Scattering: f = u_inc. Radiation by a monopole at s inside the body:
+//   Neumann f = -S q_s, Dirichlet f = D u_s - (1/2) u_s (u_s, q_s its data).
+class Problem {
+ public:
+  // Validates the spec against the mesh (k >= 0 and finite, point source
+  // outside the body, radiation source inside it); throws fmbem::Error.
+  Problem(const Mesh& mesh, const ProblemSpec& spec);
+
+  const ProblemSpec& spec() const { return spec_; }
+  OperatorCoefficients coefficients() const;
+  // f for the rows of `layers` (radiation applies the layer operators).
+  std::vector<cplx> right_hand_side(const LayerPotentials& layers) const;
+  // What the solution is: "u" (Neumann) or "q" (Dirichlet).
+  std::string unknown_name() const;
+  std::string description() const;
+
+  // The exact surface solution at every collocation point, where one exists:
+  // the rigid/soft sphere (Mie series, or its Laplace analogue at k = 0) when
+  // the mesh is a sphere, the monopole for radiation on any closed surface.
+  const std::optional<std::vector<cplx>>& exact_solution() const { return exact_; }
+  const std::string& exact_name() const { return exact_name_; }
+
+ private:
+  const Mesh* mesh_;
+  ProblemSpec spec_;
+  std::optional<std::vector<cplx>> exact_;
+  std::string exact_name_;
+};
+
+// Centre and radius when all vertices lie on one sphere (relative 1e-6).
+struct SphereFit {
+  Vec3 center;
+  double radius;
+};
+std::optional<SphereFit> fit_sphere(const Mesh& mesh);
+
+// Winding number of the closed surface about x: 1 inside, 0 outside (the
+// total solid angle of the triangles over 4 pi).
+double winding_number(const Mesh& mesh, const Vec3& x);
+
+// Surface error of a solution against the exact one.
+struct ErrorNorms {
+  double max_abs;      // max_i |u_i - u_exact_i|
+  double relative_l2;  // area-weighted L2 norm of the error over that of u_exact
+};
+ErrorNorms error_norms(const Mesh& mesh, const std::vector<cplx>& solution,
+                       const std::vector<cplx>& exact);
+
+}  // namespace fmbem

@@ -1,0 +1,64 @@
+#include "fmbem/io/mesh_source.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "fmbem/core/error.hpp"
+#include "fmbem/io/gmsh_reader.hpp"
+
+namespace fmbem::io {
+namespace {
+
+constexpr std::string_view kIcosphere = "icosphere";
+constexpr int kMaxIcosphereLevel = 10;
+
+// std::from_chars that must consume the whole text (no sign prefix '+',
+// no leading or trailing blanks).
+template <typename Number>
+bool parse_whole(std::string_view text, Number& value) {
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  return error == std::errc() && stop == end && !text.empty();
+}
+
+Surface icosphere_from_spec(const std::string& spec) {
+  const std::string usage = "bad -mesh '" + spec + "': expected icosphere:L or icosphere:L:R";
+  if (spec.size() == kIcosphere.size() || spec[kIcosphere.size()] != ':')
+    throw Error(usage + " (the level L is missing)");
+  std::string_view rest = std::string_view(spec).substr(kIcosphere.size() + 1);
+  const std::size_t colon = rest.find(':');
+  const std::string_view level_text = rest.substr(0, colon);
+
+  int level = -1;
+  if (!parse_whole(level_text, level) || level < 0 || level > kMaxIcosphereLevel)
+    throw Error(usage + " with the level L an integer from 0 to " +
+                std::to_string(kMaxIcosphereLevel) + ", not '" + std::string(level_text) + "'");
+
+  double radius = 1.0;
+  if (colon != std::string_view::npos) {
+    const std::string_view radius_text = rest.substr(colon + 1);
+    if (!parse_whole(radius_text, radius) || !std::isfinite(radius) || !(radius > 0.0))
+      throw Error(usage + " with the radius R a positive number, not '" + std::string(radius_text) +
+                  "'");
+  }
+  return make_icosphere(level, radius);
+}
+
+bool is_icosphere_spec(const std::string& spec) {
+  return spec.starts_with(kIcosphere) &&
+         (spec.size() == kIcosphere.size() || spec[kIcosphere.size()] == ':');
+}
+
+}  // namespace
+
+Mesh load_mesh(const std::string& spec) {
+  if (spec.empty()) throw Error("bad -mesh: empty; give a .msh file or icosphere:L[:R]");
+  Surface surface = is_icosphere_spec(spec) ? icosphere_from_spec(spec) : read_gmsh(spec);
+  return Mesh::from_surface(std::move(surface), spec);
+}
+
+}  // namespace fmbem::io

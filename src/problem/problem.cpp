@@ -1,0 +1,187 @@
+#include "fmbem/problem/problem.hpp"
+
+#include <cmath>
+#include <numbers>
+#include <sstream>
+
+#include "fmbem/core/error.hpp"
+#include "fmbem/exact/sphere.hpp"
+
+namespace fmbem {
+namespace {
+
+std::string format_point(const Vec3& p) {
+  std::ostringstream s;
+  s << p.x << "," << p.y << "," << p.z;
+  return s.str();
+}
+
+}  // namespace
+
+std::optional<SphereFit> fit_sphere(const Mesh& mesh) {
+  // Linear least squares for |v|^2 = 2 c.v + (R^2 - |c|^2), about the vertex
+  // mean for conditioning; then every vertex must lie at R to 1e-6.
+  const auto& vs = mesh.vertices();
+  if (vs.size() < 12) return std::nullopt;
+  Vec3 mean{};
+  for (const Vec3& v : vs) mean += v;
+  mean *= 1.0 / double(vs.size());
+  double ata[4][4] = {}, atb[4] = {};
+  for (const Vec3& w : vs) {
+    const Vec3 v = w - mean;
+    const double row[4] = {2 * v.x, 2 * v.y, 2 * v.z, 1.0}, rhs = dot(v, v);
+    for (int i = 0; i < 4; ++i) {
+      atb[i] += row[i] * rhs;
+      for (int j = 0; j < 4; ++j) ata[i][j] += row[i] * row[j];
+    }
+  }
+  // Gaussian elimination with partial pivoting on the 4x4 normal equations.
+  for (int c = 0; c < 4; ++c) {
+    int pivot = c;
+    for (int r = c + 1; r < 4; ++r)
+      if (std::abs(ata[r][c]) > std::abs(ata[pivot][c])) pivot = r;
+    if (std::abs(ata[pivot][c]) < 1e-300) return std::nullopt;
+    std::swap(ata[c], ata[pivot]);
+    std::swap(atb[c], atb[pivot]);
+    for (int r = c + 1; r < 4; ++r) {
+      const double f = ata[r][c] / ata[c][c];
+      for (int j = c; j < 4; ++j) ata[r][j] -= f * ata[c][j];
+      atb[r] -= f * atb[c];
+    }
+  }
+  double sol[4];
+  for (int r = 3; r >= 0; --r) {
+    double s = atb[r];
+    for (int j = r + 1; j < 4; ++j) s -= ata[r][j] * sol[j];
+    sol[r] = s / ata[r][r];
+  }
+  const Vec3 center = mean + Vec3{sol[0], sol[1], sol[2]};
+  double r_min = INFINITY, r_max = 0.0;
+  for (const Vec3& v : vs) {
+    r_min = std::min(r_min, norm(v - center));
+    r_max = std::max(r_max, norm(v - center));
+  }
+  if (r_max - r_min > 1e-6 * r_max) return std::nullopt;
+  return SphereFit{center, 0.5 * (r_min + r_max)};
+}
+
+double winding_number(const Mesh& mesh, const Vec3& x) {
+  // Van Oosterom & Strackee's solid angle of each triangle seen from x.
+  double total = 0.0;
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    const Vec3 a = mesh.corner(e, 0) - x, b = mesh.corner(e, 1) - x, c = mesh.corner(e, 2) - x;
+    const double la = norm(a), lb = norm(b), lc = norm(c);
+    total += 2.0 * std::atan2(dot(a, cross(b, c)),
+                              la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la);
+  }
+  return total / (4.0 * std::numbers::pi);
+}
+
+ErrorNorms error_norms(const Mesh& mesh, const std::vector<cplx>& solution,
+                       const std::vector<cplx>& exact) {
+  double max_abs = 0.0, error2 = 0.0, exact2 = 0.0;
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    const double diff = std::abs(solution[e] - exact[e]);
+    max_abs = std::max(max_abs, diff);
+    error2 += mesh.areas()[e] * diff * diff;
+    exact2 += mesh.areas()[e] * std::norm(exact[e]);
+  }
+  return {max_abs, std::sqrt(error2 / exact2)};
+}
+
+Problem::Problem(const Mesh& mesh, const ProblemSpec& spec) : mesh_(&mesh), spec_(spec) {
+  if (!std::isfinite(spec.k) || spec.k < 0.0)
+    throw Error("the wavenumber k must be finite and >= 0 (k = 0 is Laplace)");
+  const std::size_t n = mesh.size();
+  const auto& x = mesh.centroids();
+  const auto& normals = mesh.normals();
+
+  if (spec.kind == ProblemKind::Scattering) {
+    if (spec.incident.kind == exact::Incident::Kind::PointSource &&
+        std::abs(winding_number(mesh, spec.incident.source)) > 0.5)
+      throw Error("the incident point source " + format_point(spec.incident.source) +
+                  " must lie outside the body");
+    if (spec.incident.kind == exact::Incident::Kind::PlaneWave &&
+        norm(spec.incident.direction) == 0)
+      throw Error("the incident direction must be a non-zero vector");
+    if (const auto sphere = fit_sphere(mesh)) {
+      const exact::SphereScattering mie(spec.k, sphere->radius, sphere->center,
+                                        spec.bc == BoundaryCondition::Neumann
+                                            ? exact::SphereBoundary::Rigid
+                                            : exact::SphereBoundary::Soft,
+                                        spec.incident);
+      std::vector<cplx> values(n);
+#pragma omp parallel for schedule(static)
+      for (std::size_t e = 0; e < n; ++e) values[e] = mie.surface_value(x[e]);
+      exact_ = std::move(values);
+      exact_name_ = std::string(spec.bc == BoundaryCondition::Neumann ? "rigid" : "soft") +
+                    " sphere " + (spec.k > 0 ? "Mie series" : "Laplace series") + " (" +
+                    std::to_string(mie.terms()) + " terms)";
+    }
+  } else {
+    if (winding_number(mesh, spec.source) < 0.5)
+      throw Error("the radiation source " + format_point(spec.source) +
+                  " must lie inside the body (use -bem_source x,y,z)");
+    std::vector<cplx> values(n);
+    for (std::size_t e = 0; e < n; ++e)
+      values[e] = spec.bc == BoundaryCondition::Neumann
+                      ? exact::monopole(spec.k, spec.source, x[e])
+                      : exact::monopole_normal_derivative(spec.k, spec.source, x[e], normals[e]);
+    exact_ = std::move(values);
+    exact_name_ = "monopole at " + format_point(spec.source);
+  }
+}
+
+OperatorCoefficients Problem::coefficients() const {
+  if (spec_.bc == BoundaryCondition::Neumann) return {0.5, -1.0, 0.0};
+  return {0.0, 0.0, 1.0};
+}
+
+std::vector<cplx> Problem::right_hand_side(const LayerPotentials& layers) const {
+  const RowRange rows = layers.rows();
+  const auto& x = mesh_->centroids();
+  std::vector<cplx> f(rows.size());
+  if (spec_.kind == ProblemKind::Scattering) {
+    for (std::size_t i = rows.begin; i < rows.end; ++i)
+      f[i - rows.begin] = exact::incident_field(spec_.k, spec_.incident, x[i]);
+    return f;
+  }
+  // Radiation: the monopole's boundary data on every element, then the
+  // layer operator the known half of the BIE needs.
+  const std::size_t n = mesh_->size();
+  std::vector<cplx> data(n);
+  for (std::size_t e = 0; e < n; ++e)
+    data[e] = spec_.bc == BoundaryCondition::Neumann
+                  ? -exact::monopole_normal_derivative(spec_.k, spec_.source, x[e],
+                                                       mesh_->normals()[e])  // -S q
+                  : exact::monopole(spec_.k, spec_.source, x[e]);            // D u - u/2
+  if (spec_.bc == BoundaryCondition::Neumann) {
+    layers.apply({}, data, f);
+  } else {
+    layers.apply(data, {}, f);
+    for (std::size_t i = rows.begin; i < rows.end; ++i) f[i - rows.begin] -= 0.5 * data[i];
+  }
+  return f;
+}
+
+std::string Problem::unknown_name() const {
+  return spec_.bc == BoundaryCondition::Neumann ? "u" : "q";
+}
+
+std::string Problem::description() const {
+  std::string text = spec_.k > 0 ? "Helmholtz" : "Laplace";
+  if (spec_.kind == ProblemKind::Scattering) {
+    text += spec_.bc == BoundaryCondition::Neumann ? " rigid (Neumann) scattering"
+                                                   : " soft (Dirichlet) scattering";
+    text += spec_.incident.kind == exact::Incident::Kind::PlaneWave
+                ? ", plane wave towards " + format_point(spec_.incident.direction)
+                : ", point source at " + format_point(spec_.incident.source);
+  } else {
+    text += spec_.bc == BoundaryCondition::Neumann ? " radiation, Neumann data"
+                                                   : " radiation, Dirichlet data";
+    text += " of a monopole at " + format_point(spec_.source);
+  }
+  return text;
+}
+
+}  // namespace fmbem

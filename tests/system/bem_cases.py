@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""System tests: run the real bem_solve binary and check what it prints.
+
+    bem_cases.py BEM_SOLVE WORK_DIR CASE
+
+Each case asserts against exact solutions (Mie series, Laplace series,
+monopole) with bounds explained next to them.
+"""
+import os
+import re
+import subprocess
+import sys
+
+BEM, WORK, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.makedirs(WORK, exist_ok=True)
+
+
+def run(args, expect_ok=True, mpi=0):
+    cmd = [BEM] + args
+    if mpi:
+        cmd = ["mpiexec", "--allow-run-as-root", "--oversubscribe", "-n", str(mpi)] + cmd
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if expect_ok and p.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def summary(args, **kw):
+    out = run(args, **kw).stdout
+    m = re.search(r"N = (\d+) elements", out)
+    its = re.search(r"solver\s+(\d+) iterations, (\S+)", out)
+    err = re.search(r"max \|\w - exact\| = (\S+), relative L2 = (\S+)", out)
+    assert m and its, out
+    assert its.group(2).startswith("CONVERGED"), out
+    r = {"n": int(m.group(1)), "its": int(its.group(1)), "out": out}
+    if err:
+        r["max"], r["l2"] = float(err.group(1)), float(err.group(2))
+    return r
+
+
+def check(cond, msg):
+    if not cond:
+        sys.exit("FAIL: " + msg)
+    print("ok:", msg)
+
+
+def refinement(args, levels, min_ratio, label):
+    """Errors on icosphere levels must fall by min_ratio per level.
+
+    Piecewise-constant collocation at centroids on flat triangles converges
+    as h^2 at the collocation points (ratio 4 per level); min_ratio leaves
+    room for the pre-asymptotic range at these coarse levels."""
+    res = [summary(["-mesh", f"icosphere:{L}"] + args) for L in levels]
+    for a, b in zip(res, res[1:]):
+        check(a["l2"] / b["l2"] > min_ratio,
+              f"{label}: L2 error {a['l2']:.3e} -> {b['l2']:.3e} falls by > {min_ratio}")
+    return res
+
+
+def read_csv(path):
+    rows = [l.split(",") for l in open(path).read().split("\n")[1:] if l]
+    return [complex(float(r[3]), float(r[4])) for r in rows]
+
+
+def rel_diff(a, b):
+    num = sum(abs(x - y) ** 2 for x, y in zip(a, b)) ** 0.5
+    return num / sum(abs(y) ** 2 for y in b) ** 0.5
+
+
+def write_msh22(path, nodes, tris):
+    with open(path, "w") as f:
+        f.write("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n%d\n" % len(nodes))
+        for i, p in enumerate(nodes):
+            f.write("%d %.17g %.17g %.17g\n" % (i + 1, *p))
+        f.write("$EndNodes\n$Elements\n%d\n" % len(tris))
+        for i, t in enumerate(tris):
+            f.write("%d 2 2 1 1 %d %d %d\n" % (i + 1, t[0] + 1, t[1] + 1, t[2] + 1))
+        f.write("$EndElements\n")
+
+
+def read_msh22(path):
+    lines = open(path).read().split("\n")
+    i = lines.index("$Nodes")
+    n = int(lines[i + 1])
+    ids, nodes = {}, []
+    for l in lines[i + 2:i + 2 + n]:
+        v = l.split()
+        ids[int(v[0])] = len(nodes)
+        nodes.append(tuple(map(float, v[1:4])))
+    j = lines.index("$Elements")
+    tris = []
+    for l in lines[j + 2:j + 2 + int(lines[j + 1])]:
+        v = list(map(int, l.split()))
+        if v[1] == 2:
+            tris.append(tuple(ids[x] for x in v[3 + v[2]:]))
+    return nodes, tris
+
+
+def refine(nodes, tris):
+    """Split every triangle in four at its edge midpoints (exact on flat faces)."""
+    nodes, mid, out = list(nodes), {}, []
+
+    def m(a, b):
+        key = (min(a, b), max(a, b))
+        if key not in mid:
+            mid[key] = len(nodes)
+            nodes.append(tuple((x + y) / 2 for x, y in zip(nodes[a], nodes[b])))
+        return mid[key]
+    for a, b, c in tris:
+        ab, bc, ca = m(a, b), m(b, c), m(c, a)
+        out += [(a, ab, ca), (b, bc, ab), (c, ca, bc), (ab, bc, ca)]
+    return nodes, out
+
+
+def expect_error(args, needle):
+    p = run(args, expect_ok=False)
+    lines = [l for l in p.stderr.strip().split("\n") if l]
+    check(p.returncode != 0 and any(needle in l for l in lines) and "Segmentation" not in p.stderr,
+          f"{' '.join(args)} -> non-zero exit and '{needle}' ({lines[-1] if lines else ''})")
+
+
+if CASE == "rigid_k8":
+    # The issue's floor for plain dense collocation (3-point rule, no near
+    # care): 9.9e-2 (320), 2.5e-2 (1,280), given to two digits.
+    res = refinement(["-k", "8"], [2, 3], 3.5, "rigid sphere k=8")
+    check(res[0]["l2"] < 9.95e-2, f"L=2 L2 error {res[0]['l2']:.3e} within the 9.9e-2 floor")
+    check(res[1]["l2"] < 2.55e-2, f"L=3 L2 error {res[1]['l2']:.3e} within the 2.5e-2 floor")
+    check("Mie series" in res[0]["out"], "the Mie series is the reference")
+elif CASE == "rigid_k1":
+    refinement(["-k", "1"], [2, 3], 3.5, "rigid sphere k=1")
+elif CASE == "soft_k8":
+    refinement(["-k", "8", "-bem_bc", "dirichlet"], [2, 3], 3.5, "soft sphere k=8")
+elif CASE == "laplace":
+    # The first-kind (Dirichlet) equation is still pre-asymptotic at these
+    # levels (measured ratio 2.8): it gets the looser bound.
+    for bc, ratio in (("neumann", 3.5), ("dirichlet", 2.5)):
+        refinement(["-k", "0", "-bem_bc", bc, "-bem_incident", "pointsource",
+                    "-bem_source", "0,0.5,2"], [2, 3], ratio, f"Laplace sphere {bc}, point source")
+    r = summary(["-mesh", "icosphere:2", "-kernel", "laplace", "-bem_incident", "pointsource",
+                 "-bem_source", "0,0,3"])
+    check("Laplace series" in r["out"], "-kernel laplace selects the Laplace reference")
+elif CASE == "point_source_k4":
+    refinement(["-k", "4", "-bem_incident", "pointsource", "-bem_source", "1.5,0,0.5"], [2, 3], 3.5,
+               "rigid sphere k=4, point source")
+elif CASE == "radiation_cube":
+    # Nested uniform refinements of a coarse cube: exact geometry, so the
+    # error is the discretisation's alone. Sharp edges make the solution
+    # singular there, so the rate is below h^2: require a ratio > 2.5.
+    geo = os.path.join(WORK, "cube_coarse.geo")
+    open(geo, "w").write('SetFactory("OpenCASCADE");\nBox(1) = {-0.5, -0.5, -0.5, 1, 1, 1};\n'
+                         "Mesh.MeshSizeMax = 0.3;\n")
+    coarse = os.path.join(WORK, "cube0.msh")
+    subprocess.run(["gmsh", "-2", geo, "-format", "msh22", "-o", coarse, "-v", "0"], check=True)
+    nodes, tris = read_msh22(coarse)
+    meshes = [coarse]
+    for level in (1,):
+        nodes, tris = refine(nodes, tris)
+        meshes.append(os.path.join(WORK, f"cube{level}.msh"))
+        write_msh22(meshes[-1], nodes, tris)
+    for bc in ("neumann", "dirichlet"):
+        res = [summary(["-mesh", m, "-k", "2", "-bem_problem", "radiation", "-bem_bc", bc,
+                        "-bem_source", "0.1,0.05,-0.1"]) for m in meshes]
+        a, b = res
+        if bc == "neumann":
+            check(a["l2"] / b["l2"] > 2.5, f"cube radiation {bc}: L2 error {a['l2']:.3e} -> {b['l2']:.3e}")
+        else:
+            # First kind on a cube: q jumps across the edges and collocation
+            # converges slowly there (measured 1.7e-2 -> 1.3e-2 one level
+            # finer); require a decrease and the measured level, not a rate.
+            check(b["l2"] < a["l2"] and b["l2"] < 3e-2,
+                  f"cube radiation {bc}: L2 error {a['l2']:.3e} -> {b['l2']:.3e}")
+elif CASE == "shipped_meshes":
+    r = summary(["-mesh", os.path.join(SRC, "meshes/sphere.msh"), "-k", "1",
+                 "-o", os.path.join(WORK, "sphere.vtu"), "-bem_csv", os.path.join(WORK, "s.csv")])
+    check(r["l2"] < 1e-2, f"shipped sphere.msh, k=1: L2 error {r['l2']:.3e} < 1e-2")
+    vtu = open(os.path.join(WORK, "sphere.vtu"), "rb").read()
+    for name in (b"u_re", b"u_im", b"u_abs", b"err_abs"):
+        check(name in vtu, f"the .vtu holds cell array {name.decode()}")
+    check(len(read_csv(os.path.join(WORK, "s.csv"))) == r["n"], "the CSV has a row per element")
+elif CASE == "quadrature_refinement":
+    # The accurate near field and the far-field rule must not change the
+    # solution at the digits the discretisation error leaves (2.5e-2 here):
+    # require changes 30x below it.
+    base = ["-mesh", "icosphere:3", "-k", "8", "-ksp_rtol", "1e-10"]
+    ref = os.path.join(WORK, "q_ref.csv")
+    summary(base + ["-bem_csv", ref])
+    for extra in (["-bem_quad_order", "7"], ["-bem_near_factor", "4"], ["-bem_near_quad", "32"]):
+        out = os.path.join(WORK, "q_alt.csv")
+        summary(base + extra + ["-bem_csv", out])
+        d = rel_diff(read_csv(out), read_csv(ref))
+        check(d < 2.5e-2 / 30, f"{' '.join(extra)} changes the solution by {d:.2e}")
+elif CASE == "mpi":
+    base = ["-mesh", "icosphere:2", "-k", "8", "-ksp_rtol", "1e-10"]
+    one, two = os.path.join(WORK, "mpi1.csv"), os.path.join(WORK, "mpi2.csv")
+    summary(base + ["-bem_csv", one])
+    summary(base + ["-bem_csv", two], mpi=2)
+    d = rel_diff(read_csv(two), read_csv(one))
+    # Same operator, only the reduction order differs: rounding, times the
+    # 1e-10 tolerance's leeway.
+    check(d < 1e-8, f"mpiexec -n 2 gives the -n 1 solution (rel. diff {d:.1e})")
+elif CASE == "petsc_options":
+    r = summary(["-mesh", "icosphere:2", "-k", "1", "-ksp_type", "bcgs", "-pc_type", "none",
+                 "-ksp_monitor", "-ksp_view", "-log_view"])
+    out = r["out"]
+    check("type: bcgs" in out and "type: none" in out, "-ksp_type/-pc_type are honoured")
+    check("BEMOperator" in out and "BEMNearSetup" in out, "-log_view shows the BEM events")
+    check("KSP Residual norm" in out, "-ksp_monitor prints residuals")
+    h = run(["-help"], expect_ok=False).stdout
+    for opt in ("-mesh", "-k ", "-bem_problem", "-bem_bc", "-bem_incident_dir", "-bem_quad_order",
+                "-bem_operator", "-bem_csv"):
+        check(opt in h, f"-help lists {opt.strip()}")
+elif CASE == "bad_input":
+    bad = os.path.join(WORK, "garbage.msh")
+    open(bad, "w").write("this is not a mesh\n")
+    expect_error(["-mesh", os.path.join(WORK, "missing.msh")], "missing.msh")
+    expect_error(["-mesh", bad], "garbage.msh")
+    expect_error([], "no mesh")
+    tet = [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)]
+    cases = {
+        "open": (tet, [(0, 1, 2), (0, 1, 3), (0, 2, 3)], "open"),
+        "degenerate": (tet + [(0.5, 0.5, 0)], [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3), (1, 4, 2)], "degenerate"),
+        "duplicate": (tet, [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3), (2, 1, 0)], "duplicate"),
+        "nonmanifold": (tet + [(1, 1, 1)], [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3), (0, 1, 4)], "non-manifold"),
+    }
+    for name, (nodes, tris, needle) in cases.items():
+        path = os.path.join(WORK, f"{name}.msh")
+        write_msh22(path, nodes, tris)
+        expect_error(["-mesh", path], needle)
+    # Inconsistent orientation is fixed, not refused.
+    path = os.path.join(WORK, "flipped.msh")
+    write_msh22(path, tet, [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)])
+    out = run(["-mesh", path, "-k", "1", "-bem_problem", "radiation", "-bem_source", "0.2,0.2,0.2"]).stdout
+    check("flipped" in out, "inconsistent orientation is fixed and reported")
+    ico = ["-mesh", "icosphere:1"]
+    expect_error(ico + ["-k", "-1"], "-k")
+    expect_error(ico + ["-bem_quad_order", "4"], "4 points")
+    expect_error(ico + ["-bem_problem", "foo"], "-bem_problem")
+    expect_error(ico + ["-bem_bc", "robin"], "-bem_bc")
+    expect_error(ico + ["-bem_operator", "magic"], "-bem_operator")
+    expect_error(ico + ["-bem_problem", "radiation", "-bem_source", "3,0,0"], "inside")
+    expect_error(ico + ["-bem_incident", "pointsource", "-bem_source", "0,0,0"], "outside")
+    expect_error(ico + ["-bem_incident", "pointsource"], "-bem_source")
+    expect_error(["-mesh", "icosphere:x"], "icosphere")
+    expect_error(ico + ["-bem_incident_dir", "0,0,0"], "direction")
+    expect_error(ico + ["-bem_near_factor", "0.5"], "near_factor")
+else:
+    sys.exit("unknown case " + CASE)
+print("passed")
