@@ -15,23 +15,15 @@
 #include <vector>
 
 #include "fmbem/core/error.hpp"
+#include "scratch_test.hpp"
 
 namespace fmbem::io {
 namespace {
 
 namespace fs = std::filesystem;
 
-class CsvWriter : public ::testing::Test {
+class CsvWriter : public ScratchTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    scratch_ = fs::path(FMBEM_BINARY_DIR) / "test_io_scratch" /
-               (std::string(info->test_suite_name()) + "." + info->name());
-    fs::remove_all(scratch_);
-    fs::create_directories(scratch_);
-  }
-  void TearDown() override { fs::remove_all(scratch_); }
-
   // Awkward values: non-terminating binary fractions, extremes, signed zero.
   static std::vector<cplx> awkward_values(std::size_t count) {
     std::vector<cplx> values(count);
@@ -42,7 +34,6 @@ class CsvWriter : public ::testing::Test {
     return values;
   }
 
-  fs::path scratch_;
   Mesh mesh_ = Mesh::from_surface(make_icosphere(1, 1.5, {0.25, -0.5, 2.0}), "icosphere");
 };
 

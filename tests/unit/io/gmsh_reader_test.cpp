@@ -15,6 +15,7 @@
 
 #include "fmbem/core/error.hpp"
 #include "fmbem/mesh/mesh.hpp"
+#include "scratch_test.hpp"
 
 #if FMBEM_HAVE_GMSH
 #include <gmsh.h>
@@ -45,20 +46,8 @@ std::string error_message(Call&& call) {
 
 #if FMBEM_HAVE_GMSH
 
-// A scratch folder per test, so that tests run in parallel (ctest -j) never share files.
-class GmshReader : public ::testing::Test {
+class GmshReader : public ScratchTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    scratch_ = fs::path(FMBEM_BINARY_DIR) / "test_io_scratch" /
-               (std::string(info->test_suite_name()) + "." + info->name());
-    fs::remove_all(scratch_);
-    fs::create_directories(scratch_);
-  }
-  void TearDown() override { fs::remove_all(scratch_); }
-
-  std::string scratch_file(const std::string& name) const { return (scratch_ / name).string(); }
-
   std::string write_text(const std::string& name, const std::string& text) const {
     const std::string path = scratch_file(name);
     std::ofstream(path, std::ios::binary) << text;
@@ -81,8 +70,6 @@ class GmshReader : public ::testing::Test {
     std::setlocale(LC_ALL, locale.c_str());
     return to;
   }
-
-  fs::path scratch_;
 };
 
 void expect_identical(const Surface& a, const Surface& b) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fmbem/core/error.hpp"
+#include "scratch_test.hpp"
 
 // Reading back needs the VTK headers, which reach this test only when CMake
 // gives test_io the VTK include directories; otherwise that check is skipped.
@@ -33,19 +34,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class VtkWriter : public ::testing::Test {
+class VtkWriter : public ScratchTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    scratch_ = fs::path(FMBEM_BINARY_DIR) / "test_io_scratch" /
-               (std::string(info->test_suite_name()) + "." + info->name());
-    fs::remove_all(scratch_);
-    fs::create_directories(scratch_);
-  }
-  void TearDown() override { fs::remove_all(scratch_); }
-
-  std::string scratch_file(const std::string& name) const { return (scratch_ / name).string(); }
-
   std::vector<CellField> two_fields() const {
     CellField pressure{"pressure", {}}, error{"error", {}};
     for (std::size_t e = 0; e < mesh_.size(); ++e) {
@@ -65,7 +55,6 @@ class VtkWriter : public ::testing::Test {
     return {};
   }
 
-  fs::path scratch_;
   Mesh mesh_ = Mesh::from_surface(make_icosphere(2, 2.0, {1.0, 0.0, -1.0}), "icosphere");
 };
 
