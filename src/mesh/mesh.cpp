@@ -21,13 +21,13 @@ std::uint64_t edge_key(std::int32_t a, std::int32_t b) {
   return (std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b);
 }
 
-double bounding_box_diagonal(const std::vector<Vec3>& points) {
+std::array<Vec3, 2> bounding_box(const std::vector<Vec3>& points) {
   Vec3 lo = points.front(), hi = points.front();
   for (const Vec3& p : points) {
     lo = {std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)};
     hi = {std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
   }
-  return norm(hi - lo);
+  return {lo, hi};
 }
 
 // Readers may repeat a vertex per surface entity; merging coincident vertices
@@ -80,7 +80,8 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
     if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
       fail(name, "a vertex has a non-finite coordinate");
 
-  const double diameter = bounding_box_diagonal(surface.vertices);
+  const auto [lo, hi] = bounding_box(surface.vertices);
+  const double diameter = norm(hi - lo);
   merge_coincident_vertices(surface, 1e-12 * diameter);
   const auto& verts = surface.vertices;
   auto& tris = surface.triangles;
@@ -212,7 +213,9 @@ void Mesh::compute_geometry() {
     volume_ += dot(a, cross(b, c)) / 6.0;
     max_edge_ = std::max({max_edge_, norm(b - a), norm(c - b), norm(a - c)});
   }
-  diameter_ = bounding_box_diagonal(vertices_);
+  const auto [lo, hi] = bounding_box(vertices_);
+  box_min_ = lo;
+  box_max_ = hi;
 }
 
 Surface make_icosphere(int level, double radius, const Vec3& center) {

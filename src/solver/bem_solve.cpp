@@ -98,14 +98,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
 
   // Every rank reads the mesh (it is small next to the operator's data).
   const Mesh mesh = io::load_mesh(opt.mesh);
-  if (opt.problem.kind == ProblemKind::Radiation && !opt.source_given) {
-    Vec3 lo = mesh.vertices().front(), hi = lo;
-    for (const Vec3& v : mesh.vertices()) {
-      lo = {std::min(lo.x, v.x), std::min(lo.y, v.y), std::min(lo.z, v.z)};
-      hi = {std::max(hi.x, v.x), std::max(hi.y, v.y), std::max(hi.z, v.z)};
-    }
-    opt.problem.source = (lo + hi) * 0.5;
-  }
+  if (opt.problem.kind == ProblemKind::Radiation && !opt.source_given)
+    opt.problem.source = mesh.bounding_box_center();
   const Problem problem(mesh, opt.problem);
   const Discretization disc(mesh, opt.quadrature_points);
   const PetscInt n = PetscInt(mesh.size());

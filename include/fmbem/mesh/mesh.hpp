@@ -28,8 +28,9 @@ class Mesh {
   // Number of triangles whose vertex order was reversed to make the surface
   // consistently oriented with outward normals.
   std::size_t flipped_triangles() const { return flipped_; }
-  // Diagonal of the axis-aligned bounding box.
-  double diameter() const { return diameter_; }
+  // Diagonal and centre of the axis-aligned bounding box.
+  double diameter() const { return norm(box_max_ - box_min_); }
+  Vec3 bounding_box_center() const { return (box_min_ + box_max_) * 0.5; }
   // Enclosed volume (positive: normals point outward).
   double volume() const { return volume_; }
   // Longest edge of any triangle.
@@ -45,7 +46,8 @@ class Mesh {
   std::vector<Vec3> centroids_, normals_;
   std::vector<double> areas_;
   std::size_t flipped_ = 0;
-  double diameter_ = 0.0, volume_ = 0.0, max_edge_ = 0.0;
+  Vec3 box_min_, box_max_;
+  double volume_ = 0.0, max_edge_ = 0.0;
 };
 
 // Icosahedral sphere: 20 * 4^level triangles, vertices projected on the
