@@ -3,10 +3,12 @@
 #include <petscksp.h>
 #include <petsctime.h>
 
+#include <array>
 #include <memory>
 
 #include "fmbem/bem/direct_layer_potentials.hpp"
 #include "fmbem/bem/discretization.hpp"
+#include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/io/csv_writer.hpp"
 #include "fmbem/io/mesh_source.hpp"
@@ -18,6 +20,26 @@ namespace {
 
 struct LogEvents {
   PetscLogEvent near_setup, operator_apply;
+};
+
+// One PETSc event per FMM phase, so that -log_view shows them.
+class FmmEvents final : public fmm::FmmObserver {
+ public:
+  explicit FmmEvents(PetscClassId class_id) {
+    static const char* names[] = {"FMMTree", "FMMTranslations", "FMMP2M", "FMMM2M",
+                                  "FMMM2L",  "FMML2L",          "FMML2P", "FMMNear"};
+    for (int i = 0; i < int(fmm::FmmPhase::count); ++i)
+      PetscCallAbort(PETSC_COMM_SELF, PetscLogEventRegister(names[i], class_id, &events_[i]));
+  }
+  void begin(fmm::FmmPhase phase) override {
+    PetscCallAbort(PETSC_COMM_SELF, PetscLogEventBegin(events_[int(phase)], 0, 0, 0, 0));
+  }
+  void end(fmm::FmmPhase phase) override {
+    PetscCallAbort(PETSC_COMM_SELF, PetscLogEventEnd(events_[int(phase)], 0, 0, 0, 0));
+  }
+
+ private:
+  std::array<PetscLogEvent, int(fmm::FmmPhase::count)> events_{};
 };
 
 // MatShell context: the operator needs the whole density on every rank (the
@@ -113,9 +135,30 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
   PetscCall(VecGetOwnershipRange(x, &row_begin, &row_end));
   const RowRange rows{std::size_t(row_begin), std::size_t(row_end)};
 
+  FmmEvents fmm_events(class_id);
+  std::unique_ptr<LayerPotentials> layer_potentials;
+  const FmmLayerPotentials* fmm_layers = nullptr;
   PetscCall(PetscLogEventBegin(events.near_setup, 0, 0, 0, 0));
-  const DirectLayerPotentials layers(disc, opt.problem.k, rows, opt.near);
+  if (opt.operator_backend == "fmm") {
+    auto fast = std::make_unique<FmmLayerPotentials>(disc, opt.problem.k, rows, opt.near, opt.fmm,
+                                                     &fmm_events);
+    fmm_layers = fast.get();
+    layer_potentials = std::move(fast);
+  } else {
+    layer_potentials = std::make_unique<DirectLayerPotentials>(disc, opt.problem.k, rows, opt.near);
+  }
   PetscCall(PetscLogEventEnd(events.near_setup, 0, 0, 0, 0));
+  const LayerPotentials& layers = *layer_potentials;
+  if (fmm_layers) {
+    const fmm::FmmStatistics& stats = fmm_layers->fmm().statistics();
+    if (opt.fmm_view) PetscCall(PetscPrintf(comm, "%s", fmm_layers->fmm().describe().c_str()));
+    if (!fmm::low_frequency_accurate(stats))
+      PetscCall(PetscPrintf(comm,
+                            "bem_solve: warning: k * cell width = %.3g on the coarsest FMM level "
+                            "is beyond the low-frequency range for p = %d: the MatMult error "
+                            "may exceed -fmm_eps. Raise -fmm_p or use -bem_operator direct.\n",
+                            stats.max_kappa, stats.order));
+  }
   const BoundaryOperator op(layers, problem.coefficients());
 
   ShellContext ctx{&op, nullptr, nullptr, events};
@@ -158,10 +201,12 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
   PetscCall(VecScatterBegin(to_zero, x, x0, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecScatterEnd(to_zero, x, x0, INSERT_VALUES, SCATTER_FORWARD));
 
-  const std::size_t near_bytes = layers.near_field().memory_bytes();
+  const NearFieldCorrection& near_field =
+      fmm_layers ? fmm_layers->near_field()
+                 : static_cast<const DirectLayerPotentials&>(layers).near_field();
   std::size_t near_bytes_total = 0, near_nnz = 0;
   {
-    unsigned long long local[2] = {near_bytes, layers.near_field().nonzeros()}, total[2];
+    unsigned long long local[2] = {near_field.memory_bytes(), near_field.nonzeros()}, total[2];
     PetscCallMPI(MPI_Allreduce(local, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
     near_bytes_total = total[0];
     near_nnz = total[1];
@@ -190,8 +235,17 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
         "  discretization  piecewise constant, collocation at centroids, %d-point Gauss rule\n",
         opt.quadrature_points));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                          "  operator        %s on %d rank(s); near field %zu pairs, %.1f MB\n",
+                          "  operator        %s on %d rank(s); near-field correction %zu pairs, "
+                          "%.1f MB\n",
                           opt.operator_backend.c_str(), size, near_nnz, near_bytes_total / 1e6));
+    if (fmm_layers) {
+      const fmm::FmmStatistics& stats = fmm_layers->fmm().statistics();
+      PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                            "  fmm             p = %d, %d levels, %zu leaves (max leaf %d), "
+                            "%.1f MB on rank 0\n",
+                            stats.order, stats.levels, stats.leaves, opt.fmm.max_leaf,
+                            stats.total_bytes() / 1e6));
+    }
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "  solver          %" PetscInt_FMT " iterations, %s\n",
                           iterations, KSPConvergedReasons[reason]));
     PetscCall(PetscPrintf(

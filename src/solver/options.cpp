@@ -26,13 +26,16 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions* opt) {
   PetscBool set = PETSC_FALSE;
   PetscReal k = 1.0;
   char problem[64] = "scattering", bc[64] = "neumann", incident[64] = "planewave",
-       backend[64] = "direct", kernel[64] = "helmholtz";
+       backend[64] = "fmm", kernel[64] = "helmholtz";
   PetscReal direction[3] = {0, 0, 1}, source[3] = {0, 0, 0};
   PetscInt n_direction = 3, n_source = 3;
   PetscBool source_set = PETSC_FALSE, direction_set = PETSC_FALSE;
   PetscInt quad = 3, angular = opt->near.angular_points;
   PetscReal near_factor = opt->near.near_factor;
   char vtu[PETSC_MAX_PATH_LEN] = "", csv[PETSC_MAX_PATH_LEN] = "";
+  PetscInt fmm_p = opt->fmm.order, max_leaf = opt->fmm.max_leaf;
+  PetscReal fmm_eps = opt->fmm.tolerance;
+  PetscBool fmm_view = PETSC_FALSE;
 
   PetscOptionsBegin(comm, nullptr, "fmbem boundary element solver options", "BEM");
   PetscCall(PetscOptionsString("-mesh", "Gmsh .msh file, or icosphere:L[:R] (20*4^L triangles)", "",
@@ -59,8 +62,17 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions* opt) {
                              near_factor, &near_factor, nullptr));
   PetscCall(PetscOptionsInt("-bem_near_quad", "Angular Gauss points of the accurate integrals", "",
                             angular, &angular, nullptr));
-  PetscCall(PetscOptionsString("-bem_operator", "direct (O(N^2) reference)", "", backend, backend,
-                               sizeof(backend), nullptr));
+  PetscCall(PetscOptionsString("-bem_operator", "fmm (fast multipole) or direct (O(N^2) reference)",
+                               "", backend, backend, sizeof(backend), nullptr));
+  PetscCall(PetscOptionsInt("-fmm_p",
+                            "FMM expansion order p (degrees 0..p-1); 0: chosen from -fmm_eps", "",
+                            fmm_p, &fmm_p, nullptr));
+  PetscCall(PetscOptionsReal("-fmm_eps", "FMM relative MatMult accuracy (sets p unless -fmm_p)", "",
+                             fmm_eps, &fmm_eps, nullptr));
+  PetscCall(PetscOptionsInt("-fmm_max_leaf", "FMM octree: a cell splits above this many elements",
+                            "", max_leaf, &max_leaf, nullptr));
+  PetscCall(PetscOptionsBool("-fmm_view", "Print the FMM tree, order and memory", "", fmm_view,
+                             &fmm_view, nullptr));
   PetscCall(PetscOptionsString("-o", "Write the solution to this .vtu file", "", vtu, vtu,
                                sizeof(vtu), nullptr));
   PetscCall(PetscOptionsString("-bem_csv", "Write x,y,z,re,im per element to this file", "", csv,
@@ -93,7 +105,16 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions* opt) {
   opt->quadrature_points = int(quad);
   opt->near.near_factor = double(near_factor);
   opt->near.angular_points = int(angular);
-  opt->operator_backend = choose("-bem_operator", backend, {"direct"});
+  opt->operator_backend = choose("-bem_operator", backend, {"fmm", "direct"});
+  if (fmm_p < 0 || fmm_p > fmm::max_degree)
+    throw Error("-fmm_p must lie in 1.." + std::to_string(fmm::max_degree) +
+                " (or 0 to choose it from -fmm_eps)");
+  if (!(fmm_eps > 0 && fmm_eps < 1)) throw Error("-fmm_eps must lie strictly between 0 and 1");
+  if (max_leaf < 1) throw Error("-fmm_max_leaf must be at least 1");
+  opt->fmm.order = int(fmm_p);
+  opt->fmm.tolerance = double(fmm_eps);
+  opt->fmm.max_leaf = int(max_leaf);
+  opt->fmm_view = fmm_view == PETSC_TRUE;
   opt->vtu_path = vtu;
   opt->csv_path = csv;
   if (opt->mesh.empty()) throw Error("no mesh: give -mesh FILE.msh or -mesh icosphere:L[:R]");

@@ -30,6 +30,7 @@ class DirectLayerPotentials final : public LayerPotentials {
   double k_;
   RowRange rows_;
   NearFieldCorrection near_;
+  std::vector<Vec3> normals_;  // of the quadrature points
 };
 
 }  // namespace fmbem

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "fmbem/bem/near_field.hpp"
+#include "fmbem/fmm/fmm.hpp"
 #include "fmbem/problem/problem.hpp"
 
 namespace fmbem {
@@ -15,7 +16,9 @@ struct SolveOptions {
   ProblemSpec problem;
   int quadrature_points = 3;
   NearFieldOptions near;
-  std::string operator_backend = "direct";
+  std::string operator_backend = "fmm";
+  fmm::FmmOptions fmm{0, 1e-4, 100, 0.0};
+  bool fmm_view = false;
   std::string vtu_path, csv_path;
   bool source_given = false;  // radiation defaults to the centre of the bounding box
 };

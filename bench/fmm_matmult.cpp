@@ -1,0 +1,227 @@
+// FMM MatMult benchmark on icosphere meshes (k = 8 rigid-sphere geometry):
+// set-up and MatMult time with a per-phase breakdown, peak memory, and the
+// error against the direct operator where that is affordable.
+//
+//   fmm_matmult -L 5 -p 8 [-k 8] [-max_leaf 100] [-reps 2] [-direct]
+//               [-points DIR]   (point-source mode for the FMM3D comparison)
+//
+// Matrix mode applies D u + S q (both layers, random densities) as the
+// solver's MatMult does. Point mode sums charges only, sources the
+// quadrature points and targets the centroids, and writes DIR/points.bin and
+// DIR/reference.bin (bench/fmm3d_compare.py reads them).
+#include <omp.h>
+#include <sys/resource.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <string>
+
+#include "fmbem/bem/direct_layer_potentials.hpp"
+#include "fmbem/bem/fmm_layer_potentials.hpp"
+#include "fmbem/bem/point_strengths.hpp"
+#include "fmbem/mesh/mesh.hpp"
+
+namespace {
+
+using namespace fmbem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double peak_rss_gb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / (1024.0 * 1024.0);  // KiB -> GiB
+}
+
+class PhaseTimer final : public fmm::FmmObserver {
+ public:
+  void begin(fmm::FmmPhase phase) override { start_[int(phase)] = Clock::now(); }
+  void end(fmm::FmmPhase phase) override {
+    seconds[int(phase)] += seconds_since(start_[int(phase)]);
+  }
+  void reset() { seconds.fill(0.0); }
+  std::array<double, int(fmm::FmmPhase::count)> seconds{};
+
+ private:
+  std::array<Clock::time_point, int(fmm::FmmPhase::count)> start_{};
+};
+
+std::vector<cplx> random_vector(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<cplx> v(n);
+  for (auto& x : v) x = cplx(u(rng), u(rng));
+  return v;
+}
+
+double relative_error(std::span<const cplx> a, std::span<const cplx> b) {
+  double num = 0.0, den = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += std::norm(a[i] - b[i]);
+    den += std::norm(b[i]);
+  }
+  return std::sqrt(num / den);
+}
+
+template <class T>
+void write(std::ofstream& out, const T* data, std::size_t count) {
+  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(count * sizeof(T)));
+}
+
+struct Args {
+  int level = 5, order = 8, max_leaf = 100, reps = 2;
+  double k = 8.0;
+  bool direct = false;
+  std::string points_dir;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string key = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error("missing value after " + key);
+      return argv[++i];
+    };
+    if (key == "-L")
+      a.level = std::stoi(value());
+    else if (key == "-p")
+      a.order = std::stoi(value());
+    else if (key == "-k")
+      a.k = std::stod(value());
+    else if (key == "-max_leaf")
+      a.max_leaf = std::stoi(value());
+    else if (key == "-reps")
+      a.reps = std::stoi(value());
+    else if (key == "-direct")
+      a.direct = true;
+    else if (key == "-points")
+      a.points_dir = value();
+    else
+      throw std::runtime_error("unknown argument " + key);
+  }
+  return a;
+}
+
+void print_phases(const PhaseTimer& timer, double scale) {
+  for (int ph = int(fmm::FmmPhase::p2m); ph < int(fmm::FmmPhase::count); ++ph)
+    std::printf(" %s %.3f", fmm::phase_name(fmm::FmmPhase(ph)), timer.seconds[ph] * scale);
+  std::printf("\n");
+}
+
+// Charges only, at the quadrature points; potentials at the centroids.
+int run_points(const Args& a, const Discretization& disc) {
+  const auto& sources = disc.quadrature_points();
+  const auto& targets = disc.collocation_points();
+  const std::vector<cplx> charges =
+      point_strengths(disc, random_vector(disc.size(), 5));  // weight x density
+  PhaseTimer timer;
+  auto start = Clock::now();
+  const fmm::Fmm fmm(a.k, sources, {}, targets,
+                     fmm::FmmOptions{a.order, 0.0, a.max_leaf, disc.coincidence_radius()}, &timer);
+  const double setup = seconds_since(start);
+  std::vector<cplx> phi(targets.size());
+  double best = 1e300;
+  for (int r = 0; r < a.reps; ++r) {
+    timer.reset();
+    start = Clock::now();
+    fmm.apply(charges, {}, phi, &timer);
+    best = std::min(best, seconds_since(start));
+  }
+  // Direct reference on every (N / 2000)-th target.
+  std::vector<std::int64_t> sample;
+  for (std::size_t i = 0; i < targets.size(); i += std::max<std::size_t>(1, targets.size() / 2000))
+    sample.push_back(static_cast<std::int64_t>(i));
+  std::vector<std::size_t> order(sources.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  const fmm::PointSources all(sources, {}, order, charges, {});
+  std::vector<cplx> reference(sample.size()), ours(sample.size());
+#pragma omp parallel for schedule(dynamic)
+  for (std::size_t s = 0; s < sample.size(); ++s)
+    reference[s] = all.potential(0, all.size(), a.k, targets[sample[s]], 0.0);
+  for (std::size_t s = 0; s < sample.size(); ++s) ours[s] = phi[sample[s]];
+  std::printf(
+      "points N %zu sources %zu targets %zu threads %d p %d set-up %.3f s apply %.3f s error "
+      "%.3e peak %.2f GiB |",
+      disc.size(), sources.size(), targets.size(), omp_get_max_threads(), a.order, setup, best,
+      relative_error(ours, reference), peak_rss_gb());
+  print_phases(timer, 1.0);
+  if (!a.points_dir.empty()) {
+    std::ofstream out(a.points_dir + "/points.bin", std::ios::binary);
+    const std::int64_t ns = sources.size(), nt = targets.size();
+    write(out, &ns, 1);
+    write(out, &nt, 1);
+    write(out, &a.k, 1);
+    write(out, reinterpret_cast<const double*>(sources.data()), 3 * sources.size());
+    write(out, reinterpret_cast<const double*>(charges.data()), 2 * charges.size());
+    write(out, reinterpret_cast<const double*>(targets.data()), 3 * targets.size());
+    std::ofstream ref(a.points_dir + "/reference.bin", std::ios::binary);
+    const std::int64_t count = sample.size();
+    write(ref, &count, 1);
+    write(ref, sample.data(), sample.size());
+    write(ref, reinterpret_cast<const double*>(reference.data()), 2 * reference.size());
+  }
+  return 0;
+}
+
+int run_matrix(const Args& a, const Discretization& disc) {
+  const RowRange rows{0, disc.size()};
+  const NearFieldOptions near;
+  PhaseTimer timer;
+  auto start = Clock::now();
+  const FmmLayerPotentials layers(disc, a.k, rows, near,
+                                  fmm::FmmOptions{a.order, 0.0, a.max_leaf, 0.0}, &timer);
+  const double setup = seconds_since(start);
+  const double tree = timer.seconds[int(fmm::FmmPhase::tree)],
+               translations = timer.seconds[int(fmm::FmmPhase::translations)];
+  const auto dd = random_vector(disc.size(), 1), sd = random_vector(disc.size(), 2);
+  std::vector<cplx> y(disc.size());
+  double best = 1e300;
+  for (int r = 0; r < a.reps; ++r) {
+    timer.reset();
+    start = Clock::now();
+    layers.apply(dd, sd, y);
+    best = std::min(best, seconds_since(start));
+  }
+  const fmm::FmmStatistics& s = layers.fmm().statistics();
+  std::printf(
+      "matrix N %zu threads %d p %d levels %d leaves %zu set-up %.2f s (tree %.2f, translations "
+      "%.2f, near correction %.2f) MatMult %.3f s = %.3f us/element, peak %.2f GiB, fmm %.2f GiB, "
+      "correction %.2f GiB |",
+      disc.size(), omp_get_max_threads(), a.order, s.levels, s.leaves, setup, tree, translations,
+      setup - tree - translations, best, best / disc.size() * 1e6, peak_rss_gb(),
+      s.total_bytes() / 1073741824.0, layers.near_field().memory_bytes() / 1073741824.0);
+  print_phases(timer, 1.0);
+  if (a.direct) {
+    const DirectLayerPotentials direct(disc, a.k, rows, near);
+    std::vector<cplx> reference(disc.size());
+    start = Clock::now();
+    direct.apply(dd, sd, reference);
+    const double direct_seconds = seconds_since(start);
+    std::printf("direct N %zu MatMult %.3f s, FMM/direct time ratio %.4f, relative error %.3e\n",
+                disc.size(), direct_seconds, best / direct_seconds, relative_error(y, reference));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Args a = parse(argc, argv);
+    const Mesh mesh = Mesh::from_surface(make_icosphere(a.level, 1.0), "icosphere");
+    const Discretization disc(mesh, 3);
+    return a.points_dir.empty() ? run_matrix(a, disc) : run_points(a, disc);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fmm_matmult: error: %s\n", e.what());
+    return 1;
+  }
+}

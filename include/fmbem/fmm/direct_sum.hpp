@@ -1,0 +1,33 @@
+#pragma once
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "fmbem/core/vec3.hpp"
+
+namespace fmbem::fmm {
+
+// Point sources in structure-of-arrays form: position, charge q and dipole
+// d n (strength d along the unit normal n) split in real and imaginary
+// parts, so that the summation loop is plain real arithmetic that
+// vectorises (with glibc's vector sin/cos).
+class PointSources {
+ public:
+  // order[i] is the input index of the i-th stored source (a permutation or
+  // a prefix of one); charges or dipoles may be empty (zero).
+  PointSources(std::span<const Vec3> points, std::span<const Vec3> normals,
+               std::span<const std::size_t> order, std::span<const cplx> charges,
+               std::span<const cplx> dipoles);
+  std::size_t size() const { return x_.size(); }
+
+  // sum over sources i in [begin, end) of G(x - y_i) q_i + dG/dn_y(x, y_i) d_i,
+  // skipping sources closer to x than sqrt(skip_radius2).
+  cplx potential(std::size_t begin, std::size_t end, double k, const Vec3& x,
+                 double skip_radius2) const;
+
+ private:
+  std::vector<double> x_, y_, z_, q_re_, q_im_, d_re_x_, d_re_y_, d_re_z_, d_im_x_, d_im_y_,
+      d_im_z_;
+};
+
+}  // namespace fmbem::fmm

@@ -1,0 +1,42 @@
+#pragma once
+#include <vector>
+
+#include "fmbem/core/vec3.hpp"
+
+// Scaled spherical-harmonic bases of the low-frequency FMM (reference paper,
+// section 3, with orthonormal Y_n^m and per-level scaling). With sigma the
+// cell width of a level and kappa = k sigma,
+//   Rhat_n^m(r) = j_n(k|r|) (2n+1)!! / kappa^n            Y_n^m(r/|r|)
+//   Shat_n^m(r) = i h_n^(1)(k|r|) kappa^(n+1) / (2n-1)!!   Y_n^m(r/|r|)
+// which tend to the solid harmonics (|r|/sigma)^n Y and (sigma/|r|)^(n+1) Y
+// as k -> 0: Laplace is k = 0 of the same code, and a cell's values stay of
+// order one for any k sigma (no overflow of h_n, no underflow of j_n). The
+// kernel expands as
+//   G(x - y) = 1/sigma sum_n 1/(2n+1) sum_m Shat_n^m(x - s) conj(Rhat_n^m(y - s))
+// for |x - s| > |y - s|.
+namespace fmbem::fmm {
+
+// Largest degree any expansion may use (the gradient needs degree p).
+inline constexpr int max_degree = 40;
+
+// Position of (n, m), |m| <= n, in a coefficient vector: n^2 + n + m.
+constexpr int coefficient_index(int n, int m) { return n * n + n + m; }
+
+// jhat_n(x) = j_n(x) (2n+1)!! / x^n for n = 0..max_n (jhat_n(0) = 1).
+void scaled_bessel_j(int max_n, double x, double* jhat);
+
+// hhat_n(x) = i h_n^(1)(x) x^(n+1) / (2n-1)!! for n = 0..max_n (-> 1 as x -> 0).
+void scaled_hankel(int max_n, double x, cplx* hhat);
+
+// Orthonormal spherical harmonics with the Condon-Shortley phase,
+// Y_n^-m = (-1)^m conj(Y_n^m), degrees 0..max_n, at the direction of r
+// (the z axis when r = 0).
+void spherical_harmonics(int max_n, const Vec3& r, cplx* y);
+
+// Rhat_n^m(r) for degrees 0..max_n, scaled by sigma (see above).
+void regular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out);
+
+// Shat_n^m(r) for degrees 0..max_n, scaled by sigma; r != 0.
+void singular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out);
+
+}  // namespace fmbem::fmm

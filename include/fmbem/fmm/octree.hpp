@@ -1,0 +1,119 @@
+#pragma once
+#include <array>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "fmbem/core/vec3.hpp"
+
+namespace fmbem::fmm {
+
+struct OctreeOptions {
+  // A cell splits while it holds more than max_leaf targets.
+  int max_leaf = 100;
+  // Hard cap on depth, 0 .. 21: three 21-bit coordinates make a 63-bit Morton key.
+  int max_level = 21;
+};
+
+struct Cell {
+  int level = 0;                // root = 0
+  std::array<int, 3> coords{};  // integer coordinates at its level, 0 .. 2^level - 1
+  Vec3 center;                  // geometric center
+  int parent = -1;              // index into Octree::cells(), -1 for the root
+  // Children are contiguous in cells(), in octant order; only non-empty ones are stored.
+  int first_child = -1, num_children = 0;
+  int octant = 0;  // which child of its parent: bit0 = x, bit1 = y, bit2 = z high half
+  std::size_t source_begin = 0, source_end = 0;  // range in the sorted source order
+  std::size_t target_begin = 0, target_end = 0;  // range in the sorted target order
+
+  bool is_leaf() const { return num_children == 0; }
+  friend bool operator==(const Cell&, const Cell&) = default;
+};
+
+namespace detail {
+// One list of cell indices per cell, in CSR form.
+struct CellLists {
+  std::vector<std::size_t> offsets;  // size cells + 1
+  std::vector<int> indices;
+
+  std::span<const int> row(int cell) const {
+    return std::span<const int>(indices).subspan(offsets[cell], offsets[cell + 1] - offsets[cell]);
+  }
+};
+}  // namespace detail
+
+// Adaptive octree over separate source and target points, with the interaction lists of the
+// adaptive FMM (Carrier, Greengard, Rokhlin 1988): for a target in leaf T and a source in leaf S,
+// exactly one of these accounts for the pair:
+//   S in near(T)                                      direct sum
+//   S inside some B in w_list(T)                      M2P (or P2P)
+//   S inside some B in m2l(A), A ancestor-or-self of T  M2L, then L2L down to T
+//   S inside some B in x_list(A), A ancestor-or-self of T  P2L, then L2L down to T
+// Lists are geometric: they may name cells without sources (zero multipole) or, for m2l/x_list,
+// cells without targets; callers skip those cheaply by their empty ranges.
+class Octree {
+ public:
+  static constexpr int kMaxLevel = 21;
+  static constexpr int kTransferCount = 343;  // 7^3 offsets in [-3, 3]^3
+
+  // The root is the bounding cube of sources and targets together, enlarged by 1e-6 relative so
+  // no point sits on its boundary. Throws fmbem::Error on empty sources or targets, non-finite
+  // coordinates, max_leaf < 1 or max_level outside 0 .. 21.
+  Octree(std::span<const Vec3> sources, std::span<const Vec3> targets,
+         const OctreeOptions& options);
+
+  // Level by level (breadth-first), root first; within a level in Morton order.
+  const std::vector<Cell>& cells() const { return cells_; }
+  int levels() const { return int(level_begin_.size()) - 1; }  // deepest level + 1
+  // Indices of the cells of one level, 0 <= level < levels(); they form a contiguous range.
+  std::span<const int> cells_at_level(int level) const {
+    return std::span<const int>(cell_ids_).subspan(level_begin_[level],
+                                                   level_begin_[level + 1] - level_begin_[level]);
+  }
+  const std::vector<int>& leaves() const { return leaves_; }  // ascending
+  double root_width() const { return root_width_; }
+  Vec3 root_center() const { return root_center_; }
+  double width(int level) const;  // root_width / 2^level
+  const OctreeOptions& options() const { return options_; }
+
+  // Sorted position -> original index. Points are sorted along the Morton (Z-order) curve, so
+  // every cell's points are contiguous; equal keys keep their input order.
+  std::span<const std::size_t> source_order() const { return source_order_; }
+  std::span<const std::size_t> target_order() const { return target_order_; }
+
+  // Interaction lists, each sorted by cell index; empty where not defined for the cell.
+  // near(c), leaf c: the leaves adjacent to c (face, edge or corner; any level) and c (U list).
+  std::span<const int> near(int cell) const { return near_.row(cell); }
+  // m2l(c), any c: same-level children of the colleagues of c's parent, not adjacent to c (V).
+  std::span<const int> m2l(int cell) const { return m2l_.row(cell); }
+  // w_list(c), leaf c: descendants of c's colleagues that are not adjacent to c but whose parent
+  // is (W list).
+  std::span<const int> w_list(int cell) const { return w_.row(cell); }
+  // x_list(c), any c: the leaves d with c in w_list(d) (X list).
+  std::span<const int> x_list(int cell) const { return x_.row(cell); }
+
+  // Index in [0, 343) of the M2L offset coords(target) - coords(source), each component in
+  // [-3, 3] (for m2l pairs at least one has magnitude >= 2).
+  static constexpr int transfer_index(const std::array<int, 3>& target_coords,
+                                      const std::array<int, 3>& source_coords) {
+    return (target_coords[0] - source_coords[0] + 3) * 49 +
+           (target_coords[1] - source_coords[1] + 3) * 7 +
+           (target_coords[2] - source_coords[2] + 3);
+  }
+
+ private:
+  void build_cells(std::span<const Vec3> sources, std::span<const Vec3> targets);
+  void build_lists();
+
+  OctreeOptions options_;
+  Vec3 root_center_;
+  double root_width_ = 0.0;
+  std::vector<Cell> cells_;
+  std::vector<int> level_begin_;  // cells of level l: [level_begin_[l], level_begin_[l + 1])
+  std::vector<int> cell_ids_;     // 0 .. cells - 1, backs cells_at_level
+  std::vector<int> leaves_;
+  std::vector<std::size_t> source_order_, target_order_;
+  detail::CellLists near_, m2l_, w_, x_;
+};
+
+}  // namespace fmbem::fmm

@@ -1,0 +1,65 @@
+#pragma once
+#include <vector>
+
+#include "fmbem/core/vec3.hpp"
+#include "fmbem/fmm/expansions.hpp"
+
+// Translation operators of the scaled bases (expansions.hpp) as dense
+// p^2 x p^2 matrices, from the addition theorem
+//   X_n^m(r + t) = sum_ab 4 pi sum_l i^(a+l-n) G(n,m; a,b; l) Z_l^(m-b)(t) W_a^b(r)
+// with (X, Z, W) = (R, R, R) everywhere and (S, S, R) for |r| < |t|, R, S the
+// unscaled regular and singular bases, G the Gaunt coefficients below. The
+// powers of kappa = k sigma that the scaling brings in are non-negative, so
+// the matrices are finite for any k sigma >= 0 (k = 0 is Laplace).
+namespace fmbem::fmm {
+
+// G(n,m; a,b; l) = integral over the unit sphere of Y_n^m conj(Y_a^b)
+// conj(Y_l^(m-b)), for n, a <= max_n, computed exactly (to rounding) by a
+// Gauss-Legendre rule in cos(theta): the integrand is a polynomial there.
+class GauntTable {
+ public:
+  explicit GauntTable(int max_n);
+  int max_degree() const { return max_n_; }
+  // Zero unless |n - a| <= l <= n + a, n + a + l even and |m - b| <= l.
+  double operator()(int n, int m, int a, int b, int l) const;
+
+ private:
+  int max_n_;
+  std::vector<int> offsets_;  // per (nm, ab) pair: first value, l = |n-a|, |n-a|+2, ...
+  std::vector<double> values_;
+};
+
+// A p^2 x p^2 matrix, row-major: entry (i, j) at i * p^2 + j, rows and
+// columns indexed by coefficient_index.
+using TranslationMatrix = std::vector<cplx>;
+
+// C with Rhat_a^b(r + t; sigma) = sum_nm C(ab, nm) Rhat_n^m(r; sigma / 2):
+// the child-to-parent shift, t = child centre - parent centre, sigma the
+// parent's width. M2M is M_parent = conj(C) M_child; L2L is
+// L_child = C^T L_parent (same t).
+TranslationMatrix regular_shift(const GauntTable& gaunt, int p, double k, double sigma,
+                                const Vec3& t);
+
+// T with L^ab = sum_nm T(ab, nm) M^nm: multipole moments about s to local
+// coefficients about o, t = o - s, both of one level of width sigma.
+TranslationMatrix multipole_to_local(const GauntTable& gaunt, int p, double k, double sigma,
+                                     const Vec3& t);
+
+// grad Rhat_n^m(r) = sum over terms (q, a) of coefficient * g_q * Rhat_a^(m-q)(r)
+// with a = n +- 1 and g_q the gradient of |r| Y_1^q: g_0 = sqrt(3/4pi) e_z,
+// g_(+-1) = -+sqrt(3/8pi) (e_x +- i e_y). Used for the double-layer moments.
+struct GradientTerm {
+  int target = 0;  // coefficient_index(n, m) of the differentiated function
+  int source = 0;  // coefficient_index(a, m - q)
+  int q = 0;
+  cplx coefficient;
+};
+std::vector<GradientTerm> gradient_terms(const GauntTable& gaunt, int p, double k, double sigma);
+
+// The three vectors g_q, q = -1, 0, 1, as (x, y, z) complex components.
+struct HarmonicGradient {
+  cplx x, y, z;
+};
+HarmonicGradient harmonic_gradient(int q);
+
+}  // namespace fmbem::fmm

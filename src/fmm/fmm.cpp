@@ -1,0 +1,471 @@
+#include "fmbem/fmm/fmm.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <numeric>
+#include <sstream>
+
+#include "fmbem/core/error.hpp"
+
+namespace fmbem::fmm {
+
+namespace {
+
+// M2L columns handled together: one matrix load serves this many products.
+constexpr int block_columns = 16;
+
+class PhaseScope {
+ public:
+  PhaseScope(FmmObserver* observer, FmmPhase phase) : observer_(observer), phase_(phase) {
+    if (observer_) observer_->begin(phase_);
+  }
+  ~PhaseScope() {
+    if (observer_) observer_->end(phase_);
+  }
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+
+ private:
+  FmmObserver* observer_;
+  FmmPhase phase_;
+};
+
+// c(i, :) = sum_j t(i, j) b(j, :) for a block of block_columns columns, real
+// and imaginary parts split so that the column loop vectorises.
+__attribute__((target_clones("arch=haswell", "default"))) void multiply_block(
+    int size, const double* __restrict t_re, const double* __restrict t_im,
+    const double* __restrict b_re, const double* __restrict b_im, double* __restrict c_re,
+    double* __restrict c_im) {
+  for (int i = 0; i < size; ++i) {
+    double acc_re[block_columns] = {}, acc_im[block_columns] = {};
+    const double* row_re = t_re + static_cast<std::size_t>(i) * size;
+    const double* row_im = t_im + static_cast<std::size_t>(i) * size;
+    for (int j = 0; j < size; ++j) {
+      const double a = row_re[j], b = row_im[j];
+      const double* x_re = b_re + j * block_columns;
+      const double* x_im = b_im + j * block_columns;
+#pragma omp simd
+      for (int c = 0; c < block_columns; ++c) {
+        acc_re[c] += a * x_re[c] - b * x_im[c];
+        acc_im[c] += a * x_im[c] + b * x_re[c];
+      }
+    }
+    for (int c = 0; c < block_columns; ++c) {
+      c_re[i * block_columns + c] = acc_re[c];
+      c_im[i * block_columns + c] = acc_im[c];
+    }
+  }
+}
+
+// y += a x, a row-major size x size.
+void multiply_add(int size, const cplx* a, const cplx* x, cplx* y) {
+  for (int i = 0; i < size; ++i) {
+    cplx sum = 0.0;
+    const cplx* row = a + static_cast<std::size_t>(i) * size;
+    for (int j = 0; j < size; ++j) sum += row[j] * x[j];
+    y[i] += sum;
+  }
+}
+
+}  // namespace
+
+const char* phase_name(FmmPhase phase) {
+  static const char* names[] = {"tree", "translations", "P2M", "M2M",
+                                "M2L",  "L2L",          "L2P", "near field"};
+  return names[static_cast<int>(phase)];
+}
+
+int order_for_tolerance(double tolerance) {
+  if (!(tolerance > 0.0) || tolerance >= 1.0) throw Error("FMM: the tolerance must lie in (0, 1)");
+  // The largest relative MatMult error measured on BEM operators (sphere and
+  // box, k = 0 and 8: tests/unit/bem/test_fmm_layer_potentials.cpp) at
+  // p = 4, 8, 12, 16; log-linear in between, a factor 0.5 per order beyond.
+  const double orders[] = {4, 8, 12, 16}, errors[] = {1.3e-1, 2.6e-3, 1.6e-5, 1.5e-6};
+  if (tolerance >= errors[0]) return 4;
+  for (int i = 0; i < 3; ++i)
+    if (tolerance >= errors[i + 1]) {
+      const double t = std::log(errors[i] / tolerance) / std::log(errors[i] / errors[i + 1]);
+      return static_cast<int>(std::ceil(orders[i] + t * (orders[i + 1] - orders[i]) - 1e-9));
+    }
+  const int p = static_cast<int>(std::ceil(16.0 + std::log(errors[3] / tolerance) / std::log(2.0)));
+  return std::min(p, max_degree);
+}
+
+bool low_frequency_accurate(const FmmStatistics& statistics) {
+  return statistics.max_kappa * std::sqrt(3.0) <= statistics.order;
+}
+
+struct Fmm::Batch {
+  std::vector<double> matrix_re, matrix_im;  // p^2 x p^2, row-major
+  std::vector<int> targets, sources;         // pairs sharing this transfer vector
+};
+
+struct Fmm::Level {
+  double sigma = 0.0;
+  std::vector<GradientTerm> gradient;
+  // For children at this level, by octant: M_parent += m2m M_child,
+  // L_child += l2l L_parent.
+  std::array<TranslationMatrix, 8> m2m, l2l;
+  std::vector<Batch> batches;
+  // pairs_before_target[c]: M2L pairs of this level with a target cell < c
+  // (indexed by cell id, size cells + 1), to share M2L among threads.
+  std::vector<std::size_t> pairs_before_target;
+};
+
+Fmm::~Fmm() = default;
+
+Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_normals,
+         std::span<const Vec3> targets, const FmmOptions& options, FmmObserver* observer)
+    : k_(k),
+      options_(options),
+      sources_(sources.begin(), sources.end()),
+      normals_(source_normals.begin(), source_normals.end()),
+      targets_(targets.begin(), targets.end()) {
+  if (!(k >= 0.0) || !std::isfinite(k)) throw Error("FMM: the wavenumber must be finite and >= 0");
+  if (options.order < 0 || options.order > max_degree)
+    throw Error("FMM: the expansion order p must lie in 1.." + std::to_string(max_degree));
+  if (options.max_leaf < 1) throw Error("FMM: the leaf size must be at least 1");
+  if (!source_normals.empty() && source_normals.size() != sources.size())
+    throw Error("FMM: one normal per source is needed");
+  order_ = options.order > 0 ? options.order : order_for_tolerance(options.tolerance);
+  {
+    PhaseScope scope(observer, FmmPhase::tree);
+    tree_ = std::make_unique<Octree>(sources, targets, OctreeOptions{options.max_leaf});
+    build_near_lists();
+  }
+  {
+    PhaseScope scope(observer, FmmPhase::translations);
+    build_translations();
+  }
+  target_order_.assign(tree_->target_order().begin(), tree_->target_order().end());
+  num_targets_ = targets.size();
+}
+
+void Fmm::build_near_lists() {
+  const Octree& tree = *tree_;
+  const auto& cells = tree.cells();
+  const auto& leaves = tree.leaves();
+  std::vector<std::vector<std::array<std::size_t, 2>>> ranges(leaves.size());
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::size_t l = 0; l < leaves.size(); ++l) {
+    const int leaf = leaves[l];
+    if (cells[leaf].target_begin == cells[leaf].target_end) continue;
+    std::vector<int> sources(tree.near(leaf).begin(), tree.near(leaf).end());
+    sources.insert(sources.end(), tree.w_list(leaf).begin(), tree.w_list(leaf).end());
+    for (int a = leaf; a >= 0; a = cells[a].parent)
+      sources.insert(sources.end(), tree.x_list(a).begin(), tree.x_list(a).end());
+    auto& out = ranges[l];
+    for (int s : sources)
+      if (cells[s].source_begin < cells[s].source_end)
+        out.push_back({cells[s].source_begin, cells[s].source_end});
+    std::sort(out.begin(), out.end());
+    // Cells that follow each other on the curve make one range.
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (kept > 0 && out[kept - 1][1] == out[i][0])
+        out[kept - 1][1] = out[i][1];
+      else
+        out[kept++] = out[i];
+    }
+    out.resize(kept);
+  }
+  near_offsets_.assign(leaves.size() + 1, 0);
+  std::size_t pairs = 0;
+  for (std::size_t l = 0; l < leaves.size(); ++l) {
+    near_offsets_[l + 1] = near_offsets_[l] + ranges[l].size();
+    const Cell& c = cells[leaves[l]];
+    for (const auto& r : ranges[l]) pairs += (r[1] - r[0]) * (c.target_end - c.target_begin);
+  }
+  near_ranges_.reserve(near_offsets_.back());
+  for (const auto& r : ranges) near_ranges_.insert(near_ranges_.end(), r.begin(), r.end());
+  statistics_.near_pairs = pairs;
+}
+
+void Fmm::build_translations() {
+  const Octree& tree = *tree_;
+  const auto& cells = tree.cells();
+  const int p = order_, size = p * p, num_levels = tree.levels();
+  const GauntTable gaunt(p);
+  levels_.resize(num_levels);
+  statistics_.order = p;
+  statistics_.levels = num_levels;
+  statistics_.cells_per_level.assign(num_levels, 0);
+  statistics_.leaves_per_level.assign(num_levels, 0);
+  statistics_.m2l_pairs_per_level.assign(num_levels, 0);
+  statistics_.transfer_matrices_per_level.assign(num_levels, 0);
+  for (int level = 0; level < num_levels; ++level) {
+    Level& lv = levels_[level];
+    lv.sigma = tree.width(level);
+    statistics_.cells_per_level[level] = static_cast<int>(tree.cells_at_level(level).size());
+    if (level < 2) continue;  // no cell of levels 0, 1 is well separated from another
+    lv.gradient = gradient_terms(gaunt, p, k_, lv.sigma);
+    for (int octant = 0; octant < 8; ++octant) {
+      const double h = 0.25 * tree.width(level - 1);
+      const Vec3 t{octant & 1 ? h : -h, octant & 2 ? h : -h, octant & 4 ? h : -h};
+      const TranslationMatrix c = regular_shift(gaunt, p, k_, tree.width(level - 1), t);
+      lv.m2m[octant].resize(size * size);
+      lv.l2l[octant].resize(size * size);
+      for (int i = 0; i < size; ++i)
+        for (int j = 0; j < size; ++j) {
+          lv.m2m[octant][i * size + j] = std::conj(c[i * size + j]);
+          lv.l2l[octant][j * size + i] = c[i * size + j];
+        }
+    }
+    // Group the M2L pairs of this level by transfer vector.
+    std::vector<Batch> by_vector(Octree::kTransferCount);
+    for (int c : tree.cells_at_level(level)) {
+      if (cells[c].target_begin == cells[c].target_end) continue;
+      for (int s : tree.m2l(c)) {
+        if (cells[s].source_begin == cells[s].source_end) continue;
+        Batch& b = by_vector[Octree::transfer_index(cells[c].coords, cells[s].coords)];
+        b.targets.push_back(c);
+        b.sources.push_back(s);
+      }
+    }
+    std::vector<int> used;
+    for (int v = 0; v < Octree::kTransferCount; ++v)
+      if (!by_vector[v].targets.empty()) used.push_back(v);
+#pragma omp parallel for schedule(dynamic)
+    for (std::size_t u = 0; u < used.size(); ++u) {
+      const int v = used[u];
+      const Vec3 t = Vec3{double(v / 49 - 3), double(v / 7 % 7 - 3), double(v % 7 - 3)} * lv.sigma;
+      const TranslationMatrix m = multipole_to_local(gaunt, p, k_, lv.sigma, t);
+      Batch& b = by_vector[v];
+      b.matrix_re.resize(size * size);
+      b.matrix_im.resize(size * size);
+      for (int i = 0; i < size * size; ++i) {
+        b.matrix_re[i] = m[i].real();
+        b.matrix_im[i] = m[i].imag();
+      }
+    }
+    lv.pairs_before_target.assign(cells.size() + 1, 0);
+    for (int v : used) {
+      statistics_.m2l_pairs_per_level[level] += static_cast<int>(by_vector[v].targets.size());
+      for (int c : by_vector[v].targets) ++lv.pairs_before_target[c + 1];
+      lv.batches.push_back(std::move(by_vector[v]));
+    }
+    std::partial_sum(lv.pairs_before_target.begin(), lv.pairs_before_target.end(),
+                     lv.pairs_before_target.begin());
+    statistics_.transfer_matrices_per_level[level] = static_cast<int>(used.size());
+    statistics_.translation_bytes += used.size() * size * size * sizeof(cplx) +
+                                     16 * size * size * sizeof(cplx) +
+                                     lv.gradient.size() * sizeof(GradientTerm);
+    if (!used.empty() && statistics_.max_kappa == 0.0) statistics_.max_kappa = k_ * lv.sigma;
+  }
+  std::size_t max_targets = 0, total_targets = 0;
+  for (int leaf : tree.leaves()) {
+    const Cell& c = cells[leaf];
+    ++statistics_.leaves_per_level[c.level];
+    max_targets = std::max(max_targets, c.target_end - c.target_begin);
+    total_targets += c.target_end - c.target_begin;
+  }
+  statistics_.leaves = tree.leaves().size();
+  statistics_.max_leaf_targets = max_targets;
+  statistics_.mean_leaf_targets =
+      double(total_targets) / std::max<std::size_t>(1, statistics_.leaves);
+  statistics_.tree_bytes =
+      cells.size() * sizeof(Cell) +
+      (tree.source_order().size() + tree.target_order().size()) * sizeof(std::size_t) +
+      near_ranges_.size() * 2 * sizeof(std::size_t);
+  for (int c = 0; c < static_cast<int>(cells.size()); ++c)
+    statistics_.tree_bytes +=
+        (tree.near(c).size() + tree.m2l(c).size() + tree.w_list(c).size() + tree.x_list(c).size()) *
+        sizeof(int);
+  statistics_.expansion_bytes = 2 * cells.size() * size * sizeof(cplx);
+  statistics_.source_bytes = sources_.size() * (2 * sizeof(Vec3) + 11 * sizeof(double));
+}
+
+void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
+                std::span<cplx> potential, FmmObserver* observer) const {
+  if (potential.size() != num_targets_ || (!charges.empty() && charges.size() != sources_.size()) ||
+      (!dipoles.empty() && dipoles.size() != sources_.size()))
+    throw Error("FMM: charges, dipoles or potentials of the wrong size");
+  if (!dipoles.empty() && normals_.empty()) throw Error("FMM: dipoles need source normals");
+  const Octree& tree = *tree_;
+  const auto& cells = tree.cells();
+  const auto source_order = tree.source_order();
+  const int p = order_, size = p * p, num_levels = tree.levels();
+  const std::size_t num_cells = cells.size();
+  std::vector<cplx> multipole(num_cells * size, 0.0), local(num_cells * size, 0.0);
+  std::fill(potential.begin(), potential.end(), cplx(0.0));
+  const bool with_dipoles = !dipoles.empty(), with_charges = !charges.empty();
+
+  {
+    PhaseScope scope(observer, FmmPhase::p2m);
+    const auto& leaves = tree.leaves();
+#pragma omp parallel
+    {
+      std::vector<cplx> basis((p + 1) * (p + 1)), derivative(size);
+#pragma omp for schedule(dynamic, 8)
+      for (std::size_t l = 0; l < leaves.size(); ++l) {
+        const Cell& cell = cells[leaves[l]];
+        if (cell.level < 2 || cell.source_begin == cell.source_end) continue;
+        const Level& lv = levels_[cell.level];
+        cplx* m = &multipole[leaves[l] * size];
+        for (std::size_t i = cell.source_begin; i < cell.source_end; ++i) {
+          const std::size_t j = source_order[i];
+          regular_basis(with_dipoles ? p : p - 1, k_, lv.sigma, sources_[j] - cell.center,
+                        basis.data());
+          const cplx q = with_charges ? charges[j] : 0.0;
+          if (with_charges)
+            for (int c = 0; c < size; ++c) m[c] += q * std::conj(basis[c]);
+          if (with_dipoles && dipoles[j] != 0.0) {
+            cplx g[3];
+            for (int qq = -1; qq <= 1; ++qq) {
+              const HarmonicGradient h = harmonic_gradient(qq);
+              const Vec3& nu = normals_[j];
+              g[qq + 1] = h.x * nu.x + h.y * nu.y + h.z * nu.z;
+            }
+            std::fill(derivative.begin(), derivative.end(), cplx(0.0));
+            for (const GradientTerm& term : lv.gradient)
+              derivative[term.target] += term.coefficient * g[term.q + 1] * basis[term.source];
+            for (int c = 0; c < size; ++c) m[c] += dipoles[j] * std::conj(derivative[c]);
+          }
+        }
+      }
+    }
+  }
+  {
+    PhaseScope scope(observer, FmmPhase::m2m);
+    for (int level = num_levels - 2; level >= 2; --level) {
+      const auto ids = tree.cells_at_level(level);
+#pragma omp parallel for schedule(dynamic, 8)
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        const Cell& cell = cells[ids[i]];
+        if (cell.is_leaf() || cell.source_begin == cell.source_end) continue;
+        for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch)
+          if (cells[ch].source_begin < cells[ch].source_end)
+            multiply_add(size, levels_[level + 1].m2m[cells[ch].octant].data(),
+                         &multipole[ch * size], &multipole[ids[i] * size]);
+      }
+    }
+  }
+  {
+    PhaseScope scope(observer, FmmPhase::m2l);
+    for (int level = 2; level < num_levels; ++level) {
+      const auto& batches = levels_[level].batches;
+      const std::vector<std::size_t>& work = levels_[level].pairs_before_target;
+      // One parallel region per level and no barrier between batches: each
+      // thread owns a range of target cells (equal shares of the pairs) and
+      // takes, from every batch, the pairs of its targets (batches list
+      // targets in ascending order). Results do not depend on the split.
+#pragma omp parallel
+      {
+        const int threads = omp_get_num_threads(), thread = omp_get_thread_num();
+        const std::size_t total = work.empty() ? 0 : work.back();
+        const auto owned = [&](int t) {
+          return static_cast<int>(std::lower_bound(work.begin(), work.end(), total * t / threads) -
+                                  work.begin());
+        };
+        const int first_target = owned(thread), end_target = owned(thread + 1);
+        std::vector<double> b_re(size * block_columns), b_im(size * block_columns),
+            c_re(size * block_columns), c_im(size * block_columns);
+        for (const Batch& batch : batches) {
+          const auto lo =
+              std::lower_bound(batch.targets.begin(), batch.targets.end(), first_target) -
+              batch.targets.begin();
+          const auto hi = std::lower_bound(batch.targets.begin(), batch.targets.end(), end_target) -
+                          batch.targets.begin();
+          for (auto first = lo; first < hi; first += block_columns) {
+            const int count = static_cast<int>(std::min<std::ptrdiff_t>(block_columns, hi - first));
+            std::fill(b_re.begin(), b_re.end(), 0.0);
+            std::fill(b_im.begin(), b_im.end(), 0.0);
+            for (int c = 0; c < count; ++c) {
+              const cplx* m = &multipole[batch.sources[first + c] * size];
+              for (int j = 0; j < size; ++j) {
+                b_re[j * block_columns + c] = m[j].real();
+                b_im[j * block_columns + c] = m[j].imag();
+              }
+            }
+            multiply_block(size, batch.matrix_re.data(), batch.matrix_im.data(), b_re.data(),
+                           b_im.data(), c_re.data(), c_im.data());
+            for (int c = 0; c < count; ++c) {
+              cplx* l = &local[batch.targets[first + c] * size];
+              for (int i = 0; i < size; ++i)
+                l[i] += cplx(c_re[i * block_columns + c], c_im[i * block_columns + c]);
+            }
+          }
+        }
+      }
+    }
+  }
+  {
+    PhaseScope scope(observer, FmmPhase::l2l);
+    for (int level = 3; level < num_levels; ++level) {
+      const auto ids = tree.cells_at_level(level);
+#pragma omp parallel for schedule(dynamic, 8)
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        const Cell& cell = cells[ids[i]];
+        if (cell.target_begin == cell.target_end) continue;
+        multiply_add(size, levels_[level].l2l[cell.octant].data(), &local[cell.parent * size],
+                     &local[ids[i] * size]);
+      }
+    }
+  }
+  {
+    PhaseScope scope(observer, FmmPhase::l2p);
+    const auto& leaves = tree.leaves();
+#pragma omp parallel
+    {
+      std::vector<cplx> basis(size);
+#pragma omp for schedule(dynamic, 8)
+      for (std::size_t l = 0; l < leaves.size(); ++l) {
+        const Cell& cell = cells[leaves[l]];
+        if (cell.level < 2 || cell.target_begin == cell.target_end) continue;
+        const cplx* lc = &local[leaves[l] * size];
+        for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
+          const std::size_t t = target_order_[i];
+          regular_basis(p - 1, k_, levels_[cell.level].sigma, targets_[t] - cell.center,
+                        basis.data());
+          cplx sum = 0.0;
+          for (int c = 0; c < size; ++c) sum += lc[c] * basis[c];
+          potential[t] += sum;
+        }
+      }
+    }
+  }
+  {
+    PhaseScope scope(observer, FmmPhase::near_field);
+    const PointSources sorted(sources_, normals_, source_order, charges, dipoles);
+    const auto& leaves = tree.leaves();
+    const double skip2 = options_.skip_radius * options_.skip_radius;
+#pragma omp parallel for schedule(dynamic, 4)
+    for (std::size_t l = 0; l < leaves.size(); ++l) {
+      const Cell& cell = cells[leaves[l]];
+      for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
+        const std::size_t t = target_order_[i];
+        cplx sum = 0.0;
+        for (std::size_t r = near_offsets_[l]; r < near_offsets_[l + 1]; ++r)
+          sum += sorted.potential(near_ranges_[r][0], near_ranges_[r][1], k_, targets_[t], skip2);
+        potential[t] += sum;
+      }
+    }
+  }
+}
+
+std::string Fmm::describe() const {
+  const FmmStatistics& s = statistics_;
+  std::ostringstream out;
+  out << "FMM: k = " << k_ << ", p = " << s.order << " (" << s.order * s.order
+      << " coefficients), max leaf " << options_.max_leaf << ", " << s.levels << " levels, "
+      << s.leaves << " leaves (max " << s.max_leaf_targets << ", mean " << std::fixed
+      << std::setprecision(1) << s.mean_leaf_targets << " targets)\n";
+  out << "  level   cells  leaves  M2L pairs  transfer matrices\n";
+  for (int l = 0; l < s.levels; ++l)
+    out << "  " << std::setw(5) << l << std::setw(8) << s.cells_per_level[l] << std::setw(8)
+        << s.leaves_per_level[l] << std::setw(11) << s.m2l_pairs_per_level[l] << std::setw(19)
+        << s.transfer_matrices_per_level[l] << "\n";
+  out << "  near-field point pairs " << s.near_pairs << ", k * (coarsest M2L cell width) "
+      << std::setprecision(3) << s.max_kappa << "\n";
+  const double mb = 1.0 / (1024.0 * 1024.0);
+  out << "  memory (MiB): tree and lists " << std::setprecision(1) << s.tree_bytes * mb
+      << ", translation matrices " << s.translation_bytes * mb << ", expansions "
+      << s.expansion_bytes * mb << ", sources " << s.source_bytes * mb << ", total "
+      << s.total_bytes() * mb << "\n";
+  return out.str();
+}
+
+}  // namespace fmbem::fmm

@@ -1,0 +1,471 @@
+#include "fmbem/fmm/octree.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "fmbem/core/error.hpp"
+
+namespace fmbem::fmm {
+namespace {
+
+using MortonKey = std::uint64_t;
+
+// Moves bit b of the low 21 bits of v to bit 3b.
+constexpr MortonKey spread_bits(MortonKey v) {
+  v &= 0x1fffff;
+  v = (v | v << 32) & 0x1f00000000ffff;
+  v = (v | v << 16) & 0x1f0000ff0000ff;
+  v = (v | v << 8) & 0x100f00f00f00f00f;
+  v = (v | v << 4) & 0x10c30c30c30c30c3;
+  v = (v | v << 2) & 0x1249249249249249;
+  return v;
+}
+
+// x in bit 0 of every triple, so that a key's lowest digit is the octant of Cell::octant.
+constexpr MortonKey morton_key(const std::array<int, 3>& c) {
+  return spread_bits(MortonKey(c[0])) | spread_bits(MortonKey(c[1])) << 1 |
+         spread_bits(MortonKey(c[2])) << 2;
+}
+static_assert(morton_key({1, 0, 0}) == 1 && morton_key({0, 1, 0}) == 2 &&
+              morton_key({0, 0, 1}) == 4 && morton_key({2, 0, 0}) == 8);
+static_assert(morton_key({0x1fffff, 0x1fffff, 0x1fffff}) == (MortonKey(1) << 63) - 1);
+
+struct KeyedIndex {
+  MortonKey key;
+  std::size_t index;
+};
+
+// Below this many points (or cells) a loop costs less than waking the threads.
+constexpr std::int64_t kParallelPoints = 1 << 14;
+constexpr int kParallelCells = 1 << 10;
+
+constexpr int kDigitBits = 8;
+constexpr int kBuckets = 1 << kDigitBits;
+// Below this many items (256 KiB) a range sorts in cache, least significant digit first.
+constexpr std::size_t kCacheSizedRange = std::size_t(1) << 14;
+
+int digit_of(const KeyedIndex& item, int shift) {
+  return int((item.key >> shift) & (kBuckets - 1));
+}
+
+// Stable LSD radix sort of a cache-sized range by the low key_bits bits of the keys.
+void lsd_radix_sort(std::span<KeyedIndex> items, std::span<KeyedIndex> buffer, int key_bits) {
+  std::span<KeyedIndex> from = items, to = buffer.first(items.size());
+  for (int shift = 0; shift < key_bits; shift += kDigitBits) {
+    std::array<std::size_t, kBuckets> next{};
+    for (const KeyedIndex& item : from) ++next[digit_of(item, shift)];
+    // A digit that all keys share (common in clustered clouds) leaves the order as is.
+    if (std::find(next.begin(), next.end(), from.size()) != next.end()) continue;
+    std::size_t offset = 0;
+    for (std::size_t& count : next) offset += std::exchange(count, offset);
+    for (const KeyedIndex& item : from) to[next[digit_of(item, shift)]++] = item;
+    std::swap(from, to);
+  }
+  if (from.data() != items.data()) std::copy(from.begin(), from.end(), items.begin());
+}
+
+// Stable radix sort by the low key_bits bits: most significant digit first while a range is
+// bigger than the cache, so that the remaining passes run on cache-sized pieces, in parallel.
+// Chunks and buckets do not depend on the thread count; being stable, the result is unique.
+void radix_sort(std::span<KeyedIndex> items, std::span<KeyedIndex> buffer, int key_bits) {
+  const std::size_t n = items.size();
+  if (n <= kCacheSizedRange || key_bits <= kDigitBits) {
+    lsd_radix_sort(items, buffer, key_bits);
+    return;
+  }
+  const int shift = key_bits - kDigitBits;
+  const std::int64_t chunk_count = std::clamp<std::int64_t>(std::int64_t(n / 32768), 1, 64);
+  const auto chunk_begin = [&](std::int64_t chunk) { return n * chunk / chunk_count; };
+  std::vector<std::array<std::size_t, kBuckets>> histograms(chunk_count);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t chunk = 0; chunk < chunk_count; ++chunk) {
+    auto& histogram = histograms[chunk];
+    histogram.fill(0);
+    for (std::size_t i = chunk_begin(chunk); i < chunk_begin(chunk + 1); ++i)
+      ++histogram[digit_of(items[i], shift)];
+  }
+  std::array<std::size_t, kBuckets + 1> bucket_begin{};
+  for (int digit = 0; digit < kBuckets; ++digit) {
+    bucket_begin[digit + 1] = bucket_begin[digit];
+    for (const auto& histogram : histograms) bucket_begin[digit + 1] += histogram[digit];
+  }
+  if (std::adjacent_find(bucket_begin.begin(), bucket_begin.end(),
+                         [n](auto a, auto b) { return b - a == n; }) != bucket_begin.end()) {
+    radix_sort(items, buffer, shift);
+    return;
+  }
+  // Digit-major, chunk-minor offsets keep equal digits in input order.
+  for (int digit = 0; digit < kBuckets; ++digit) {
+    std::size_t offset = bucket_begin[digit];
+    for (auto& histogram : histograms) offset += std::exchange(histogram[digit], offset);
+  }
+#pragma omp parallel for schedule(static)
+  for (std::int64_t chunk = 0; chunk < chunk_count; ++chunk) {
+    auto& next = histograms[chunk];
+    for (std::size_t i = chunk_begin(chunk); i < chunk_begin(chunk + 1); ++i)
+      buffer[next[digit_of(items[i], shift)]++] = items[i];
+  }
+#pragma omp parallel for schedule(static)
+  for (std::int64_t chunk = 0; chunk < chunk_count; ++chunk) {
+    std::copy(buffer.begin() + chunk_begin(chunk), buffer.begin() + chunk_begin(chunk + 1),
+              items.begin() + chunk_begin(chunk));
+  }
+  // Nested (off by default), the parallel loops above get one thread: the buckets carry the work.
+#pragma omp parallel for schedule(dynamic)
+  for (int digit = 0; digit < kBuckets; ++digit) {
+    const std::size_t begin = bucket_begin[digit], size = bucket_begin[digit + 1] - begin;
+    if (size > 1) radix_sort(items.subspan(begin, size), buffer.subspan(begin, size), shift);
+  }
+}
+
+// Closed boxes compared at the finer level's resolution: touching counts, and so does overlap
+// (a cell and its ancestors).
+bool adjacent(const Cell& a, const Cell& b) {
+  const int level = std::max(a.level, b.level);
+  const int shift_a = level - a.level, shift_b = level - b.level;
+  for (int dim = 0; dim < 3; ++dim) {
+    const std::int64_t low_a = std::int64_t(a.coords[dim]) << shift_a;
+    const std::int64_t high_a = std::int64_t(a.coords[dim] + 1) << shift_a;
+    const std::int64_t low_b = std::int64_t(b.coords[dim]) << shift_b;
+    const std::int64_t high_b = std::int64_t(b.coords[dim] + 1) << shift_b;
+    if (low_a > high_b || low_b > high_a) return false;
+  }
+  return true;
+}
+
+bool same_level_adjacent(const Cell& a, const Cell& b) {
+  for (int dim = 0; dim < 3; ++dim)
+    if (std::abs(a.coords[dim] - b.coords[dim]) > 1) return false;
+  return true;
+}
+
+// Same-level cells adjacent to a cell or the cell itself: at most 3^3.
+struct Colleagues {
+  std::array<int, 27> cells;
+  int count = 0;
+  std::span<const int> list() const { return std::span<const int>(cells).first(count); }
+};
+
+// Built level by level from the parent's colleagues' children, which hold every colleague of a
+// child. Parents come in index order and siblings are contiguous, so each list is ascending.
+std::vector<Colleagues> find_colleagues(const std::vector<Cell>& cells,
+                                        const std::vector<int>& level_begin) {
+  std::vector<Colleagues> colleagues(cells.size());
+  colleagues[0].cells[0] = 0;
+  colleagues[0].count = 1;
+  for (std::size_t level = 1; level + 1 < level_begin.size(); ++level) {
+#pragma omp parallel for if (level_begin[level + 1] - level_begin[level] > kParallelCells)
+    for (int cell = level_begin[level]; cell < level_begin[level + 1]; ++cell) {
+      Colleagues& mine = colleagues[cell];
+      for (int uncle : colleagues[cells[cell].parent].list()) {
+        const Cell& u = cells[uncle];
+        for (int other = u.first_child; other < u.first_child + u.num_children; ++other)
+          if (same_level_adjacent(cells[cell], cells[other])) mine.cells[mine.count++] = other;
+      }
+    }
+  }
+  return colleagues;
+}
+
+// Fills per-cell lists in parallel: fill(cell, lists, scratch) appends cell's entries to each
+// of lists[k]. Cells are cut into fixed chunks and every list is sorted, so the result does not
+// depend on the thread count or schedule.
+template <std::size_t kLists, class Fill>
+std::array<detail::CellLists, kLists> build_cell_lists(int cell_count, const Fill& fill) {
+  constexpr int kChunk = 256;
+  const int chunk_count = (cell_count + kChunk - 1) / kChunk;
+  std::vector<std::array<std::vector<int>, kLists>> chunk_lists(chunk_count);
+  std::array<detail::CellLists, kLists> result;
+  for (auto& lists : result) lists.offsets.assign(cell_count + 1, 0);
+#pragma omp parallel if (cell_count > kParallelCells)
+  {
+    std::vector<int> scratch;
+#pragma omp for schedule(dynamic)
+    for (int chunk = 0; chunk < chunk_count; ++chunk) {
+      auto& lists = chunk_lists[chunk];
+      for (int cell = chunk * kChunk; cell < std::min(cell_count, (chunk + 1) * kChunk); ++cell) {
+        std::array<std::size_t, kLists> before;
+        for (std::size_t k = 0; k < kLists; ++k) before[k] = lists[k].size();
+        fill(cell, lists, scratch);
+        for (std::size_t k = 0; k < kLists; ++k) {
+          std::sort(lists[k].begin() + before[k], lists[k].end());
+          result[k].offsets[cell + 1] = lists[k].size() - before[k];
+        }
+      }
+    }
+  }
+  for (auto& lists : result) {
+    std::partial_sum(lists.offsets.begin(), lists.offsets.end(), lists.offsets.begin());
+    lists.indices.resize(lists.offsets.back());
+  }
+#pragma omp parallel for if (cell_count > kParallelCells)
+  for (int chunk = 0; chunk < chunk_count; ++chunk)
+    for (std::size_t k = 0; k < kLists; ++k)
+      std::copy(chunk_lists[chunk][k].begin(), chunk_lists[chunk][k].end(),
+                result[k].indices.begin() + result[k].offsets[chunk * kChunk]);
+  return result;
+}
+
+// The X list is W read backwards: d in x(c) exactly when c in w(d). Walking d in ascending order
+// keeps each x(c) sorted.
+detail::CellLists invert(const detail::CellLists& lists, int cell_count) {
+  detail::CellLists inverse;
+  inverse.offsets.assign(cell_count + 1, 0);
+  for (int cell : lists.indices) ++inverse.offsets[cell + 1];
+  std::partial_sum(inverse.offsets.begin(), inverse.offsets.end(), inverse.offsets.begin());
+  inverse.indices.resize(lists.indices.size());
+  std::vector<std::size_t> next(inverse.offsets.begin(), inverse.offsets.end() - 1);
+  for (int from = 0; from < cell_count; ++from)
+    for (int to : lists.row(from)) inverse.indices[next[to]++] = from;
+  return inverse;
+}
+
+void check_points(std::span<const Vec3> points, const char* what) {
+  if (points.empty()) throw Error(std::string("Octree: no ") + what);
+  bool finite = true;
+  const std::int64_t n = std::int64_t(points.size());
+#pragma omp parallel for if (n > kParallelPoints) reduction(&& : finite)
+  for (std::int64_t i = 0; i < n; ++i)
+    finite = finite && std::isfinite(points[i].x) && std::isfinite(points[i].y) &&
+             std::isfinite(points[i].z);
+  if (!finite) throw Error(std::string("Octree: non-finite coordinate among the ") + what);
+}
+
+struct Box {
+  Vec3 low, high;
+};
+
+Box bounding_box(std::span<const Vec3> a, std::span<const Vec3> b) {
+  // C arrays: OpenMP reduces array sections, not std::array.
+  double low[3] = {a[0].x, a[0].y, a[0].z};
+  double high[3] = {a[0].x, a[0].y, a[0].z};
+  for (std::span<const Vec3> points : {a, b}) {
+    const std::int64_t n = std::int64_t(points.size());
+    // clang-format off
+#pragma omp parallel for if (n > kParallelPoints) reduction(min : low[:3]) reduction(max : high[:3])
+    // clang-format on
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double p[3] = {points[i].x, points[i].y, points[i].z};
+      for (int dim = 0; dim < 3; ++dim) {
+        low[dim] = std::min(low[dim], p[dim]);
+        high[dim] = std::max(high[dim], p[dim]);
+      }
+    }
+  }
+  return {{low[0], low[1], low[2]}, {high[0], high[1], high[2]}};
+}
+
+// Points sorted by the Morton key of their cell at max_level.
+std::vector<KeyedIndex> sorted_by_key(std::span<const Vec3> points, const Vec3& root_low,
+                                      double root_width, int max_level) {
+  const std::int64_t n = std::int64_t(points.size());
+  const double cells_per_side = std::ldexp(1.0, max_level);
+  const double scale = cells_per_side / root_width;
+  // Clamped in double, before the cast: rounding may put a point a hair outside the root.
+  const auto coordinate = [&](double value, double low) {
+    return int(std::clamp(std::floor((value - low) * scale), 0.0, cells_per_side - 1.0));
+  };
+  std::vector<KeyedIndex> items(n);
+#pragma omp parallel for if (n > kParallelPoints)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const Vec3& p = points[i];
+    items[i] = {morton_key({coordinate(p.x, root_low.x), coordinate(p.y, root_low.y),
+                            coordinate(p.z, root_low.z)}),
+                std::size_t(i)};
+  }
+  std::vector<KeyedIndex> buffer(items.size());
+  radix_sort(items, buffer, 3 * max_level);
+  return items;
+}
+
+// The first item of a key-sorted range whose key is >= key.
+std::size_t first_at_or_after(const std::vector<KeyedIndex>& items, std::size_t begin,
+                              std::size_t end, MortonKey key) {
+  const auto it = std::partition_point(items.begin() + begin, items.begin() + end,
+                                       [key](const KeyedIndex& item) { return item.key < key; });
+  return std::size_t(it - items.begin());
+}
+
+}  // namespace
+
+Octree::Octree(std::span<const Vec3> sources, std::span<const Vec3> targets,
+               const OctreeOptions& options)
+    : options_(options) {
+  if (options.max_leaf < 1)
+    throw Error("Octree: max_leaf must be >= 1, got " + std::to_string(options.max_leaf));
+  if (options.max_level < 0 || options.max_level > kMaxLevel)
+    throw Error("Octree: max_level must be in 0.." + std::to_string(kMaxLevel) + ", got " +
+                std::to_string(options.max_level));
+  check_points(sources, "sources");
+  check_points(targets, "targets");
+  build_cells(sources, targets);
+  build_lists();
+}
+
+double Octree::width(int level) const { return std::ldexp(root_width_, -level); }
+
+void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> targets) {
+  const Box box = bounding_box(sources, targets);
+  const Vec3 extent = box.high - box.low;
+  const double largest_extent = std::max({extent.x, extent.y, extent.z});
+  const double magnitude =
+      std::max({std::abs(box.low.x), std::abs(box.low.y), std::abs(box.low.z), std::abs(box.high.x),
+                std::abs(box.high.y), std::abs(box.high.z), 1.0});
+  root_center_ = 0.5 * (box.low + box.high);
+  // The floor keeps the cube non-degenerate when all points coincide and well above the
+  // coordinates' rounding when the cloud is tiny compared with its distance from the origin.
+  root_width_ = std::max(largest_extent * (1.0 + 1e-6), 1e-12 * magnitude);
+  const Vec3 root_low = root_center_ - Vec3{0.5, 0.5, 0.5} * root_width_;
+
+  const int max_level = options_.max_level;
+  const std::vector<KeyedIndex> source_items =
+      sorted_by_key(sources, root_low, root_width_, max_level);
+  const std::vector<KeyedIndex> target_items =
+      sorted_by_key(targets, root_low, root_width_, max_level);
+  source_order_.resize(source_items.size());
+  target_order_.resize(target_items.size());
+#pragma omp parallel for if (source_items.size() > kParallelPoints)
+  for (std::size_t i = 0; i < source_items.size(); ++i) source_order_[i] = source_items[i].index;
+#pragma omp parallel for if (target_items.size() > kParallelPoints)
+  for (std::size_t i = 0; i < target_items.size(); ++i) target_order_[i] = target_items[i].index;
+
+  Cell root;
+  root.center = root_center_;
+  root.source_end = sources.size();
+  root.target_end = targets.size();
+  cells_.push_back(root);
+  level_begin_ = {0};
+  // Where a cell's ranges split between its octants; octant k is [split[k], split[k + 1]).
+  struct OctantSplit {
+    bool split = false;
+    std::array<std::size_t, 9> sources, targets;
+  };
+  std::vector<OctantSplit> splits;
+  // Children are appended parent by parent, so each level is contiguous and, parents being in
+  // Morton order, in Morton order itself.
+  for (int level = 0; level_begin_.back() < int(cells_.size()); ++level) {
+    const int level_begin = level_begin_.back(), level_end = int(cells_.size());
+    level_begin_.push_back(level_end);
+    if (level == max_level) continue;
+    const int child_shift = 3 * (max_level - level - 1);
+    // The binary searches, cache misses mostly, run in parallel; appending the children
+    // in order does not.
+    splits.assign(level_end - level_begin, {});
+#pragma omp parallel for if (level_end - level_begin > kParallelCells)
+    for (int index = level_begin; index < level_end; ++index) {
+      const Cell& parent = cells_[index];
+      if (parent.target_end - parent.target_begin <= std::size_t(options_.max_leaf)) continue;
+      // Within the parent's range all keys share its prefix, so the octant digit is sorted.
+      const MortonKey parent_key = morton_key(parent.coords);
+      OctantSplit& split = splits[index - level_begin];
+      split.split = true;
+      split.sources[0] = parent.source_begin;
+      split.sources[8] = parent.source_end;
+      split.targets[0] = parent.target_begin;
+      split.targets[8] = parent.target_end;
+      for (int octant = 1; octant < 8; ++octant) {
+        const MortonKey first_key = (parent_key << 3 | MortonKey(octant)) << child_shift;
+        split.sources[octant] = first_at_or_after(source_items, split.sources[octant - 1],
+                                                  parent.source_end, first_key);
+        split.targets[octant] = first_at_or_after(target_items, split.targets[octant - 1],
+                                                  parent.target_end, first_key);
+      }
+    }
+    const double child_width = width(level + 1);
+    for (int index = level_begin; index < level_end; ++index) {
+      const OctantSplit& split = splits[index - level_begin];
+      if (!split.split) continue;
+      const std::array<int, 3> parent_coords = cells_[index].coords;
+      cells_[index].first_child = int(cells_.size());
+      for (int octant = 0; octant < 8; ++octant) {
+        if (split.sources[octant] == split.sources[octant + 1] &&
+            split.targets[octant] == split.targets[octant + 1])
+          continue;
+        Cell child;
+        child.level = level + 1;
+        for (int dim = 0; dim < 3; ++dim)
+          child.coords[dim] = 2 * parent_coords[dim] + ((octant >> dim) & 1);
+        child.center =
+            root_low +
+            Vec3{child.coords[0] + 0.5, child.coords[1] + 0.5, child.coords[2] + 0.5} * child_width;
+        child.parent = index;
+        child.octant = octant;
+        child.source_begin = split.sources[octant];
+        child.source_end = split.sources[octant + 1];
+        child.target_begin = split.targets[octant];
+        child.target_end = split.targets[octant + 1];
+        cells_.push_back(child);  // may reallocate: no references into cells_ are held here
+        ++cells_[index].num_children;
+      }
+    }
+  }
+  cell_ids_.resize(cells_.size());
+  std::iota(cell_ids_.begin(), cell_ids_.end(), 0);
+  for (int index = 0; index < int(cells_.size()); ++index)
+    if (cells_[index].is_leaf()) leaves_.push_back(index);
+}
+
+void Octree::build_lists() {
+  const std::vector<Cell>& cells = cells_;
+  const int cell_count = int(cells.size());
+  const std::vector<Colleagues> colleagues = find_colleagues(cells, level_begin_);
+
+  // U and W of a leaf c. Coarser adjacent leaves are colleagues of c's ancestors (the ancestor
+  // at their level touches them). Finer ones and W are found by descending from c's colleagues:
+  // a descendant adjacent to c is a U leaf or is opened further; the first non-adjacent one on a
+  // path is in W (its parent, opened, is adjacent).
+  const auto fill_near_and_w = [&](int cell, std::array<std::vector<int>, 2>& lists,
+                                   std::vector<int>& pending) {
+    const Cell& c = cells[cell];
+    if (!c.is_leaf()) return;
+    std::vector<int>& near = lists[0];
+    std::vector<int>& w = lists[1];
+    for (int ancestor = c.parent; ancestor >= 0; ancestor = cells[ancestor].parent)
+      for (int other : colleagues[ancestor].list())
+        if (cells[other].is_leaf() && adjacent(cells[other], c)) near.push_back(other);
+    pending.clear();
+    for (int other : colleagues[cell].list()) {
+      if (cells[other].is_leaf()) {
+        near.push_back(other);
+      } else {
+        for (int k = 0; k < cells[other].num_children; ++k)
+          pending.push_back(cells[other].first_child + k);
+      }
+    }
+    while (!pending.empty()) {
+      const int other = pending.back();
+      pending.pop_back();
+      const Cell& d = cells[other];
+      if (!adjacent(d, c)) {
+        w.push_back(other);
+      } else if (d.is_leaf()) {
+        near.push_back(other);
+      } else {
+        for (int k = 0; k < d.num_children; ++k) pending.push_back(d.first_child + k);
+      }
+    }
+  };
+  auto near_and_w = build_cell_lists<2>(cell_count, fill_near_and_w);
+  near_ = std::move(near_and_w[0]);
+  w_ = std::move(near_and_w[1]);
+
+  const auto fill_m2l = [&](int cell, std::array<std::vector<int>, 1>& lists, std::vector<int>&) {
+    const Cell& c = cells[cell];
+    if (c.parent < 0) return;
+    for (int uncle : colleagues[c.parent].list()) {
+      const Cell& u = cells[uncle];
+      for (int other = u.first_child; other < u.first_child + u.num_children; ++other)
+        if (!same_level_adjacent(c, cells[other])) lists[0].push_back(other);
+    }
+  };
+  m2l_ = std::move(build_cell_lists<1>(cell_count, fill_m2l)[0]);
+  x_ = invert(w_, cell_count);
+}
+
+}  // namespace fmbem::fmm

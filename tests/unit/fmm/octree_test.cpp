@@ -1,0 +1,422 @@
+#include "fmbem/fmm/octree.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "fmbem/core/error.hpp"
+
+namespace fmbem::fmm {
+namespace {
+
+std::vector<Vec3> sphere_points(std::size_t count, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<Vec3> points(count);
+  for (Vec3& p : points) p = normalized(Vec3{normal(rng), normal(rng), normal(rng)});
+  return points;
+}
+
+std::vector<Vec3> box_points(std::size_t count, Vec3 low, Vec3 high, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unit;
+  std::vector<Vec3> points(count);
+  for (Vec3& p : points)
+    p = {low.x + (high.x - low.x) * unit(rng), low.y + (high.y - low.y) * unit(rng),
+         low.z + (high.z - low.z) * unit(rng)};
+  return points;
+}
+
+std::vector<Vec3> ball_points(std::size_t count, Vec3 center, double radius, std::mt19937_64& rng) {
+  std::vector<Vec3> points;
+  while (points.size() < count) {
+    const Vec3 p = box_points(1, {-1, -1, -1}, {1, 1, 1}, rng)[0];
+    if (dot(p, p) <= 1.0) points.push_back(center + radius * p);
+  }
+  return points;
+}
+
+std::vector<Vec3> line_points(std::size_t count, Vec3 from, Vec3 to, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unit;
+  std::vector<Vec3> points(count);
+  for (Vec3& p : points) p = from + unit(rng) * (to - from);
+  return points;
+}
+
+void append(std::vector<Vec3>& to, const std::vector<Vec3>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+// A dense tiny ball, a sparse big box and a line: leaves of very different levels touch.
+// Sources and targets differ, so some cells hold only one kind.
+struct Cloud {
+  std::vector<Vec3> sources, targets;
+};
+Cloud non_uniform_cloud() {
+  std::mt19937_64 rng(7);
+  Cloud cloud;
+  append(cloud.sources, ball_points(2500, {0.3, 0.2, 0.1}, 0.004, rng));
+  append(cloud.sources, box_points(300, {-1, -1, -1}, {1, 1, 1}, rng));
+  append(cloud.sources, line_points(600, {-1, 0.31, -0.4}, {1, 0.31, -0.4}, rng));
+  append(cloud.targets, ball_points(1500, {0.3, 0.2, 0.1}, 0.004, rng));
+  append(cloud.targets, box_points(200, {-1, -1, 0}, {1, 1, 1}, rng));
+  append(cloud.targets, line_points(400, {-1, 0.31, -0.4}, {1, 0.31, -0.4}, rng));
+  return cloud;
+}
+
+// Written independently of the library: closed integer boxes at the finer level.
+bool touches(const Cell& a, const Cell& b) {
+  const int level = std::max(a.level, b.level);
+  for (int dim = 0; dim < 3; ++dim) {
+    const long long scale_a = 1LL << (level - a.level), scale_b = 1LL << (level - b.level);
+    const long long low_a = a.coords[dim] * scale_a, high_a = low_a + scale_a;
+    const long long low_b = b.coords[dim] * scale_b, high_b = low_b + scale_b;
+    if (high_a < low_b || high_b < low_a) return false;
+  }
+  return true;
+}
+
+std::vector<int> as_vector(std::span<const int> list) { return {list.begin(), list.end()}; }
+
+// Every target leaf reaches every source exactly once through near + W of the leaf and
+// M2L + X of the leaf and its ancestors. Targets of one leaf share their coverage, so checking
+// each target leaf against all sources checks every (target, source) pair.
+void expect_every_pair_covered_once(const Octree& tree) {
+  const std::vector<Cell>& cells = tree.cells();
+  std::vector<int> coverage(tree.source_order().size());
+  const auto cover = [&](std::span<const int> list) {
+    for (int b : list)
+      for (std::size_t j = cells[b].source_begin; j < cells[b].source_end; ++j) ++coverage[j];
+  };
+  int checked_leaves = 0;
+  for (int leaf : tree.leaves()) {
+    if (cells[leaf].target_begin == cells[leaf].target_end) continue;
+    std::fill(coverage.begin(), coverage.end(), 0);
+    cover(tree.near(leaf));
+    cover(tree.w_list(leaf));
+    for (int a = leaf; a >= 0; a = cells[a].parent) {
+      cover(tree.m2l(a));
+      cover(tree.x_list(a));
+    }
+    const auto wrong =
+        std::count_if(coverage.begin(), coverage.end(), [](int c) { return c != 1; });
+    ASSERT_EQ(wrong, 0) << "target leaf " << leaf << " at level " << cells[leaf].level;
+    ++checked_leaves;
+  }
+  EXPECT_GT(checked_leaves, 0);
+}
+
+// Each list against its definition by brute force over all cells, plus the separation
+// properties the expansions rely on.
+void expect_lists_match_definitions(const Octree& tree) {
+  const std::vector<Cell>& cells = tree.cells();
+  const int n = int(cells.size());
+  std::set<std::pair<int, int>> w_pairs, x_pairs;
+  for (int c = 0; c < n; ++c) {
+    const Cell& cc = cells[c];
+    std::vector<int> near, m2l, w;
+    for (int d = 0; d < n; ++d) {
+      const Cell& dd = cells[d];
+      if (cc.is_leaf() && dd.is_leaf() && touches(cc, dd)) near.push_back(d);
+      if (cc.parent >= 0 && dd.level == cc.level && !touches(cc, dd) &&
+          touches(cells[cc.parent], cells[dd.parent]))
+        m2l.push_back(d);
+      if (cc.is_leaf() && dd.level > cc.level && !touches(cc, dd) && touches(cells[dd.parent], cc))
+        w.push_back(d);
+    }
+    ASSERT_EQ(as_vector(tree.near(c)), near) << "cell " << c;
+    ASSERT_EQ(as_vector(tree.m2l(c)), m2l) << "cell " << c;
+    ASSERT_EQ(as_vector(tree.w_list(c)), w) << "cell " << c;
+
+    for (int b : tree.m2l(c)) {
+      ASSERT_EQ(cells[b].level, cc.level);
+      ASSERT_FALSE(touches(cells[b], cc));
+    }
+    for (int b : tree.w_list(c)) {
+      ASSERT_GT(cells[b].level, cc.level);
+      ASSERT_FALSE(touches(cells[b], cc));
+      ASSERT_TRUE(touches(cells[cells[b].parent], cc));
+      w_pairs.insert({c, b});
+    }
+    for (int d : tree.x_list(c)) x_pairs.insert({c, d});
+    const auto x = tree.x_list(c);
+    ASSERT_TRUE(std::is_sorted(x.begin(), x.end()));
+  }
+  std::set<std::pair<int, int>> w_reversed;
+  for (auto [c, b] : w_pairs) w_reversed.insert({b, c});
+  EXPECT_EQ(x_pairs, w_reversed);
+}
+
+int largest_near_level_gap(const Octree& tree) {
+  int gap = 0;
+  for (int leaf : tree.leaves())
+    for (int other : tree.near(leaf))
+      gap = std::max(gap, std::abs(tree.cells()[leaf].level - tree.cells()[other].level));
+  return gap;
+}
+
+TEST(OctreeLists, SphereCoversEveryPairExactlyOnce) {
+  const std::vector<Vec3> sources = sphere_points(20000, 1);
+  const std::vector<Vec3> targets = sphere_points(7000, 2);
+  const Octree tree(sources, targets, {.max_leaf = 30});
+  EXPECT_GE(tree.levels(), 4);
+  expect_every_pair_covered_once(tree);
+  expect_lists_match_definitions(tree);
+}
+
+TEST(OctreeLists, NonUniformCloudCoversEveryPairExactlyOnce) {
+  const Cloud cloud = non_uniform_cloud();
+  const Octree tree(cloud.sources, cloud.targets, {.max_leaf = 20});
+  // Neighbouring leaves several levels apart: no 2:1 balance to lean on.
+  EXPECT_GE(largest_near_level_gap(tree), 3);
+  EXPECT_FALSE(std::all_of(tree.cells().begin(), tree.cells().end(), [](const Cell& c) {
+    return c.target_begin < c.target_end;
+  })) << "want cells holding sources only";
+  expect_every_pair_covered_once(tree);
+  expect_lists_match_definitions(tree);
+}
+
+TEST(OctreeLists, SameCloudForSourcesAndTargets) {
+  const Cloud cloud = non_uniform_cloud();
+  const Octree tree(cloud.sources, cloud.sources, {.max_leaf = 8});
+  expect_every_pair_covered_once(tree);
+  expect_lists_match_definitions(tree);
+}
+
+bool inside(const Vec3& p, const Vec3& center, double half_width) {
+  return std::abs(p.x - center.x) <= half_width && std::abs(p.y - center.y) <= half_width &&
+         std::abs(p.z - center.z) <= half_width;
+}
+
+void expect_permutation(std::span<const std::size_t> order, std::size_t size) {
+  std::vector<std::size_t> sorted(order.begin(), order.end());
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::size_t> identity(size);
+  std::iota(identity.begin(), identity.end(), std::size_t(0));
+  EXPECT_EQ(sorted, identity);
+}
+
+TEST(OctreePoints, CellRangesHoldExactlyThePointsInsideTheirBoxes) {
+  const Cloud cloud = non_uniform_cloud();
+  const Octree tree(cloud.sources, cloud.targets, {.max_leaf = 20});
+  const std::vector<Cell>& cells = tree.cells();
+  expect_permutation(tree.source_order(), cloud.sources.size());
+  expect_permutation(tree.target_order(), cloud.targets.size());
+  EXPECT_EQ(cells[0].source_begin, 0u);
+  EXPECT_EQ(cells[0].source_end, cloud.sources.size());
+  EXPECT_EQ(cells[0].target_end, cloud.targets.size());
+
+  // Rounding may put a point within a few ulps of a face on either side of it.
+  const double tolerance = 1e-12 * tree.root_width();
+  const Vec3 root_low = tree.root_center() - 0.5 * tree.root_width() * Vec3{1, 1, 1};
+  const auto check = [&](const Cell& cell, const std::vector<Vec3>& points,
+                         std::span<const std::size_t> order, std::size_t begin, std::size_t end) {
+    const double half = 0.5 * tree.width(cell.level);
+    for (std::size_t position = 0; position < order.size(); ++position) {
+      const Vec3& p = points[order[position]];
+      const bool in_range = position >= begin && position < end;
+      if (in_range) {
+        ASSERT_TRUE(inside(p, cell.center, half + tolerance));
+      }
+      if (inside(p, cell.center, half - tolerance)) {
+        ASSERT_TRUE(in_range);
+      }
+    }
+  };
+  for (const Cell& cell : cells) {
+    const Vec3 center =
+        root_low + tree.width(cell.level) *
+                       Vec3{cell.coords[0] + 0.5, cell.coords[1] + 0.5, cell.coords[2] + 0.5};
+    ASSERT_LT(norm(center - cell.center), tolerance);
+    check(cell, cloud.sources, tree.source_order(), cell.source_begin, cell.source_end);
+    check(cell, cloud.targets, tree.target_order(), cell.target_begin, cell.target_end);
+    if (cell.is_leaf()) continue;
+    // Children partition the parent's ranges, in octant order.
+    std::size_t next_source = cell.source_begin, next_target = cell.target_begin;
+    int previous_octant = -1;
+    for (int k = 0; k < cell.num_children; ++k) {
+      const Cell& child = cells[cell.first_child + k];
+      ASSERT_EQ(&cells[child.parent], &cell);
+      ASSERT_EQ(child.level, cell.level + 1);
+      ASSERT_GT(child.octant, previous_octant);
+      previous_octant = child.octant;
+      for (int dim = 0; dim < 3; ++dim)
+        ASSERT_EQ(child.coords[dim], 2 * cell.coords[dim] + ((child.octant >> dim) & 1));
+      ASSERT_EQ(child.source_begin, next_source);
+      ASSERT_EQ(child.target_begin, next_target);
+      next_source = child.source_end;
+      next_target = child.target_end;
+    }
+    ASSERT_EQ(next_source, cell.source_end);
+    ASSERT_EQ(next_target, cell.target_end);
+  }
+}
+
+TEST(OctreePoints, LevelsAreContiguousAndBreadthFirst) {
+  const Octree tree(sphere_points(3000, 3), sphere_points(3000, 4), {.max_leaf = 10});
+  int expected_first = 0;
+  for (int level = 0; level < tree.levels(); ++level) {
+    const auto ids = tree.cells_at_level(level);
+    ASSERT_FALSE(ids.empty());
+    EXPECT_EQ(ids.front(), expected_first);
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      EXPECT_EQ(ids[k], expected_first + int(k));
+      EXPECT_EQ(tree.cells()[ids[k]].level, level);
+    }
+    expected_first += int(ids.size());
+  }
+  EXPECT_EQ(expected_first, int(tree.cells().size()));
+  EXPECT_DOUBLE_EQ(tree.width(3), tree.root_width() / 8);
+}
+
+TEST(OctreeSplitting, LeavesRespectMaxLeafAndNoCellIsEmpty) {
+  const Cloud cloud = non_uniform_cloud();
+  const int max_leaf = 20;
+  const Octree tree(cloud.sources, cloud.targets, {.max_leaf = max_leaf});
+  for (const Cell& cell : tree.cells()) {
+    const std::size_t targets = cell.target_end - cell.target_begin;
+    EXPECT_TRUE(cell.source_begin < cell.source_end || targets > 0);
+    if (cell.is_leaf() && cell.level < tree.options().max_level) {
+      EXPECT_LE(targets, std::size_t(max_leaf));
+    }
+    if (!cell.is_leaf()) {
+      EXPECT_GT(targets, std::size_t(max_leaf));
+    }
+  }
+  std::vector<int> leaves;
+  for (int k = 0; k < int(tree.cells().size()); ++k)
+    if (tree.cells()[k].is_leaf()) leaves.push_back(k);
+  EXPECT_EQ(tree.leaves(), leaves);
+}
+
+TEST(OctreeSplitting, MaxLevelCapsDepth) {
+  std::mt19937_64 rng(11);
+  const std::vector<Vec3> points = box_points(5000, {0, 0, 0}, {1, 1, 1}, rng);
+  const Octree tree(points, points, {.max_leaf = 10, .max_level = 2});
+  EXPECT_EQ(tree.levels(), 3);
+  const auto& cells = tree.cells();
+  EXPECT_TRUE(std::any_of(cells.begin(), cells.end(), [](const Cell& c) {
+    return c.level == 2 && c.target_end - c.target_begin > 10;
+  }));
+  const Octree root_only(points, points, {.max_leaf = 10, .max_level = 0});
+  EXPECT_EQ(root_only.levels(), 1);
+  EXPECT_EQ(root_only.near(0).size(), 1u);
+}
+
+TEST(OctreeSplitting, CoincidentPointsStopAtMaxLevel) {
+  const std::vector<Vec3> same(500, Vec3{0.25, -3.0, 7.5});
+  const Octree tree(same, same, {.max_leaf = 10});
+  EXPECT_EQ(tree.levels(), Octree::kMaxLevel + 1);
+  EXPECT_EQ(tree.cells().size(), std::size_t(Octree::kMaxLevel + 1));
+  ASSERT_EQ(tree.leaves().size(), 1u);
+  const Cell& leaf = tree.cells()[tree.leaves()[0]];
+  EXPECT_EQ(leaf.target_end - leaf.target_begin, 500u);
+  EXPECT_GT(tree.root_width(), 0.0);
+  expect_every_pair_covered_once(tree);
+
+  // Next to a few scattered points, so the coincident stack shares the tree with other cells.
+  std::mt19937_64 rng(5);
+  std::vector<Vec3> mixed = same;
+  append(mixed, box_points(50, {-1, -4, 6}, {1, -2, 8}, rng));
+  const Octree mixed_tree(mixed, mixed, {.max_leaf = 10});
+  EXPECT_EQ(mixed_tree.levels(), Octree::kMaxLevel + 1);
+  expect_every_pair_covered_once(mixed_tree);
+  expect_lists_match_definitions(mixed_tree);
+}
+
+TEST(OctreeTransfer, IndexEncodesTheOffset) {
+  EXPECT_EQ(Octree::transfer_index({5, 5, 5}, {2, 2, 2}), 342);
+  EXPECT_EQ(Octree::transfer_index({2, 2, 2}, {5, 5, 5}), 0);
+  EXPECT_EQ(Octree::transfer_index({4, 1, 0}, {2, 2, 3}), (2 + 3) * 49 + (-1 + 3) * 7 + 0);
+}
+
+TEST(OctreeTransfer, M2lOffsetsAreTheWellSeparated316) {
+  std::mt19937_64 rng(3);
+  const std::vector<Vec3> points = box_points(20000, {0, 0, 0}, {1, 1, 1}, rng);
+  const Octree tree(points, points, {.max_leaf = 30});
+  const auto& cells = tree.cells();
+  int deepest_full_level = -1;
+  int seen_at_deepest_full = 0;
+  for (int level = 0; level < tree.levels(); ++level) {
+    std::vector<bool> seen(Octree::kTransferCount, false);
+    for (int c : tree.cells_at_level(level))
+      for (int s : tree.m2l(c)) {
+        int largest = 0;
+        for (int dim = 0; dim < 3; ++dim) {
+          const int d = cells[c].coords[dim] - cells[s].coords[dim];
+          ASSERT_LE(std::abs(d), 3);
+          largest = std::max(largest, std::abs(d));
+        }
+        ASSERT_GE(largest, 2);
+        const int index = Octree::transfer_index(cells[c].coords, cells[s].coords);
+        ASSERT_GE(index, 0);
+        ASSERT_LT(index, Octree::kTransferCount);
+        seen[index] = true;
+      }
+    const int distinct = int(std::count(seen.begin(), seen.end(), true));
+    EXPECT_LE(distinct, 316);
+    if (tree.cells_at_level(level).size() == std::size_t(1) << (3 * level)) {
+      deepest_full_level = level;
+      seen_at_deepest_full = distinct;
+    }
+  }
+  ASSERT_GE(deepest_full_level, 2);
+  EXPECT_EQ(seen_at_deepest_full, 316);
+}
+
+void expect_same_tree(const Octree& a, const Octree& b) {
+  ASSERT_EQ(a.cells(), b.cells());
+  ASSERT_TRUE(std::ranges::equal(a.source_order(), b.source_order()));
+  ASSERT_TRUE(std::ranges::equal(a.target_order(), b.target_order()));
+  for (int c = 0; c < int(a.cells().size()); ++c) {
+    ASSERT_TRUE(std::ranges::equal(a.near(c), b.near(c)));
+    ASSERT_TRUE(std::ranges::equal(a.m2l(c), b.m2l(c)));
+    ASSERT_TRUE(std::ranges::equal(a.w_list(c), b.w_list(c)));
+    ASSERT_TRUE(std::ranges::equal(a.x_list(c), b.x_list(c)));
+  }
+}
+
+TEST(OctreeDeterminism, SameTreeForOneAndSeveralThreads) {
+  // Big enough that the sort, the octant splits and the list builder all run in parallel.
+  std::mt19937_64 rng(9);
+  std::vector<Vec3> sources = sphere_points(150000, 6);
+  append(sources, ball_points(20000, {0.0, 0.0, 1.0}, 0.01, rng));
+  const std::vector<Vec3> targets = sphere_points(100000, 8);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const Octree serial(sources, targets, {.max_leaf = 20});
+  omp_set_num_threads(2);
+  const Octree two(sources, targets, {.max_leaf = 20});
+  omp_set_num_threads(3);
+  const Octree three(sources, targets, {.max_leaf = 20});
+  omp_set_num_threads(threads);
+  expect_same_tree(serial, two);
+  expect_same_tree(serial, three);
+}
+
+TEST(OctreeInput, BadInputThrows) {
+  const std::vector<Vec3> points = sphere_points(10, 1);
+  const std::vector<Vec3> none;
+  EXPECT_THROW(Octree(none, points, {}), Error);
+  EXPECT_THROW(Octree(points, none, {}), Error);
+  std::vector<Vec3> with_nan = points;
+  with_nan[3].y = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(Octree(with_nan, points, {}), Error);
+  std::vector<Vec3> with_infinity = points;
+  with_infinity[7].z = -std::numeric_limits<double>::infinity();
+  EXPECT_THROW(Octree(points, with_infinity, {}), Error);
+  EXPECT_THROW(Octree(points, points, {.max_leaf = 0}), Error);
+  EXPECT_THROW(Octree(points, points, {.max_level = -1}), Error);
+  EXPECT_THROW(Octree(points, points, {.max_level = 22}), Error);
+  EXPECT_NO_THROW(Octree(points, points, {.max_leaf = 1}));
+}
+
+}  // namespace
+}  // namespace fmbem::fmm
