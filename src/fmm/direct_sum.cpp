@@ -40,9 +40,9 @@ PointSources::PointSources(std::span<const Vec3> points, std::span<const Vec3> n
   }
 }
 
-// Built for AVX2 + FMA and for the baseline; the loader picks the one the
+// Built for x86-64-v3 (AVX2 + FMA) and for the baseline; the loader picks the one the
 // CPU runs (4-wide libmvec sin/cos on AVX2 machines).
-__attribute__((target_clones("arch=haswell", "default"))) cplx PointSources::potential(
+__attribute__((target_clones("arch=x86-64-v3", "default"))) cplx PointSources::potential(
     std::size_t begin, std::size_t end, double k, const Vec3& x, double skip_radius2) const {
   const double* __restrict px = x_.data();
   const double* __restrict py = y_.data();

@@ -35,7 +35,7 @@ class PhaseScope {
 
 // c(i, :) = sum_j t(i, j) b(j, :) for a block of block_columns columns, real
 // and imaginary parts split so that the column loop vectorises.
-__attribute__((target_clones("arch=haswell", "default"))) void multiply_block(
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void multiply_block(
     int size, const double* __restrict t_re, const double* __restrict t_im,
     const double* __restrict b_re, const double* __restrict b_im, double* __restrict c_re,
     double* __restrict c_im) {
@@ -189,6 +189,7 @@ void Fmm::build_translations() {
   const auto& cells = tree.cells();
   const int p = order_, size = p * p, num_levels = tree.levels();
   const GauntTable gaunt(p);
+  const MultipoleToLocalTable m2l_table(gaunt, p);
   levels_.resize(num_levels);
   statistics_.order = p;
   statistics_.levels = num_levels;
@@ -232,7 +233,7 @@ void Fmm::build_translations() {
     for (std::size_t u = 0; u < used.size(); ++u) {
       const int v = used[u];
       const Vec3 t = Vec3{double(v / 49 - 3), double(v / 7 % 7 - 3), double(v % 7 - 3)} * lv.sigma;
-      const TranslationMatrix m = multipole_to_local(gaunt, p, k_, lv.sigma, t);
+      const TranslationMatrix m = m2l_table(k_, lv.sigma, t);
       Batch& b = by_vector[v];
       b.matrix_re.resize(size * size);
       b.matrix_im.resize(size * size);

@@ -123,33 +123,42 @@ TranslationMatrix regular_shift(const GauntTable& gaunt, int p, double k, double
   return c;
 }
 
-TranslationMatrix multipole_to_local(const GauntTable& gaunt, int p, double k, double sigma,
-                                     const Vec3& t) {
+MultipoleToLocalTable::MultipoleToLocalTable(const GauntTable& gaunt, int p) : p_(p) {
   check_order(gaunt, p, p - 1);
-  const int size = p * p, lmax = 2 * p - 2;
-  const double kappa = k * sigma;
-  const std::vector<double> odd = odd_factorials(lmax + 1), kappa_power = powers(kappa, 2 * p);
-  std::vector<cplx> st((lmax + 1) * (lmax + 1));
-  singular_basis(lmax, k, sigma, t, st.data());
-  TranslationMatrix c(size * size, 0.0);
+  const int size = p * p;
+  const std::vector<double> odd = odd_factorials(2 * p - 1);
   for (int a = 0; a < p; ++a)
     for (int b = -a; b <= a; ++b)
       for (int n = 0; n < p; ++n)
         for (int m = -n; m <= n; ++m) {
           const int q = m - b;
-          cplx sum = 0.0;
           for (int l = std::abs(a - n); l <= a + n; l += 2) {
             if (std::abs(q) > l) continue;
             // beta_n / (alpha_a beta_l), beta_n = i kappa^(n+1) / (2n-1)!!, and the
-            // 1 / (sigma (2n+1)) of the kernel expansion.
-            const double scale =
-                kappa_power[n + a - l] * odd[l] / (odd[n] * odd[a + 1] * sigma * (2.0 * n + 1.0));
-            sum +=
-                i_power(a + l - n) * (gaunt(n, m, a, b, l) * scale) * st[coefficient_index(l, q)];
+            // 1 / (sigma (2n+1)) of the kernel expansion (sigma applied later).
+            const double scale = odd[l] / (odd[n] * odd[a + 1] * (2.0 * n + 1.0));
+            terms_.push_back({coefficient_index(a, b) * size + coefficient_index(n, m),
+                              coefficient_index(l, q), n + a - l,
+                              four_pi * i_power(a + l - n) * (gaunt(n, m, a, b, l) * scale)});
           }
-          c[coefficient_index(a, b) * size + coefficient_index(n, m)] = four_pi * sum;
         }
+}
+
+TranslationMatrix MultipoleToLocalTable::operator()(double k, double sigma, const Vec3& t) const {
+  const int size = p_ * p_, lmax = 2 * p_ - 2;
+  const std::vector<double> kappa_power = powers(k * sigma, 2 * p_);
+  std::vector<cplx> st((lmax + 1) * (lmax + 1));
+  singular_basis(lmax, k, sigma, t, st.data());
+  TranslationMatrix c(size * size, 0.0);
+  for (const Term& term : terms_)
+    c[term.entry] += term.constant * (kappa_power[term.power] * st[term.harmonic]);
+  for (cplx& v : c) v /= sigma;
   return c;
+}
+
+TranslationMatrix multipole_to_local(const GauntTable& gaunt, int p, double k, double sigma,
+                                     const Vec3& t) {
+  return MultipoleToLocalTable(gaunt, p)(k, sigma, t);
 }
 
 HarmonicGradient harmonic_gradient(int q) {

@@ -45,6 +45,25 @@ TranslationMatrix regular_shift(const GauntTable& gaunt, int p, double k, double
 TranslationMatrix multipole_to_local(const GauntTable& gaunt, int p, double k, double sigma,
                                      const Vec3& t);
 
+// The same matrices for many transfer vectors: the part of each entry that
+// does not depend on t, k or sigma (Gaunt coefficient, phase, factorials) is
+// tabulated once, so a matrix costs one pass over the table.
+class MultipoleToLocalTable {
+ public:
+  MultipoleToLocalTable(const GauntTable& gaunt, int p);
+  TranslationMatrix operator()(double k, double sigma, const Vec3& t) const;
+
+ private:
+  struct Term {
+    int entry;      // ab * p^2 + nm
+    int harmonic;   // coefficient_index(l, m - b) of Shat(t)
+    int power;      // of kappa: n + a - l
+    cplx constant;  // 4 pi i^(a+l-n) G (2l-1)!! / ((2n-1)!! (2a+1)!! (2n+1))
+  };
+  int p_;
+  std::vector<Term> terms_;
+};
+
 // grad Rhat_n^m(r) = sum over terms (q, a) of coefficient * g_q * Rhat_a^(m-q)(r)
 // with a = n +- 1 and g_q the gradient of |r| Y_1^q: g_0 = sqrt(3/4pi) e_z,
 // g_(+-1) = -+sqrt(3/8pi) (e_x +- i e_y). Used for the double-layer moments.

@@ -133,6 +133,54 @@ TEST(FmmLimit, WarnsWhereTheLowFrequencyExpansionsStopConverging) {
   }
 }
 
+// OpenMP splits every phase differently with 1 and 2 threads; each target's
+// sums are formed in the same order either way, so results agree to rounding.
+TEST(Fmm, SameResultForAnyThreadCount) {
+  const PointSet set = make_points(false, 8000, 3000, 11);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const auto one = run_fmm(8.0, set, 8, 20);
+  omp_set_num_threads(2);
+  const auto two = run_fmm(8.0, set, 8, 20);
+  omp_set_num_threads(threads);
+  EXPECT_LT(relative_error(two, one), 1e-14);
+}
+
+// A tree too shallow for M2L (everything near): the FMM is the direct sum.
+TEST(Fmm, ShallowTreeIsTheDirectSum) {
+  const PointSet set = make_points(true, 300, 100, 12);
+  EXPECT_LT(relative_error(run_fmm(3.0, set, 4, 1000), direct(3.0, set)), 1e-14);
+}
+
+TEST(Fmm, RejectsBadInput) {
+  const PointSet set = make_points(true, 100, 10, 13);
+  EXPECT_THROW(Fmm(-1.0, set.sources, set.normals, set.targets, FmmOptions{8}), Error);
+  EXPECT_THROW(Fmm(1.0, set.sources, set.normals, set.targets, FmmOptions{-1}), Error);
+  EXPECT_THROW(Fmm(1.0, set.sources, set.normals, set.targets, FmmOptions{41}), Error);
+  EXPECT_THROW(Fmm(1.0, set.sources, set.normals, set.targets, FmmOptions{8, 0.0, 0}), Error);
+  EXPECT_THROW(Fmm(1.0, set.sources, set.normals, set.targets, FmmOptions{0, 0.0}), Error);
+  const std::vector<Vec3> few_normals(3);
+  EXPECT_THROW(Fmm(1.0, set.sources, few_normals, set.targets, FmmOptions{8}), Error);
+  const Fmm fmm(1.0, set.sources, set.normals, set.targets, FmmOptions{8});
+  std::vector<cplx> phi(set.targets.size() + 1);
+  EXPECT_THROW(fmm.apply(set.charges, set.dipoles, phi), Error);
+  const Fmm no_normals(1.0, set.sources, {}, set.targets, FmmOptions{8});
+  phi.resize(set.targets.size());
+  EXPECT_THROW(no_normals.apply(set.charges, set.dipoles, phi), Error);
+  no_normals.apply(set.charges, {}, phi);  // charges alone need no normals
+  EXPECT_THROW(order_for_tolerance(0.0), Error);
+  EXPECT_THROW(order_for_tolerance(1.0), Error);
+}
+
+TEST(Fmm, OrderForToleranceFollowsTheMeasuredErrors) {
+  EXPECT_EQ(order_for_tolerance(2.6e-3), 8);
+  EXPECT_EQ(order_for_tolerance(1e-4), 11);
+  EXPECT_EQ(order_for_tolerance(1.6e-5), 12);
+  EXPECT_EQ(order_for_tolerance(1.5e-6), 16);
+  EXPECT_EQ(order_for_tolerance(1e-6), 17);
+  EXPECT_EQ(order_for_tolerance(0.5), 4);
+}
+
 INSTANTIATE_TEST_SUITE_P(Geometries, FmmAccuracy,
                          ::testing::Values(Case{true, 0.0}, Case{true, 8.0}, Case{true, 5e-4},
                                            Case{false, 0.0}, Case{false, 8.0}));
