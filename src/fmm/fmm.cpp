@@ -299,33 +299,37 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
     const auto& leaves = tree.leaves();
 #pragma omp parallel
     {
-      std::vector<cplx> basis((p + 1) * (p + 1)), derivative(size);
+      const int extended = (p + 1) * (p + 1);
+      // Dipoles: grad Rhat_n^m = sum over terms of c g_q Rhat_a^(m-q), so the
+      // moments need, per q, sum_j d_j conj(n_j . g_q) conj(Rhat(y_j)); the
+      // gradient terms are applied once per leaf, not once per point.
+      std::vector<cplx> basis(extended), by_q(3 * extended);
 #pragma omp for schedule(dynamic, 8)
       for (std::size_t l = 0; l < leaves.size(); ++l) {
         const Cell& cell = cells[leaves[l]];
         if (cell.level < 2 || cell.source_begin == cell.source_end) continue;
         const Level& lv = levels_[cell.level];
         cplx* m = &multipole[leaves[l] * size];
+        if (with_dipoles) std::fill(by_q.begin(), by_q.end(), cplx(0.0));
         for (std::size_t i = cell.source_begin; i < cell.source_end; ++i) {
           const std::size_t j = source_order[i];
           regular_basis(with_dipoles ? p : p - 1, k_, lv.sigma, sources_[j] - cell.center,
                         basis.data());
-          const cplx q = with_charges ? charges[j] : 0.0;
           if (with_charges)
-            for (int c = 0; c < size; ++c) m[c] += q * std::conj(basis[c]);
-          if (with_dipoles && dipoles[j] != 0.0) {
-            cplx g[3];
-            for (int qq = -1; qq <= 1; ++qq) {
-              const HarmonicGradient h = harmonic_gradient(qq);
+            for (int c = 0; c < size; ++c) m[c] += charges[j] * std::conj(basis[c]);
+          if (with_dipoles && dipoles[j] != 0.0)
+            for (int q = -1; q <= 1; ++q) {
+              const HarmonicGradient h = harmonic_gradient(q);
               const Vec3& nu = normals_[j];
-              g[qq + 1] = h.x * nu.x + h.y * nu.y + h.z * nu.z;
+              const cplx weight = dipoles[j] * std::conj(h.x * nu.x + h.y * nu.y + h.z * nu.z);
+              cplx* acc = &by_q[(q + 1) * extended];
+              for (int c = 0; c < extended; ++c) acc[c] += weight * std::conj(basis[c]);
             }
-            std::fill(derivative.begin(), derivative.end(), cplx(0.0));
-            for (const GradientTerm& term : lv.gradient)
-              derivative[term.target] += term.coefficient * g[term.q + 1] * basis[term.source];
-            for (int c = 0; c < size; ++c) m[c] += dipoles[j] * std::conj(derivative[c]);
-          }
         }
+        if (with_dipoles)
+          for (const GradientTerm& term : lv.gradient)
+            m[term.target] +=
+                std::conj(term.coefficient) * by_q[(term.q + 1) * extended + term.source];
       }
     }
   }
