@@ -54,6 +54,23 @@ class PhaseTimer final : public fmm::FmmObserver {
   std::array<Clock::time_point, int(fmm::FmmPhase::count)> start_{};
 };
 
+// Runs `run` reps times (it reports its phases to timer); returns the fastest
+// wall time and leaves that repetition's phases in fastest_phases.
+template <class Run>
+double fastest_run(int reps, PhaseTimer& timer, PhaseTimer& fastest_phases, Run run) {
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    timer.reset();
+    const auto start = Clock::now();
+    run();
+    if (const double t = seconds_since(start); t < best) {
+      best = t;
+      fastest_phases.seconds = timer.seconds;
+    }
+  }
+  return best;
+}
+
 std::vector<cplx> random_vector(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -124,22 +141,14 @@ int run_points(const Args& a, const Discretization& disc) {
   const std::vector<cplx> charges =
       point_strengths(disc, random_vector(disc.size(), 5));  // weight x density
   PhaseTimer timer;
-  auto start = Clock::now();
+  const auto start = Clock::now();
   const fmm::Fmm fmm(a.k, sources, {}, targets,
                      fmm::FmmOptions{a.order, 0.0, a.max_leaf, disc.coincidence_radius()}, &timer);
   const double setup = seconds_since(start);
   std::vector<cplx> phi(targets.size());
-  double best = 1e300;
-  PhaseTimer best_phases;  // the phases of the fastest repetition
-  for (int r = 0; r < a.reps; ++r) {
-    timer.reset();
-    start = Clock::now();
-    fmm.apply(charges, {}, phi, &timer);
-    if (const double t = seconds_since(start); t < best) {
-      best = t;
-      best_phases.seconds = timer.seconds;
-    }
-  }
+  PhaseTimer best_phases;
+  const double best =
+      fastest_run(a.reps, timer, best_phases, [&] { fmm.apply(charges, {}, phi, &timer); });
   // Direct reference on every (N / 2000)-th target.
   std::vector<std::int64_t> sample;
   for (std::size_t i = 0; i < targets.size(); i += std::max<std::size_t>(1, targets.size() / 2000))
@@ -188,17 +197,8 @@ int run_matrix(const Args& a, const Discretization& disc) {
                translations = timer.seconds[int(fmm::FmmPhase::translations)];
   const auto dd = random_vector(disc.size(), 1), sd = random_vector(disc.size(), 2);
   std::vector<cplx> y(disc.size());
-  double best = 1e300;
-  PhaseTimer best_phases;  // the phases of the fastest repetition
-  for (int r = 0; r < a.reps; ++r) {
-    timer.reset();
-    start = Clock::now();
-    layers.apply(dd, sd, y);
-    if (const double t = seconds_since(start); t < best) {
-      best = t;
-      best_phases.seconds = timer.seconds;
-    }
-  }
+  PhaseTimer best_phases;
+  const double best = fastest_run(a.reps, timer, best_phases, [&] { layers.apply(dd, sd, y); });
   const fmm::FmmStatistics& s = layers.fmm().statistics();
   std::printf(
       "matrix N %zu threads %d p %d levels %d leaves %zu set-up %.2f s (tree %.2f, translations "

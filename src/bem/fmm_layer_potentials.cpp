@@ -1,7 +1,6 @@
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 
 #include "fmbem/bem/point_strengths.hpp"
-#include "fmbem/core/error.hpp"
 
 namespace fmbem {
 
@@ -9,7 +8,7 @@ FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, Row
                                        const NearFieldOptions& near_options,
                                        const fmm::FmmOptions& fmm_options,
                                        fmm::FmmObserver* observer)
-    : disc_(&disc), rows_(rows), near_(disc, k, rows, near_options), observer_(observer) {
+    : CorrectedLayerPotentials(disc, k, rows, near_options), observer_(observer) {
   const auto& centroids = disc.collocation_points();
   const std::span<const Vec3> targets(centroids.data() + rows.begin, rows.size());
   fmm::FmmOptions options = fmm_options;
@@ -18,12 +17,12 @@ FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, Row
                                     targets, options, observer);
 }
 
-void FmmLayerPotentials::apply(std::span<const cplx> double_density,
-                               std::span<const cplx> single_density, std::span<cplx> y) const {
-  check_layer_sizes(*disc_, rows_, double_density, single_density, y);
-  fmm_->apply(point_strengths(*disc_, single_density), point_strengths(*disc_, double_density), y,
+void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,
+                                     std::span<const cplx> single_density,
+                                     std::span<cplx> y) const {
+  const Discretization& disc = discretization();
+  fmm_->apply(point_strengths(disc, single_density), point_strengths(disc, double_density), y,
               observer_);
-  near_.add_to(double_density, single_density, y);
 }
 
 }  // namespace fmbem

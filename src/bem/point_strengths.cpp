@@ -1,7 +1,5 @@
 #include "fmbem/bem/point_strengths.hpp"
 
-#include "fmbem/core/error.hpp"
-
 namespace fmbem {
 
 std::vector<cplx> point_strengths(const Discretization& disc, std::span<const cplx> density) {
@@ -21,15 +19,6 @@ std::vector<Vec3> quadrature_point_normals(const Discretization& disc) {
   for (std::size_t e = 0; e < n; ++e)
     for (std::size_t q = e * m; q < (e + 1) * m; ++q) normals[q] = disc.mesh().normals()[e];
   return normals;
-}
-
-void check_layer_sizes(const Discretization& disc, RowRange rows,
-                       std::span<const cplx> double_density, std::span<const cplx> single_density,
-                       std::span<const cplx> y) {
-  const std::size_t n = disc.size();
-  if ((!double_density.empty() && double_density.size() != n) ||
-      (!single_density.empty() && single_density.size() != n) || y.size() != rows.size())
-    throw Error("layer potentials: density or result of the wrong size");
 }
 
 }  // namespace fmbem

@@ -140,18 +140,28 @@ void spherical_harmonics(int max_n, const Vec3& r, cplx* y) {
   }
 }
 
+namespace {
+
+// out[n, m] *= radial[n] * power_0 * ratio^n for every degree n <= max_n:
+// the radial factor of a basis times the spherical harmonics already in out.
+template <class Radial>
+void scale_by_degree(int max_n, const Radial* radial, double power_0, double ratio, cplx* out) {
+  double power = power_0;
+  for (int n = 0; n <= max_n; ++n) {
+    const Radial factor = radial[n] * power;
+    for (int m = -n; m <= n; ++m) out[coefficient_index(n, m)] *= factor;
+    power *= ratio;
+  }
+}
+
+}  // namespace
+
 void regular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out) {
   std::array<double, 2 * max_degree + 3> jhat;
   const double len = norm(r);
   scaled_bessel_j(max_n, k * len, jhat.data());
   spherical_harmonics(max_n, r, out);
-  const double ratio = len / sigma;
-  double power = 1.0;
-  for (int n = 0; n <= max_n; ++n) {
-    const double radial = jhat[n] * power;
-    for (int m = -n; m <= n; ++m) out[coefficient_index(n, m)] *= radial;
-    power *= ratio;
-  }
+  scale_by_degree(max_n, jhat.data(), 1.0, len / sigma, out);  // (|r| / sigma)^n
 }
 
 void singular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out) {
@@ -159,13 +169,7 @@ void singular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out)
   const double len = norm(r);
   scaled_hankel(max_n, k * len, hhat.data());
   spherical_harmonics(max_n, r, out);
-  const double ratio = sigma / len;
-  double power = ratio;
-  for (int n = 0; n <= max_n; ++n) {
-    const cplx radial = hhat[n] * power;
-    for (int m = -n; m <= n; ++m) out[coefficient_index(n, m)] *= radial;
-    power *= ratio;
-  }
+  scale_by_degree(max_n, hhat.data(), sigma / len, sigma / len, out);  // (sigma / |r|)^(n+1)
 }
 
 }  // namespace fmbem::fmm

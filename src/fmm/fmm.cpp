@@ -73,8 +73,7 @@ void multiply_add(int size, const cplx* a, const cplx* x, cplx* y) {
 }  // namespace
 
 const char* phase_name(FmmPhase phase) {
-  static const char* names[] = {"tree", "translations", "P2M", "M2M",
-                                "M2L",  "L2L",          "L2P", "near field"};
+  static const char* names[] = {"Tree", "Translations", "P2M", "M2M", "M2L", "L2L", "L2P", "Near"};
   return names[static_cast<int>(phase)];
 }
 
@@ -140,8 +139,6 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     PhaseScope scope(observer, FmmPhase::translations);
     build_translations();
   }
-  target_order_.assign(tree_->target_order().begin(), tree_->target_order().end());
-  num_targets_ = targets.size();
 }
 
 void Fmm::build_near_lists() {
@@ -281,13 +278,14 @@ void Fmm::build_translations() {
 
 void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
                 std::span<cplx> potential, FmmObserver* observer) const {
-  if (potential.size() != num_targets_ || (!charges.empty() && charges.size() != sources_.size()) ||
+  if (potential.size() != targets_.size() ||
+      (!charges.empty() && charges.size() != sources_.size()) ||
       (!dipoles.empty() && dipoles.size() != sources_.size()))
     throw Error("FMM: charges, dipoles or potentials of the wrong size");
   if (!dipoles.empty() && normals_.empty()) throw Error("FMM: dipoles need source normals");
   const Octree& tree = *tree_;
   const auto& cells = tree.cells();
-  const auto source_order = tree.source_order();
+  const auto source_order = tree.source_order(), target_order = tree.target_order();
   const int p = order_, size = p * p, num_levels = tree.levels();
   const std::size_t num_cells = cells.size();
   std::vector<cplx> multipole(num_cells * size, 0.0), local(num_cells * size, 0.0);
@@ -304,6 +302,8 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
       // moments need, per q, sum_j d_j conj(n_j . g_q) conj(Rhat(y_j)); the
       // gradient terms are applied once per leaf, not once per point.
       std::vector<cplx> basis(extended), by_q(3 * extended);
+      const HarmonicGradient g[3] = {harmonic_gradient(-1), harmonic_gradient(0),
+                                     harmonic_gradient(1)};
 #pragma omp for schedule(dynamic, 8)
       for (std::size_t l = 0; l < leaves.size(); ++l) {
         const Cell& cell = cells[leaves[l]];
@@ -319,7 +319,7 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
             for (int c = 0; c < size; ++c) m[c] += charges[j] * std::conj(basis[c]);
           if (with_dipoles && dipoles[j] != 0.0)
             for (int q = -1; q <= 1; ++q) {
-              const HarmonicGradient h = harmonic_gradient(q);
+              const HarmonicGradient& h = g[q + 1];
               const Vec3& nu = normals_[j];
               const cplx weight = dipoles[j] * std::conj(h.x * nu.x + h.y * nu.y + h.z * nu.z);
               cplx* acc = &by_q[(q + 1) * extended];
@@ -422,7 +422,7 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
         if (cell.level < 2 || cell.target_begin == cell.target_end) continue;
         const cplx* lc = &local[leaves[l] * size];
         for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
-          const std::size_t t = target_order_[i];
+          const std::size_t t = target_order[i];
           regular_basis(p - 1, k_, levels_[cell.level].sigma, targets_[t] - cell.center,
                         basis.data());
           cplx sum = 0.0;
@@ -441,7 +441,7 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
     for (std::size_t l = 0; l < leaves.size(); ++l) {
       const Cell& cell = cells[leaves[l]];
       for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
-        const std::size_t t = target_order_[i];
+        const std::size_t t = target_order[i];
         cplx sum = 0.0;
         for (std::size_t r = near_offsets_[l]; r < near_offsets_[l + 1]; ++r)
           sum += sorted.potential(near_ranges_[r][0], near_ranges_[r][1], k_, targets_[t], skip2);

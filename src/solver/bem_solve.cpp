@@ -5,6 +5,7 @@
 
 #include <array>
 #include <memory>
+#include <string>
 
 #include "fmbem/bem/direct_layer_potentials.hpp"
 #include "fmbem/bem/discretization.hpp"
@@ -26,10 +27,10 @@ struct LogEvents {
 class FmmEvents final : public fmm::FmmObserver {
  public:
   explicit FmmEvents(PetscClassId class_id) {
-    static const char* names[] = {"FMMTree", "FMMTranslations", "FMMP2M", "FMMM2M",
-                                  "FMMM2L",  "FMML2L",          "FMML2P", "FMMNear"};
-    for (int i = 0; i < int(fmm::FmmPhase::count); ++i)
-      PetscCallAbort(PETSC_COMM_SELF, PetscLogEventRegister(names[i], class_id, &events_[i]));
+    for (int i = 0; i < int(fmm::FmmPhase::count); ++i) {
+      const std::string name = std::string("FMM") + fmm::phase_name(fmm::FmmPhase(i));
+      PetscCallAbort(PETSC_COMM_SELF, PetscLogEventRegister(name.c_str(), class_id, &events_[i]));
+    }
   }
   void begin(fmm::FmmPhase phase) override {
     PetscCallAbort(PETSC_COMM_SELF, PetscLogEventBegin(events_[int(phase)], 0, 0, 0, 0));
@@ -136,7 +137,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
   const RowRange rows{std::size_t(row_begin), std::size_t(row_end)};
 
   FmmEvents fmm_events(class_id);
-  std::unique_ptr<LayerPotentials> layer_potentials;
+  std::unique_ptr<CorrectedLayerPotentials> layer_potentials;
   const FmmLayerPotentials* fmm_layers = nullptr;
   PetscCall(PetscLogEventBegin(events.near_setup, 0, 0, 0, 0));
   if (opt.operator_backend == "fmm") {
@@ -148,7 +149,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
     layer_potentials = std::make_unique<DirectLayerPotentials>(disc, opt.problem.k, rows, opt.near);
   }
   PetscCall(PetscLogEventEnd(events.near_setup, 0, 0, 0, 0));
-  const LayerPotentials& layers = *layer_potentials;
+  const CorrectedLayerPotentials& layers = *layer_potentials;
   if (fmm_layers) {
     const fmm::FmmStatistics& stats = fmm_layers->fmm().statistics();
     if (opt.fmm_view) PetscCall(PetscPrintf(comm, "%s", fmm_layers->fmm().describe().c_str()));
@@ -201,9 +202,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
   PetscCall(VecScatterBegin(to_zero, x, x0, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecScatterEnd(to_zero, x, x0, INSERT_VALUES, SCATTER_FORWARD));
 
-  const NearFieldCorrection& near_field =
-      fmm_layers ? fmm_layers->near_field()
-                 : static_cast<const DirectLayerPotentials&>(layers).near_field();
+  const NearFieldCorrection& near_field = layers.near_field();
   std::size_t near_bytes_total = 0, near_nnz = 0;
   {
     unsigned long long local[2] = {near_field.memory_bytes(), near_field.nonzeros()}, total[2];

@@ -94,8 +94,6 @@ class Fmm {
   FmmOptions options_;
   std::vector<Vec3> sources_, normals_, targets_;
   std::unique_ptr<Octree> tree_;
-  std::vector<std::size_t> target_order_;
-  std::size_t num_targets_ = 0;
   std::vector<Level> levels_;
   // Per target leaf (index into tree().leaves()): source point ranges summed directly.
   std::vector<std::size_t> near_offsets_;
