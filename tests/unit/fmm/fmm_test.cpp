@@ -123,6 +123,7 @@ TEST(FmmLimit, WarnsWhereTheLowFrequencyExpansionsStopConverging) {
     std::vector<cplx> phi(set.targets.size());
     fmm.apply(set.charges, set.dipoles, phi);
     const double error = relative_error(phi, exact);
+    std::printf("k D = 32 p %d error %.3e\n", p, error);
     if (p == 8) {
       EXPECT_GT(error, 1e-2);
       EXPECT_FALSE(low_frequency_accurate(fmm.statistics()));
