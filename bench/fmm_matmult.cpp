@@ -135,6 +135,15 @@ void print_phases(const PhaseTimer& timer) {
 }
 
 // Charges only, at the quadrature points; potentials at the centroids.
+// The CPU FMM of order a.order and leaf size a.max_leaf.
+fmm::FmmOptions fmm_options(const Args& a, double skip_radius) {
+  fmm::FmmOptions options;
+  options.order = a.order;
+  options.max_leaf = a.max_leaf;
+  options.skip_radius = skip_radius;
+  return options;
+}
+
 int run_points(const Args& a, const Discretization& disc) {
   const auto& sources = disc.quadrature_points();
   const auto& targets = disc.collocation_points();
@@ -142,8 +151,7 @@ int run_points(const Args& a, const Discretization& disc) {
       point_strengths(disc, random_vector(disc.size(), 5));  // weight x density
   PhaseTimer timer;
   const auto start = Clock::now();
-  const fmm::Fmm fmm(a.k, sources, {}, targets,
-                     fmm::FmmOptions{a.order, 0.0, a.max_leaf, disc.coincidence_radius()}, &timer);
+  const fmm::Fmm fmm(a.k, sources, {}, targets, fmm_options(a, disc.coincidence_radius()), &timer);
   const double setup = seconds_since(start);
   std::vector<cplx> phi(targets.size());
   PhaseTimer best_phases;
@@ -190,8 +198,7 @@ int run_matrix(const Args& a, const Discretization& disc) {
   const NearFieldOptions near;
   PhaseTimer timer;
   auto start = Clock::now();
-  const FmmLayerPotentials layers(disc, a.k, rows, near,
-                                  fmm::FmmOptions{a.order, 0.0, a.max_leaf, 0.0}, &timer);
+  const FmmLayerPotentials layers(disc, a.k, rows, near, fmm_options(a, 0.0), &timer);
   const double setup = seconds_since(start);
   const double tree = timer.seconds[int(fmm::FmmPhase::tree)],
                translations = timer.seconds[int(fmm::FmmPhase::translations)];

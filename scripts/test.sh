@@ -1,6 +1,16 @@
 #!/usr/bin/env bash
-# Runs the whole test suite (unit and system tests) of the build in build/.
+# Runs the whole test suite (unit, fuzz and system tests) of the build in build/, then
+# builds the unit tests with AddressSanitizer + UndefinedBehaviorSanitizer in
+# build-sanitize/ (FMBEM_SANITIZE=ON; no CUDA, no benchmarks) and runs them there.
+#   scripts/test.sh                      (SANITIZE=0 skips the sanitizer pass)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j 2 --timeout 900
+if [ "${SANITIZE:-1}" != 0 ]; then
+  sanitize=${SANITIZE_DIR:-build-sanitize}
+  cmake -S . -B "$sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFMBEM_SANITIZE=ON \
+        -DFMBEM_WITH_CUDA=OFF -DFMBEM_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$sanitize" -j "$(nproc)"
+  ctest --test-dir "$sanitize" --output-on-failure -j 2 --timeout 900 -L unit
+fi

@@ -5,29 +5,52 @@
 #include <petscsys.h>
 
 #include <cstdio>
+#include <new>
+#include <string>
 
 #include "fmbem/core/error.hpp"
 
 static const char help[] =
-    "fmbem bem_solve: piecewise-constant collocation BEM for exterior Helmholtz/Laplace problems.\n"
-    "  bem_solve -mesh meshes/sphere.msh -k 8 [-ksp_type gmres] [-ksp_monitor] [-o out.vtu]\n";
+    "fmbem bem_solve: piecewise-constant collocation "
+    "BEM for exterior Helmholtz/Laplace problems.\n"
+    "  bem_solve -mesh meshes/sphere.msh -k 8 "
+    "[-ksp_type gmres] [-ksp_monitor] [-o out.vtu]\n"
+    "Exit status: 0 solved, 1 bad input (nothing "
+    "solved), 2 the solve failed.\n";
 
-int main(int argc, char** argv) {
+// One line on rank 0: errors from options, files and PETSc reach every rank
+// alike (rank 0 reads the mesh and checks the outputs, then tells the rest).
+static void report(MPI_Comm comm, const std::string &message) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) std::fprintf(stderr, "bem_solve: error: %s\n", message.c_str());
+}
+
+int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, help));
-  int status = 0;
+  // PETSc errors come back as codes, printed below as one line instead of
+  // PETSc's trace.
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
+  int status = fmbem::kExitSolved;
   try {
-    PetscErrorCode ierr = fmbem::run_bem_solve(PETSC_COMM_WORLD);
-    status = ierr ? 1 : 0;
-  } catch (const fmbem::Error& e) {
-    // One clear line for bad input; every rank hits the same error.
-    PetscMPIInt rank = 0;
-    MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
-    if (rank == 0) std::fprintf(stderr, "bem_solve: error: %s\n", e.what());
-    status = 1;
-  } catch (const std::bad_alloc&) {
+    const PetscErrorCode ierr = fmbem::run_bem_solve(PETSC_COMM_WORLD, &status);
+    if (ierr) {
+      const char *text = nullptr;
+      char *specific = nullptr;
+      PetscErrorMessage(ierr, &text, &specific);
+      report(PETSC_COMM_WORLD, std::string("PETSc: ") + (specific && *specific ? specific
+                                                         : text                ? text
+                                                                               : "error"));
+      status = fmbem::kExitBadInput;
+    }
+  } catch (const fmbem::Error &e) {
+    report(PETSC_COMM_WORLD, e.what());
+    status = fmbem::kExitBadInput;
+  } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "bem_solve: error: out of memory\n");
-    status = 1;
+    status = fmbem::kExitBadInput;
   }
+  PetscPopErrorHandler();
   PetscCall(PetscFinalize());
   return status;
 }

@@ -9,12 +9,14 @@ FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, Row
                                        const fmm::FmmOptions& fmm_options,
                                        fmm::FmmObserver* observer)
     : CorrectedLayerPotentials(disc, k, rows, near_options), observer_(observer) {
-  const auto& centroids = disc.collocation_points();
-  const std::span<const Vec3> targets(centroids.data() + rows.begin, rows.size());
+  const std::span<const Vec3> collocation_points = disc.collocation_points();
+  const std::span<const Vec3> targets = collocation_points.subspan(rows.begin, rows.size());
   fmm::FmmOptions options = fmm_options;
   options.skip_radius = disc.coincidence_radius();
+  // All collocation points split the tree, so that every row block (MPI rank) builds the same
+  // one and a leaf holds at most max_leaf elements whatever the number of ranks.
   fmm_ = std::make_unique<fmm::Fmm>(k, disc.quadrature_points(), quadrature_point_normals(disc),
-                                    targets, options, observer);
+                                    targets, collocation_points, options, observer);
 }
 
 void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,

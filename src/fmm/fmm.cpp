@@ -9,13 +9,11 @@
 #include <sstream>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/fmm/m2l_plan.hpp"
 
 namespace fmbem::fmm {
 
 namespace {
-
-// M2L columns handled together: one matrix load serves this many products.
-constexpr int block_columns = 16;
 
 class PhaseScope {
  public:
@@ -32,33 +30,6 @@ class PhaseScope {
   FmmObserver* observer_;
   FmmPhase phase_;
 };
-
-// c(i, :) = sum_j t(i, j) b(j, :) for a block of block_columns columns, real
-// and imaginary parts split so that the column loop vectorises.
-__attribute__((target_clones("arch=x86-64-v3", "default"))) void multiply_block(
-    int size, const double* __restrict t_re, const double* __restrict t_im,
-    const double* __restrict b_re, const double* __restrict b_im, double* __restrict c_re,
-    double* __restrict c_im) {
-  for (int i = 0; i < size; ++i) {
-    double acc_re[block_columns] = {}, acc_im[block_columns] = {};
-    const double* row_re = t_re + static_cast<std::size_t>(i) * size;
-    const double* row_im = t_im + static_cast<std::size_t>(i) * size;
-    for (int j = 0; j < size; ++j) {
-      const double a = row_re[j], b = row_im[j];
-      const double* x_re = b_re + j * block_columns;
-      const double* x_im = b_im + j * block_columns;
-#pragma omp simd
-      for (int c = 0; c < block_columns; ++c) {
-        acc_re[c] += a * x_re[c] - b * x_im[c];
-        acc_im[c] += a * x_im[c] + b * x_re[c];
-      }
-    }
-    for (int c = 0; c < block_columns; ++c) {
-      c_re[i * block_columns + c] = acc_re[c];
-      c_im[i * block_columns + c] = acc_im[c];
-    }
-  }
-}
 
 // y += a x, a row-major size x size.
 void multiply_add(int size, const cplx* a, const cplx* x, cplx* y) {
@@ -97,27 +68,19 @@ bool low_frequency_accurate(const FmmStatistics& statistics) {
   return statistics.max_kappa * std::sqrt(3.0) <= statistics.order;
 }
 
-struct Fmm::Batch {
-  std::vector<double> matrix_re, matrix_im;  // p^2 x p^2, row-major
-  std::vector<int> targets, sources;         // pairs sharing this transfer vector
-};
-
 struct Fmm::Level {
   double sigma = 0.0;
   std::vector<GradientTerm> gradient;
   // For children at this level, by octant: M_parent += m2m M_child,
   // L_child += l2l L_parent.
   std::array<TranslationMatrix, 8> m2m, l2l;
-  std::vector<Batch> batches;
-  // pairs_before_target[c]: M2L pairs of this level with a target cell < c
-  // (indexed by cell id, size cells + 1), to share M2L among threads.
-  std::vector<std::size_t> pairs_before_target;
 };
 
 Fmm::~Fmm() = default;
 
 Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_normals,
-         std::span<const Vec3> targets, const FmmOptions& options, FmmObserver* observer)
+         std::span<const Vec3> targets, std::span<const Vec3> splitting_points,
+         const FmmOptions& options, FmmObserver* observer)
     : k_(k),
       options_(options),
       sources_(sources.begin(), sources.end()),
@@ -132,24 +95,45 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
   order_ = options.order > 0 ? options.order : order_for_tolerance(options.tolerance);
   {
     PhaseScope scope(observer, FmmPhase::tree);
-    tree_ = std::make_unique<Octree>(sources, targets, OctreeOptions{options.max_leaf});
+    tree_ = std::make_unique<Octree>(sources, targets, splitting_points,
+                                     OctreeOptions{options.max_leaf});
+    for (int leaf : tree_->leaves())
+      if (tree_->cells()[leaf].target_begin < tree_->cells()[leaf].target_end)
+        target_leaves_.push_back(leaf);
     build_near_lists();
+    upward_leaf_end_ = tree_->leaves().size();
   }
   {
     PhaseScope scope(observer, FmmPhase::translations);
     build_translations();
+    set_up_gpu_m2l();
   }
+}
+
+M2LScheme default_m2l_scheme(int order) { return order <= 8 ? M2LScheme::dmma : M2LScheme::gemm; }
+
+void Fmm::set_up_gpu_m2l() {
+  if (options_.device == FmmOptions::Device::cpu) return;
+  std::string why;
+  if (!gpu_available(&why)) {
+    if (options_.device == FmmOptions::Device::gpu) throw Error("-fmm_device gpu: " + why);
+    statistics_.m2l_device = "cpu (no GPU: " + why + ")";
+    return;
+  }
+  const M2LScheme scheme = options_.m2l_scheme.value_or(default_m2l_scheme(order_));
+  gpu_m2l_ = std::make_unique<GpuM2L>(m2l_plan_, scheme, options_.gpu_m2l);
+  statistics_.m2l_device = std::string("gpu, scheme ") + m2l_scheme_name(scheme);
+  statistics_.gpu_bytes = gpu_m2l_->statistics().device_bytes;
 }
 
 void Fmm::build_near_lists() {
   const Octree& tree = *tree_;
   const auto& cells = tree.cells();
-  const auto& leaves = tree.leaves();
+  const auto& leaves = target_leaves_;
   std::vector<std::vector<std::array<std::size_t, 2>>> ranges(leaves.size());
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::size_t l = 0; l < leaves.size(); ++l) {
     const int leaf = leaves[l];
-    if (cells[leaf].target_begin == cells[leaf].target_end) continue;
     std::vector<int> sources(tree.near(leaf).begin(), tree.near(leaf).end());
     sources.insert(sources.end(), tree.w_list(leaf).begin(), tree.w_list(leaf).end());
     for (int a = leaf; a >= 0; a = cells[a].parent)
@@ -186,7 +170,6 @@ void Fmm::build_translations() {
   const auto& cells = tree.cells();
   const int p = order_, size = p * p, num_levels = tree.levels();
   const GauntTable gaunt(p);
-  const MultipoleToLocalTable m2l_table(gaunt, p);
   levels_.resize(num_levels);
   statistics_.order = p;
   statistics_.levels = num_levels;
@@ -212,68 +195,60 @@ void Fmm::build_translations() {
           lv.l2l[octant][j * size + i] = c[i * size + j];
         }
     }
-    // Group the M2L pairs of this level by transfer vector.
-    std::vector<Batch> by_vector(Octree::kTransferCount);
-    for (int c : tree.cells_at_level(level)) {
-      if (cells[c].target_begin == cells[c].target_end) continue;
-      for (int s : tree.m2l(c)) {
-        if (cells[s].source_begin == cells[s].source_end) continue;
-        Batch& b = by_vector[Octree::transfer_index(cells[c].coords, cells[s].coords)];
-        b.targets.push_back(c);
-        b.sources.push_back(s);
-      }
-    }
-    std::vector<int> used;
-    for (int v = 0; v < Octree::kTransferCount; ++v)
-      if (!by_vector[v].targets.empty()) used.push_back(v);
-#pragma omp parallel for schedule(dynamic)
-    for (std::size_t u = 0; u < used.size(); ++u) {
-      const int v = used[u];
-      const Vec3 t = Vec3{double(v / 49 - 3), double(v / 7 % 7 - 3), double(v % 7 - 3)} * lv.sigma;
-      const TranslationMatrix m = m2l_table(k_, lv.sigma, t);
-      Batch& b = by_vector[v];
-      b.matrix_re.resize(size * size);
-      b.matrix_im.resize(size * size);
-      for (int i = 0; i < size * size; ++i) {
-        b.matrix_re[i] = m[i].real();
-        b.matrix_im[i] = m[i].imag();
-      }
-    }
-    lv.pairs_before_target.assign(cells.size() + 1, 0);
-    for (int v : used) {
-      statistics_.m2l_pairs_per_level[level] += static_cast<int>(by_vector[v].targets.size());
-      for (int c : by_vector[v].targets) ++lv.pairs_before_target[c + 1];
-      lv.batches.push_back(std::move(by_vector[v]));
-    }
-    std::partial_sum(lv.pairs_before_target.begin(), lv.pairs_before_target.end(),
-                     lv.pairs_before_target.begin());
-    statistics_.transfer_matrices_per_level[level] = static_cast<int>(used.size());
-    statistics_.translation_bytes += used.size() * size * size * sizeof(cplx) +
-                                     16 * size * size * sizeof(cplx) +
-                                     lv.gradient.size() * sizeof(GradientTerm);
-    if (!used.empty() && statistics_.max_kappa == 0.0) statistics_.max_kappa = k_ * lv.sigma;
+    statistics_.translation_bytes +=
+        16 * size * size * sizeof(cplx) + lv.gradient.size() * sizeof(GradientTerm);
   }
-  std::size_t max_targets = 0, total_targets = 0;
+  // M2L: one plan for the CPU and the GPU executors.
+  m2l_plan_ = build_m2l_plan(tree, p, k_);
+  for (const M2LLevelPlan& lv : m2l_plan_.levels) {
+    statistics_.m2l_pairs_per_level[lv.level] = static_cast<int>(lv.pairs.size());
+    statistics_.transfer_matrices_per_level[lv.level] = static_cast<int>(lv.matrix_count());
+    statistics_.translation_bytes +=
+        lv.matrices.size() * sizeof(cplx) + lv.pairs.size() * sizeof(M2LPair);
+    if (statistics_.max_kappa == 0.0) statistics_.max_kappa = k_ * lv.sigma;
+  }
+  std::size_t max_targets = 0;
   for (int leaf : tree.leaves()) {
     const Cell& c = cells[leaf];
     ++statistics_.leaves_per_level[c.level];
     max_targets = std::max(max_targets, c.target_end - c.target_begin);
-    total_targets += c.target_end - c.target_begin;
   }
   statistics_.leaves = tree.leaves().size();
+  statistics_.target_leaves = target_leaves_.size();
   statistics_.max_leaf_targets = max_targets;
   statistics_.mean_leaf_targets =
-      double(total_targets) / std::max<std::size_t>(1, statistics_.leaves);
+      double(targets_.size()) / std::max<std::size_t>(1, statistics_.target_leaves);
   statistics_.tree_bytes =
       cells.size() * sizeof(Cell) +
       (tree.source_order().size() + tree.target_order().size()) * sizeof(std::size_t) +
-      near_ranges_.size() * 2 * sizeof(std::size_t);
+      near_ranges_.size() * 2 * sizeof(std::size_t) + target_leaves_.size() * sizeof(int);
   for (int c = 0; c < static_cast<int>(cells.size()); ++c)
     statistics_.tree_bytes +=
         (tree.near(c).size() + tree.m2l(c).size() + tree.w_list(c).size() + tree.x_list(c).size()) *
         sizeof(int);
   statistics_.expansion_bytes = 2 * cells.size() * size * sizeof(cplx);
   statistics_.source_bytes = sources_.size() * (2 * sizeof(Vec3) + 11 * sizeof(double));
+}
+
+void Fmm::share_upward_pass(int part, int parts,
+                            std::function<void(std::span<cplx> multipoles)> combine) {
+  if (parts < 1 || part < 0 || part >= parts || (parts > 1 && !combine))
+    throw Error("FMM: bad share of the upward pass");
+  // Cut the leaves (Morton order) where the running source count crosses part / parts.
+  const auto& leaves = tree_->leaves();
+  const auto& cells = tree_->cells();
+  std::vector<std::size_t> sources_before(leaves.size() + 1, 0);
+  for (std::size_t l = 0; l < leaves.size(); ++l)
+    sources_before[l + 1] =
+        sources_before[l] + cells[leaves[l]].source_end - cells[leaves[l]].source_begin;
+  const auto cut = [&](int q) {
+    const std::size_t wanted = sources_before.back() * std::size_t(q) / std::size_t(parts);
+    return std::size_t(std::lower_bound(sources_before.begin(), sources_before.end() - 1, wanted) -
+                       sources_before.begin());
+  };
+  upward_leaf_begin_ = part == 0 ? 0 : cut(part);
+  upward_leaf_end_ = part == parts - 1 ? leaves.size() : cut(part + 1);
+  combine_multipoles_ = parts > 1 ? std::move(combine) : nullptr;
 }
 
 void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
@@ -305,7 +280,7 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
       const HarmonicGradient g[3] = {harmonic_gradient(-1), harmonic_gradient(0),
                                      harmonic_gradient(1)};
 #pragma omp for schedule(dynamic, 8)
-      for (std::size_t l = 0; l < leaves.size(); ++l) {
+      for (std::size_t l = upward_leaf_begin_; l < upward_leaf_end_; ++l) {
         const Cell& cell = cells[leaves[l]];
         if (cell.level < 2 || cell.source_begin == cell.source_end) continue;
         const Level& lv = levels_[cell.level];
@@ -347,55 +322,14 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
                          &multipole[ch * size], &multipole[ids[i] * size]);
       }
     }
+    if (combine_multipoles_) combine_multipoles_(multipole);
   }
   {
     PhaseScope scope(observer, FmmPhase::m2l);
-    for (int level = 2; level < num_levels; ++level) {
-      const auto& batches = levels_[level].batches;
-      const std::vector<std::size_t>& work = levels_[level].pairs_before_target;
-      // One parallel region per level and no barrier between batches: each
-      // thread owns a range of target cells (equal shares of the pairs) and
-      // takes, from every batch, the pairs of its targets (batches list
-      // targets in ascending order). Results do not depend on the split.
-#pragma omp parallel
-      {
-        const int threads = omp_get_num_threads(), thread = omp_get_thread_num();
-        const std::size_t total = work.empty() ? 0 : work.back();
-        const auto owned = [&](int t) {
-          return static_cast<int>(std::lower_bound(work.begin(), work.end(), total * t / threads) -
-                                  work.begin());
-        };
-        const int first_target = owned(thread), end_target = owned(thread + 1);
-        std::vector<double> b_re(size * block_columns), b_im(size * block_columns),
-            c_re(size * block_columns), c_im(size * block_columns);
-        for (const Batch& batch : batches) {
-          const auto lo =
-              std::lower_bound(batch.targets.begin(), batch.targets.end(), first_target) -
-              batch.targets.begin();
-          const auto hi = std::lower_bound(batch.targets.begin(), batch.targets.end(), end_target) -
-                          batch.targets.begin();
-          for (auto first = lo; first < hi; first += block_columns) {
-            const int count = static_cast<int>(std::min<std::ptrdiff_t>(block_columns, hi - first));
-            std::fill(b_re.begin(), b_re.end(), 0.0);
-            std::fill(b_im.begin(), b_im.end(), 0.0);
-            for (int c = 0; c < count; ++c) {
-              const cplx* m = &multipole[batch.sources[first + c] * size];
-              for (int j = 0; j < size; ++j) {
-                b_re[j * block_columns + c] = m[j].real();
-                b_im[j * block_columns + c] = m[j].imag();
-              }
-            }
-            multiply_block(size, batch.matrix_re.data(), batch.matrix_im.data(), b_re.data(),
-                           b_im.data(), c_re.data(), c_im.data());
-            for (int c = 0; c < count; ++c) {
-              cplx* l = &local[batch.targets[first + c] * size];
-              for (int i = 0; i < size; ++i)
-                l[i] += cplx(c_re[i * block_columns + c], c_im[i * block_columns + c]);
-            }
-          }
-        }
-      }
-    }
+    if (gpu_m2l_)
+      gpu_m2l_->apply(multipole.data(), local.data());
+    else
+      apply_m2l_reference(m2l_plan_, multipole.data(), local.data());
   }
   {
     PhaseScope scope(observer, FmmPhase::l2l);
@@ -412,14 +346,14 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
   }
   {
     PhaseScope scope(observer, FmmPhase::l2p);
-    const auto& leaves = tree.leaves();
+    const auto& leaves = target_leaves_;
 #pragma omp parallel
     {
       std::vector<cplx> basis(size);
 #pragma omp for schedule(dynamic, 8)
       for (std::size_t l = 0; l < leaves.size(); ++l) {
         const Cell& cell = cells[leaves[l]];
-        if (cell.level < 2 || cell.target_begin == cell.target_end) continue;
+        if (cell.level < 2) continue;
         const cplx* lc = &local[leaves[l] * size];
         for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
           const std::size_t t = target_order[i];
@@ -435,7 +369,7 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
   {
     PhaseScope scope(observer, FmmPhase::near_field);
     const PointSources sorted(sources_, normals_, source_order, charges, dipoles);
-    const auto& leaves = tree.leaves();
+    const auto& leaves = target_leaves_;
     const double skip2 = options_.skip_radius * options_.skip_radius;
 #pragma omp parallel for schedule(dynamic, 4)
     for (std::size_t l = 0; l < leaves.size(); ++l) {
@@ -456,20 +390,25 @@ std::string Fmm::describe() const {
   std::ostringstream out;
   out << "FMM: k = " << k_ << ", p = " << s.order << " (" << s.order * s.order
       << " coefficients), max leaf " << options_.max_leaf << ", " << s.levels << " levels, "
-      << s.leaves << " leaves (max " << s.max_leaf_targets << ", mean " << std::fixed
-      << std::setprecision(1) << s.mean_leaf_targets << " targets)\n";
+      << s.leaves << " leaves; " << targets_.size() << " targets in " << s.target_leaves
+      << " of them (max " << s.max_leaf_targets << ", mean " << std::fixed << std::setprecision(1)
+      << s.mean_leaf_targets << " a leaf)\n";
   out << "  level   cells  leaves  M2L pairs  transfer matrices\n";
   for (int l = 0; l < s.levels; ++l)
     out << "  " << std::setw(5) << l << std::setw(8) << s.cells_per_level[l] << std::setw(8)
         << s.leaves_per_level[l] << std::setw(11) << s.m2l_pairs_per_level[l] << std::setw(19)
         << s.transfer_matrices_per_level[l] << "\n";
-  out << "  near-field point pairs " << s.near_pairs << ", k * (coarsest M2L cell width) "
-      << std::setprecision(3) << s.max_kappa << "\n";
+  out << "  near-field point pairs of these targets " << s.near_pairs
+      << ", k * (coarsest M2L cell width) " << std::setprecision(3) << s.max_kappa << "\n";
   const double mb = 1.0 / (1024.0 * 1024.0);
   out << "  memory (MiB): tree and lists " << std::setprecision(1) << s.tree_bytes * mb
       << ", translation matrices " << s.translation_bytes * mb << ", expansions "
       << s.expansion_bytes * mb << ", sources " << s.source_bytes * mb << ", total "
       << s.total_bytes() * mb << "\n";
+  out << "  M2L on " << s.m2l_device;
+  if (gpu_m2l_)
+    out << ": " << gpu_m2l_->describe() << ", " << s.gpu_bytes * mb << " MiB of device memory";
+  out << "\n";
   return out.str();
 }
 

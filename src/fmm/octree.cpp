@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -226,8 +227,8 @@ detail::CellLists invert(const detail::CellLists& lists, int cell_count) {
   return inverse;
 }
 
-void check_points(std::span<const Vec3> points, const char* what) {
-  if (points.empty()) throw Error(std::string("Octree: no ") + what);
+void check_points(std::span<const Vec3> points, const char* what, bool may_be_empty = false) {
+  if (points.empty() && !may_be_empty) throw Error(std::string("Octree: no ") + what);
   bool finite = true;
   const std::int64_t n = std::int64_t(points.size());
 #pragma omp parallel for if (n > kParallelPoints) reduction(&& : finite)
@@ -241,11 +242,18 @@ struct Box {
   Vec3 low, high;
 };
 
-Box bounding_box(std::span<const Vec3> a, std::span<const Vec3> b) {
+// The same span twice: the default splitting points are the targets themselves.
+bool same_points(std::span<const Vec3> a, std::span<const Vec3> b) {
+  return a.data() == b.data() && a.size() == b.size();
+}
+
+// Of the union of point sets, the first of which is not empty.
+Box bounding_box(std::initializer_list<std::span<const Vec3>> point_sets) {
+  const Vec3& first = point_sets.begin()->front();
   // C arrays: OpenMP reduces array sections, not std::array.
-  double low[3] = {a[0].x, a[0].y, a[0].z};
-  double high[3] = {a[0].x, a[0].y, a[0].z};
-  for (std::span<const Vec3> points : {a, b}) {
+  double low[3] = {first.x, first.y, first.z};
+  double high[3] = {first.x, first.y, first.z};
+  for (std::span<const Vec3> points : point_sets) {
     const std::int64_t n = std::int64_t(points.size());
     // clang-format off
 #pragma omp parallel for if (n > kParallelPoints) reduction(min : low[:3]) reduction(max : high[:3])
@@ -295,23 +303,27 @@ std::size_t first_at_or_after(const std::vector<KeyedIndex>& items, std::size_t 
 }  // namespace
 
 Octree::Octree(std::span<const Vec3> sources, std::span<const Vec3> targets,
-               const OctreeOptions& options)
+               std::span<const Vec3> splitting_points, const OctreeOptions& options)
     : options_(options) {
   if (options.max_leaf < 1)
     throw Error("Octree: max_leaf must be >= 1, got " + std::to_string(options.max_leaf));
   if (options.max_level < 0 || options.max_level > kMaxLevel)
     throw Error("Octree: max_level must be in 0.." + std::to_string(kMaxLevel) + ", got " +
                 std::to_string(options.max_level));
+  // Called with the targets as splitting points, the messages name the targets.
+  const bool targets_split = same_points(splitting_points, targets);
   check_points(sources, "sources");
-  check_points(targets, "targets");
-  build_cells(sources, targets);
+  check_points(targets, "targets", /*may_be_empty=*/!targets_split);
+  if (!targets_split) check_points(splitting_points, "splitting points");
+  build_cells(sources, targets, splitting_points);
   build_lists();
 }
 
 double Octree::width(int level) const { return std::ldexp(root_width_, -level); }
 
-void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> targets) {
-  const Box box = bounding_box(sources, targets);
+void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> targets,
+                         std::span<const Vec3> splitting_points) {
+  const Box box = bounding_box({sources, targets, splitting_points});
   const Vec3 extent = box.high - box.low;
   const double largest_extent = std::max({extent.x, extent.y, extent.z});
   const double magnitude =
@@ -328,6 +340,11 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
       sorted_by_key(sources, root_low, root_width_, max_level);
   const std::vector<KeyedIndex> target_items =
       sorted_by_key(targets, root_low, root_width_, max_level);
+  std::vector<KeyedIndex> own_splitting_items;
+  if (!same_points(splitting_points, targets))
+    own_splitting_items = sorted_by_key(splitting_points, root_low, root_width_, max_level);
+  const std::vector<KeyedIndex>& splitting_items =
+      same_points(splitting_points, targets) ? target_items : own_splitting_items;
   source_order_.resize(source_items.size());
   target_order_.resize(target_items.size());
 #pragma omp parallel for if (source_items.size() > kParallelPoints)
@@ -341,10 +358,12 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
   root.target_end = targets.size();
   cells_.push_back(root);
   level_begin_ = {0};
+  // Each cell's range in the sorted splitting points, by cell index: needed only here.
+  std::vector<std::array<std::size_t, 2>> splitting_range = {{0, splitting_points.size()}};
   // Where a cell's ranges split between its octants; octant k is [split[k], split[k + 1]).
   struct OctantSplit {
     bool split = false;
-    std::array<std::size_t, 9> sources, targets;
+    std::array<std::size_t, 9> sources, targets, splitting;
   };
   std::vector<OctantSplit> splits;
   // Children are appended parent by parent, so each level is contiguous and, parents being in
@@ -360,7 +379,8 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
 #pragma omp parallel for if (level_end - level_begin > kParallelCells)
     for (int index = level_begin; index < level_end; ++index) {
       const Cell& parent = cells_[index];
-      if (parent.target_end - parent.target_begin <= std::size_t(options_.max_leaf)) continue;
+      const auto [splitting_begin, splitting_end] = splitting_range[index];
+      if (splitting_end - splitting_begin <= std::size_t(options_.max_leaf)) continue;
       // Within the parent's range all keys share its prefix, so the octant digit is sorted.
       const MortonKey parent_key = morton_key(parent.coords);
       OctantSplit& split = splits[index - level_begin];
@@ -369,12 +389,16 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
       split.sources[8] = parent.source_end;
       split.targets[0] = parent.target_begin;
       split.targets[8] = parent.target_end;
+      split.splitting[0] = splitting_begin;
+      split.splitting[8] = splitting_end;
       for (int octant = 1; octant < 8; ++octant) {
         const MortonKey first_key = (parent_key << 3 | MortonKey(octant)) << child_shift;
         split.sources[octant] = first_at_or_after(source_items, split.sources[octant - 1],
                                                   parent.source_end, first_key);
         split.targets[octant] = first_at_or_after(target_items, split.targets[octant - 1],
                                                   parent.target_end, first_key);
+        split.splitting[octant] = first_at_or_after(splitting_items, split.splitting[octant - 1],
+                                                    splitting_end, first_key);
       }
     }
     const double child_width = width(level + 1);
@@ -385,7 +409,8 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
       cells_[index].first_child = int(cells_.size());
       for (int octant = 0; octant < 8; ++octant) {
         if (split.sources[octant] == split.sources[octant + 1] &&
-            split.targets[octant] == split.targets[octant + 1])
+            split.targets[octant] == split.targets[octant + 1] &&
+            split.splitting[octant] == split.splitting[octant + 1])
           continue;
         Cell child;
         child.level = level + 1;
@@ -401,6 +426,7 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
         child.target_begin = split.targets[octant];
         child.target_end = split.targets[octant + 1];
         cells_.push_back(child);  // may reallocate: no references into cells_ are held here
+        splitting_range.push_back({split.splitting[octant], split.splitting[octant + 1]});
         ++cells_[index].num_children;
       }
     }

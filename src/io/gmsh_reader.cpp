@@ -1,31 +1,26 @@
 #include "fmbem/io/gmsh_reader.hpp"
 
-#include <fcntl.h>
 #include <gmsh.h>
+#include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
-#include <clocale>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <mutex>
+#include <new>
 #include <numeric>
-#include <sstream>
 #include <string_view>
-#include <system_error>
 #include <unordered_map>
 #include <vector>
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
+#include "fmbem/io/msh_check.hpp"
+#include "mesh_input.hpp"
+#include "sandbox.hpp"
 
 namespace fmbem::io {
 namespace {
@@ -34,49 +29,99 @@ constexpr int kGmshTriangle3 = 2;  // Gmsh element type of the 3-node triangle
 
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
 
-// Owns one Gmsh API session. gmsh::initialize sets the process locale from the
-// environment and calls omp_set_num_threads(1); both are put back on exit so
-// that reading a mesh does not silently serialise the caller's OpenMP loops.
-class GmshSession {
+// ---- limits of the reading child, from the size of the file
+
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+
+detail::SandboxLimits reader_limits(std::uint64_t file_bytes) {
+  detail::SandboxLimits limits;
+  // Gmsh's peak memory is 4 to 6 times the file's size (measured on a 1.3 million
+  // triangle sphere: 63 MB binary / 80 MB ASCII MSH 4.1 -> 0.33 GB, 91 MB MSH 2.2 ->
+  // 0.54 GB); 16 times leaves room, the floor covers Gmsh itself.
+  limits.extra_address_space = 1024 * kMiB + 16 * file_bytes;
+  // Gmsh reads those files in 1.1 to 4.4 s (20 to 55 MB/s); 1 s per 2 MiB leaves a
+  // wide margin, the floor covers its start.
+  limits.cpu_seconds = 10 + static_cast<unsigned>(file_bytes / (2 * kMiB));
+  limits.wall_time = std::chrono::seconds(3 * limits.cpu_seconds + 10);
+  return limits;
+}
+
+// ---- the result, sent from the child to the parent through the pipe
+
+enum : char { kSurface = 'S', kMeshError = 'E', kGmshError = 'G', kOutOfMemory = 'M' };
+
+class Encoder {
  public:
-  GmshSession() : saved_locale_(current_locale()) {
-#if defined(_OPENMP)
-    saved_threads_ = omp_get_max_threads();
-#endif
-    gmsh::initialize(0, nullptr, /*readConfigFiles=*/false);
-    try {
-      gmsh::option::setNumber("General.Terminal", 0);      // silent, errors included
-      gmsh::option::setNumber("General.AbortOnError", 2);  // errors throw, never exit()
-    } catch (...) {
-      close();
-      throw;
-    }
-    restore_threads();
+  explicit Encoder(char kind) : bytes_(1, kind) {}
+  void number(std::uint64_t value) { raw(&value, sizeof value); }
+  void raw(const void* data, std::size_t size) {
+    bytes_.append(static_cast<const char*>(data), size);
   }
-  ~GmshSession() { close(); }
-  GmshSession(const GmshSession&) = delete;
-  GmshSession& operator=(const GmshSession&) = delete;
+  void text(const std::string& value) {
+    number(value.size());
+    bytes_ += value;
+  }
+  const std::string& bytes() const { return bytes_; }
 
  private:
-  void close() {
-    gmsh::finalize();
-    std::setlocale(LC_ALL, saved_locale_.c_str());
-    restore_threads();
-  }
-  void restore_threads() {
-#if defined(_OPENMP)
-    omp_set_num_threads(saved_threads_);
-#endif
-  }
-  static std::string current_locale() {
-    const char* name = std::setlocale(LC_ALL, nullptr);
-    return name ? name : "C";
-  }
-  std::string saved_locale_;
-#if defined(_OPENMP)
-  int saved_threads_ = 1;
-#endif
+  std::string bytes_;
 };
+
+class Decoder {
+ public:
+  explicit Decoder(std::string_view bytes) : bytes_(bytes) {}
+  bool number(std::uint64_t& value) { return raw(&value, sizeof value); }
+  bool raw(void* data, std::size_t size) {
+    if (bytes_.size() < size) return false;
+    std::memcpy(data, bytes_.data(), size);
+    bytes_.remove_prefix(size);
+    return true;
+  }
+  bool text(std::string& value) {
+    std::uint64_t size = 0;
+    if (!number(size) || size > bytes_.size()) return false;
+    value.assign(bytes_.substr(0, size));
+    bytes_.remove_prefix(size);
+    return true;
+  }
+  // A count of items of `item_bytes` each that the rest can hold.
+  bool count(std::uint64_t& value, std::size_t item_bytes) {
+    return number(value) && value <= bytes_.size() / item_bytes;
+  }
+  bool done() const { return bytes_.empty(); }
+
+ private:
+  std::string_view bytes_;
+};
+
+std::string encode(const SurfaceRead& read) {
+  Encoder out(kSurface);
+  out.number(read.surface.vertices.size());
+  out.raw(read.surface.vertices.data(), read.surface.vertices.size() * sizeof(Vec3));
+  out.number(read.surface.triangles.size());
+  out.raw(read.surface.triangles.data(), read.surface.triangles.size() * sizeof(Triangle));
+  out.number(read.warnings.size());
+  for (const std::string& warning : read.warnings) out.text(warning);
+  return out.bytes();
+}
+
+bool decode(std::string_view bytes, SurfaceRead& read) {
+  Decoder in(bytes.substr(1));
+  std::uint64_t vertices = 0, triangles = 0, warnings = 0;
+  if (!in.count(vertices, sizeof(Vec3))) return false;
+  read.surface.vertices.resize(vertices);
+  in.raw(read.surface.vertices.data(), vertices * sizeof(Vec3));
+  if (!in.count(triangles, sizeof(Triangle))) return false;
+  read.surface.triangles.resize(triangles);
+  in.raw(read.surface.triangles.data(), triangles * sizeof(Triangle));
+  if (!in.count(warnings, sizeof(std::uint64_t))) return false;
+  read.warnings.resize(warnings);
+  for (std::string& warning : read.warnings)
+    if (!in.text(warning)) return false;
+  return in.done();
+}
+
+// ---- in the child: Gmsh
 
 // Gmsh 4.8 reports errors by throwing std::string (later versions throw
 // std::exception); anything else falls back to its last logged error.
@@ -97,242 +142,73 @@ std::string gmsh_error_message(std::exception_ptr error) {
   return last.empty() ? "unknown Gmsh error" : last;
 }
 
-struct MshFormat {
-  int major_version = 0;
-  bool binary = false;
-};
-
-// Checks what Gmsh itself would not report clearly: Gmsh 4.8 silently opens
-// nothing for a missing file, and treats any text that is not a mesh as a .geo
-// script to execute. Only files starting with a $MeshFormat section reach it.
-MshFormat check_is_msh_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) throw Error("cannot read mesh file " + quoted(path) + ": no such file");
-  if (fs::is_directory(status))
-    throw Error("cannot read mesh file " + quoted(path) + ": it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read mesh file " + quoted(path) + ": " + std::strerror(errno));
-
-  std::string first_line, version_line;
-  std::getline(in, first_line);
-  std::getline(in, version_line);
-  if (!first_line.empty() && first_line.back() == '\r') first_line.pop_back();
-  if (!version_line.empty() && version_line.back() == '\r') version_line.pop_back();
-  if (first_line != "$MeshFormat")
-    throw Error("mesh file " + quoted(path) +
-                " is not a Gmsh .msh file (it does not start with $MeshFormat)");
-  std::istringstream fields(version_line);
-  double version = 0.0;
-  int file_type = 0;
-  fields >> version >> file_type;
-  const MshFormat format{static_cast<int>(version), file_type == 1};
-  if (format.major_version != 2 && format.major_version != 4)
-    throw Error("mesh file " + quoted(path) + " has MSH format version '" + version_line +
-                "'; fmbem reads versions 2.x and 4.x");
-  return format;
+std::string element_name(int type, int* dim = nullptr) {
+  std::string name;
+  int element_dim = 0, order = 0, num_nodes = 0, num_primary = 0;
+  std::vector<double> local_coords;
+  gmsh::model::mesh::getElementProperties(type, name, element_dim, order, num_nodes, local_coords,
+                                          num_primary);
+  if (dim) *dim = element_dim;
+  return name;
 }
 
-// Gmsh 4.8's MSH 2 reader (ASCII and binary) crashes with a segmentation fault
-// when an element uses the node tag one past the largest defined one (an
-// off-by-one bound check), so MSH 2 files are scanned for element nodes the
-// file does not define before Gmsh sees them. Whatever else is malformed stops
-// the scan and is left for Gmsh to report. MSH 4 is checked by Gmsh itself.
-class Msh2NodeCheck {
- public:
-  Msh2NodeCheck(const std::string& path, bool binary)
-      : in_(path, std::ios::binary), binary_(binary) {}
+std::string plural(std::size_t count, const std::string& one, const std::string& many) {
+  return std::to_string(count) + " " + (count == 1 ? one : many);
+}
 
-  // "element 7 uses node 12, ..." or "" when no undefined node was found.
-  std::string find_undefined_node() {
-    std::string line;
-    if (!skip_format_section()) return {};
-    while (std::getline(in_, line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line == "$Nodes" && !read_nodes()) return {};
-      if (line == "$Elements") return check_elements();
-    }
-    return {};
+// Sorts the element types of the model: triangles are read, points and lines
+// ignored, volume elements ignored with a warning, other 2D elements refused.
+void classify_elements(const std::string& path, std::vector<std::string>& warnings) {
+  std::vector<int> types;
+  gmsh::model::mesh::getElementTypes(types);
+  std::size_t volume_count = 0;
+  std::string volume_kinds, flat_kinds;
+  for (int type : types) {
+    int dim = 0;
+    const std::string name = element_name(type, &dim);
+    if (type == kGmshTriangle3 || dim < 2) continue;
+    std::vector<std::size_t> tags, nodes;
+    gmsh::model::mesh::getElementsByType(type, tags, nodes);
+    std::string& kinds = dim == 2 ? flat_kinds : volume_kinds;
+    kinds += (kinds.empty() ? "" : ", ") + std::to_string(tags.size()) + " " + name;
+    if (dim == 3) volume_count += tags.size();
   }
-
- private:
-  bool skip_format_section() {
-    std::string line;
-    std::getline(in_, line);  // $MeshFormat
-    std::getline(in_, line);  // version file-type data-size
-    std::istringstream fields(line);
-    double version = 0.0;
-    int file_type = 0, data_size = 0;
-    fields >> version >> file_type >> data_size;
-    if (data_size != sizeof(double)) return false;
-    if (binary_) {
-      std::int32_t one = 0;
-      in_.read(reinterpret_cast<char*>(&one), sizeof one);
-      if (one != 1) return false;  // other endianness: leave it to Gmsh
-    }
-    return static_cast<bool>(in_);
-  }
-
-  bool read_count(long long& count) {
-    std::string line;
-    return std::getline(in_, line) && parse_integer(line, count) && count >= 0;
-  }
-
-  // Whitespace-separated integer at the front of `text`, which it then drops.
-  static bool next_integer(std::string_view& text, long long& value) {
-    const std::size_t begin = text.find_first_not_of(" \t\r");
-    if (begin == std::string_view::npos) return false;
-    text.remove_prefix(begin);
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc()) return false;
-    text.remove_prefix(static_cast<std::size_t>(end - text.data()));
-    return true;
-  }
-  static bool parse_integer(std::string_view text, long long& value) {
-    return next_integer(text, value);
-  }
-
-  bool read_nodes() {
-    long long count = 0;
-    if (!read_count(count)) return false;
-    node_tags_.reserve(node_tags_.size() + static_cast<std::size_t>(std::min(count, 1LL << 24)));
-    std::string line;
-    for (long long n = 0; n < count; ++n) {
-      long long tag = 0;
-      if (binary_) {
-        std::int32_t record[7];  // tag, then x, y, z as doubles
-        if (!in_.read(reinterpret_cast<char*>(record), sizeof record)) return false;
-        tag = record[0];
-      } else if (!std::getline(in_, line) || !parse_integer(line, tag)) {
-        return false;
-      }
-      node_tags_.push_back(tag);
-    }
-    std::sort(node_tags_.begin(), node_tags_.end());
-    return true;
-  }
-
-  std::string undefined(long long element, long long node) const {
-    if (std::binary_search(node_tags_.begin(), node_tags_.end(), node)) return {};
-    return "element " + std::to_string(element) + " uses node " + std::to_string(node) +
-           ", which the file does not define";
-  }
-
-  std::string check_elements() {
-    long long count = 0;
-    if (!read_count(count)) return {};
-    return binary_ ? check_binary_elements(count) : check_ascii_elements(count);
-  }
-
-  // Each line: tag type number-of-tags tags... node-tags...
-  std::string check_ascii_elements(long long count) {
-    std::string line;
-    for (long long e = 0; e < count && std::getline(in_, line); ++e) {
-      std::string_view rest = line;
-      long long tag = 0, type = 0, tag_count = 0, ignored = 0, node = 0;
-      if (!next_integer(rest, tag) || !next_integer(rest, type) || !next_integer(rest, tag_count))
-        return {};
-      for (long long t = 0; t < tag_count; ++t)
-        if (!next_integer(rest, ignored)) return {};
-      while (next_integer(rest, node))
-        if (std::string problem = undefined(tag, node); !problem.empty()) return problem;
-    }
-    return {};
-  }
-
-  // Blocks of one element type: header (type, elements, tags), then per
-  // element its tag, its tags and its nodes, all 32-bit integers.
-  std::string check_binary_elements(long long count) {
-    while (count > 0) {
-      std::int32_t header[3];
-      if (!in_.read(reinterpret_cast<char*>(header), sizeof header)) return {};
-      const int nodes = nodes_per_element(header[0]);
-      if (nodes <= 0 || header[1] <= 0 || header[2] < 0 || header[2] > 1000) return {};
-      std::vector<std::int32_t> record(1 + header[2] + nodes);
-      for (std::int32_t e = 0; e < header[1]; ++e) {
-        if (!in_.read(reinterpret_cast<char*>(record.data()),
-                      static_cast<std::streamsize>(record.size() * sizeof(std::int32_t))))
-          return {};
-        for (int k = 0; k < nodes; ++k)
-          if (std::string problem = undefined(record[0], record[1 + header[2] + k]);
-              !problem.empty())
-            return problem;
-      }
-      count -= header[1];
-    }
-    return {};
-  }
-
-  // Needs the Gmsh session: Gmsh knows the node count of each element type.
-  static int nodes_per_element(int type) {
-    try {
-      std::string name;
-      int dim = 0, order = 0, num_nodes = 0, num_primary = 0;
-      std::vector<double> local_coords;
-      gmsh::model::mesh::getElementProperties(type, name, dim, order, num_nodes, local_coords,
-                                              num_primary);
-      return num_nodes;
-    } catch (...) {
-      return 0;  // unknown type: Gmsh will say so
-    }
-  }
-
-  std::ifstream in_;
-  bool binary_;
-  std::vector<long long> node_tags_;
-};
-
-// Gmsh merges "<name>.opt" beside any file it opens and runs it as a script
-// (even through gmsh::merge). Handing Gmsh /proc/self/fd/N of the file opened
-// here leaves no such sibling, and Gmsh reads the very file that was checked.
-// Without /proc, Gmsh gets the path itself.
-class FileForGmsh {
- public:
-  explicit FileForGmsh(const std::string& path)
-      : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw Error("cannot read mesh file " + quoted(path) + ": " + std::strerror(errno));
-    const std::string fd_name = "/proc/self/fd/" + std::to_string(fd_);
-    gmsh_name_ = ::access(fd_name.c_str(), R_OK) == 0 ? fd_name : path;
-  }
-  ~FileForGmsh() { ::close(fd_); }
-  FileForGmsh(const FileForGmsh&) = delete;
-  FileForGmsh& operator=(const FileForGmsh&) = delete;
-
-  const std::string& gmsh_name() const { return gmsh_name_; }
-  // A Gmsh message with the /proc name replaced by the user's path.
-  std::string in_user_terms(std::string message) const {
-    if (gmsh_name_ == path_) return message;
-    for (std::size_t at = message.find(gmsh_name_); at != std::string::npos;
-         at = message.find(gmsh_name_, at + path_.size()))
-      message.replace(at, gmsh_name_.size(), path_);
-    return message;
-  }
-
- private:
-  std::string path_, gmsh_name_;
-  int fd_;
-};
+  if (!flat_kinds.empty())
+    throw Error("mesh file " + quoted(path) + " has 2D elements other than 3-node triangles (" +
+                flat_kinds +
+                "); fmbem reads surfaces of 3-node triangles only and would leave holes where "
+                "they are: mesh the surface with first-order triangles, without recombination");
+  if (volume_count > 0)
+    warnings.push_back("mesh file " + quoted(path) + ": ignored " +
+                       plural(volume_count, "volume element", "volume elements") + " (" +
+                       volume_kinds + "); fmbem uses the surface triangles only");
+}
 
 // "Line 2, Point" for the error message of a file without triangles.
 std::string element_type_names() {
   std::vector<int> types;
   gmsh::model::mesh::getElementTypes(types);
   std::string names;
-  for (int type : types) {
-    std::string name;
-    int dim = 0, order = 0, num_nodes = 0, num_primary = 0;
-    std::vector<double> local_coords;
-    gmsh::model::mesh::getElementProperties(type, name, dim, order, num_nodes, local_coords,
-                                            num_primary);
-    names += (names.empty() ? "" : ", ") + name;
-  }
+  for (int type : types) names += (names.empty() ? "" : ", ") + element_name(type);
   return names.empty() ? "no elements at all" : names;
 }
 
-Surface extract_triangles(const std::string& path) {
+std::string point(const double* xyz) {
+  return "(" + std::to_string(xyz[0]) + ", " + std::to_string(xyz[1]) + ", " +
+         std::to_string(xyz[2]) + ")";
+}
+
+SurfaceRead extract_triangles(const std::string& path, const MshLayout& layout) {
+  SurfaceRead read;
+  classify_elements(path, read.warnings);
   std::vector<std::size_t> element_tags, element_nodes;
   gmsh::model::mesh::getElementsByType(kGmshTriangle3, element_tags, element_nodes);
+  // Gmsh drops elements it cannot place (a damaged section that the check skips).
+  if (element_tags.size() != layout.triangles)
+    throw Error("mesh file " + quoted(path) + " is malformed: Gmsh's reader found " +
+                std::to_string(element_tags.size()) + " of its " +
+                std::to_string(layout.triangles) +
+                " 3-node triangles (is a section such as $Entities damaged?)");
   if (element_tags.empty())
     throw Error(
         "mesh file " + quoted(path) +
@@ -351,10 +227,17 @@ Surface extract_triangles(const std::string& path) {
   gmsh::model::mesh::getNodes(node_tags, coords, parametric, -1, -1, false, false);
   std::unordered_map<std::size_t, std::size_t> coord_index;
   coord_index.reserve(node_tags.size());
-  for (std::size_t i = 0; i < node_tags.size(); ++i) coord_index.emplace(node_tags[i], i);
+  for (std::size_t i = 0; i < node_tags.size(); ++i) {
+    const auto [found, inserted] = coord_index.emplace(node_tags[i], i);
+    const double* a = &coords[3 * found->second];
+    const double* b = &coords[3 * i];
+    if (!inserted && (a[0] != b[0] || a[1] != b[1] || a[2] != b[2]))
+      throw Error("mesh file " + quoted(path) + " is malformed: node " +
+                  std::to_string(node_tags[i]) + " is defined twice, at " + point(a) + " and at " +
+                  point(b));
+  }
 
-  Surface surface;
-  surface.vertices.reserve(used_tags.size());
+  read.surface.vertices.reserve(used_tags.size());
   for (std::size_t tag : used_tags) {
     const auto found = coord_index.find(tag);
     if (found == coord_index.end())
@@ -364,14 +247,14 @@ Surface extract_triangles(const std::string& path) {
     if (!std::isfinite(xyz[0]) || !std::isfinite(xyz[1]) || !std::isfinite(xyz[2]))
       throw Error("mesh file " + quoted(path) + " has a non-finite coordinate at node " +
                   std::to_string(tag));
-    surface.vertices.push_back({xyz[0], xyz[1], xyz[2]});
+    read.surface.vertices.push_back({xyz[0], xyz[1], xyz[2]});
   }
 
   std::vector<std::size_t> by_tag(element_tags.size());
   std::iota(by_tag.begin(), by_tag.end(), std::size_t{0});
   std::sort(by_tag.begin(), by_tag.end(),
             [&](std::size_t a, std::size_t b) { return element_tags[a] < element_tags[b]; });
-  surface.triangles.reserve(element_tags.size());
+  read.surface.triangles.reserve(element_tags.size());
   for (std::size_t element : by_tag) {
     Triangle triangle;
     for (int k = 0; k < 3; ++k) {
@@ -379,39 +262,121 @@ Surface extract_triangles(const std::string& path) {
       const auto position = std::lower_bound(used_tags.begin(), used_tags.end(), tag);
       triangle[k] = static_cast<std::int32_t>(position - used_tags.begin());
     }
-    surface.triangles.push_back(triangle);
+    read.surface.triangles.push_back(triangle);
   }
-  return surface;
+  return read;
+}
+
+void write_all(int fd, const std::string& bytes) {
+  const char* data = bytes.data();
+  for (std::size_t left = bytes.size(); left > 0;) {
+    const ssize_t written = ::write(fd, data, left);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return;  // the parent is gone or gave up
+    data += written;
+    left -= static_cast<std::size_t>(written);
+  }
+}
+
+// The child's work: Gmsh reads the private copy; the result goes to `output`. It
+// works in the copy's directory, so that whatever Gmsh might create goes with it.
+void read_in_child(int output, const std::string& directory, const std::string& copy,
+                   const std::string& path, const MshLayout& layout) {
+  std::string result;
+  try {
+    if (::chdir(directory.c_str()) != 0) throw Error("cannot enter " + quoted(directory));
+    gmsh::initialize(0, nullptr, /*readConfigFiles=*/false);
+    gmsh::option::setNumber("General.Terminal", 0);      // silent, errors included
+    gmsh::option::setNumber("General.AbortOnError", 2);  // errors throw, never exit()
+    gmsh::open(copy);
+    result = encode(extract_triangles(path, layout));
+  } catch (const Error& e) {
+    Encoder out(kMeshError);
+    out.text(e.what());
+    result = out.bytes();
+  } catch (const std::bad_alloc&) {
+    result = Encoder(kOutOfMemory).bytes();
+  } catch (...) {
+    Encoder out(kGmshError);
+    out.text(gmsh_error_message(std::current_exception()));
+    result = out.bytes();
+  }
+  write_all(output, result);
+}
+
+// ---- in the parent
+
+// A Gmsh message fit for ours: the copy's name replaced by the user's path,
+// control characters (from the file's content) replaced, at most 300 characters.
+std::string in_user_terms(std::string message, const std::string& copy, const std::string& path) {
+  for (std::size_t at = message.find(copy); at != std::string::npos;
+       at = message.find(copy, at + path.size()))
+    message.replace(at, copy.size(), path);
+  for (char& c : message)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return message.size() > 300 ? message.substr(0, 300) + "..." : message;
+}
+
+std::string signal_name(int signal) {
+  const char* abbreviation = ::sigabbrev_np(signal);
+  return "signal " + std::to_string(signal) +
+         (abbreviation ? std::string(", SIG") + abbreviation : std::string());
+}
+
+SurfaceRead interpret(const detail::SandboxOutcome& outcome, const detail::SandboxLimits& limits,
+                      const std::string& copy, const std::string& path) {
+  using End = detail::SandboxOutcome::End;
+  const std::string malformed = "mesh file " + quoted(path) + " is malformed: ";
+  switch (outcome.end) {
+    case End::setup_failed:
+      throw Error("cannot read mesh file " + quoted(path) +
+                  ": the sandbox for Gmsh's reader could not be set up (" + outcome.output + ")");
+    case End::timed_out:
+      throw Error(malformed + "Gmsh's reader did not finish within " +
+                  std::to_string(limits.wall_time.count() / 1000) + " s");
+    case End::signaled:
+      if (outcome.code == SIGXCPU)
+        throw Error(malformed + "Gmsh's reader used more than " +
+                    std::to_string(limits.cpu_seconds) + " s of CPU time on it");
+      throw Error(malformed + "Gmsh's reader crashed on it (" + signal_name(outcome.code) + ")");
+    case End::exited:
+      break;
+  }
+  if (outcome.code != 0)
+    throw Error(malformed + "Gmsh's reader failed on it (exit status " +
+                std::to_string(outcome.code) + ")");
+  const std::string_view bytes = outcome.output;
+  SurfaceRead read;
+  std::string message;
+  switch (bytes.empty() ? '\0' : bytes.front()) {
+    case kSurface:
+      if (decode(bytes, read)) return read;
+      break;
+    case kMeshError:
+      if (Decoder(bytes.substr(1)).text(message)) throw Error(message);
+      break;
+    case kGmshError:
+      if (Decoder(bytes.substr(1)).text(message))
+        throw Error("cannot read mesh file " + quoted(path) +
+                    ": Gmsh says: " + in_user_terms(message, copy, path));
+      break;
+    case kOutOfMemory:
+      throw Error(malformed + "Gmsh's reader needed more than " +
+                  std::to_string(limits.extra_address_space / kMiB) + " MiB for it");
+  }
+  throw Error("cannot read mesh file " + quoted(path) + ": Gmsh's reader ended without a result");
 }
 
 }  // namespace
 
-Surface read_gmsh(const std::string& path) {
-  const MshFormat format = check_is_msh_file(path);
-
-  // The Gmsh API is one global session; serialise our use of it.
-  static std::mutex gmsh_mutex;
-  const std::lock_guard lock(gmsh_mutex);
-  const GmshSession session;
-  if (format.major_version == 2) {
-    const std::string problem = Msh2NodeCheck(path, format.binary).find_undefined_node();
-    if (!problem.empty()) throw Error("mesh file " + quoted(path) + " is malformed: " + problem);
-  }
-  const FileForGmsh file(path);
-  try {
-    gmsh::open(file.gmsh_name());
-  } catch (...) {
-    throw Error("cannot read mesh file " + quoted(path) +
-                ": Gmsh says: " + file.in_user_terms(gmsh_error_message(std::current_exception())));
-  }
-  try {
-    return extract_triangles(path);
-  } catch (const Error&) {
-    throw;
-  } catch (...) {
-    throw Error("cannot read the triangles of mesh file " + quoted(path) +
-                ": Gmsh says: " + gmsh_error_message(std::current_exception()));
-  }
+SurfaceRead read_gmsh(const std::string& path, const GmshReadOptions& options) {
+  const detail::PrivateMeshCopy copy(path, options.stream_timeout, options.max_bytes);
+  const MshLayout layout = check_msh(copy.content(), path);
+  const detail::SandboxLimits limits = reader_limits(copy.content().size());
+  const std::string& file = copy.file();
+  const detail::SandboxOutcome outcome = detail::run_sandboxed(
+      [&](int output) { read_in_child(output, copy.directory(), file, path, layout); }, limits);
+  return interpret(outcome, limits, file, path);
 }
 
 }  // namespace fmbem::io

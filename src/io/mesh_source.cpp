@@ -55,10 +55,14 @@ bool is_icosphere_spec(const std::string& spec) {
 
 }  // namespace
 
-Mesh load_mesh(const std::string& spec) {
+SurfaceRead read_surface(const std::string& spec) {
   if (spec.empty()) throw Error("bad -mesh: empty; give a .msh file or icosphere:L[:R]");
-  Surface surface = is_icosphere_spec(spec) ? icosphere_from_spec(spec) : read_gmsh(spec);
-  return Mesh::from_surface(std::move(surface), spec);
+  if (is_icosphere_spec(spec)) return {icosphere_from_spec(spec), {}};
+  return read_gmsh(spec);
+}
+
+Mesh load_mesh(const std::string& spec) {
+  return Mesh::from_surface(read_surface(spec).surface, spec);
 }
 
 }  // namespace fmbem::io

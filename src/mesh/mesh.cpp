@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iomanip>
 #include <queue>
 #include <sstream>
 #include <unordered_map>
@@ -67,6 +68,66 @@ void merge_coincident_vertices(Surface& s, double tolerance) {
   s.vertices = std::move(kept);
 }
 
+// Vertices closer than this fraction of the mesh size are one vertex.
+constexpr double kCoincident = 1e-12;
+// Coordinates up to 1e30 in magnitude and meshes at least 1e-30 across (from
+// nanometres to light years, in metres, with room to spare) keep the products the
+// solver forms far from overflow and from subnormal numbers: a triangle's area is
+// the root of a sum of fourth powers of edge lengths, volumes are cubes, the
+// double-layer kernel divides by cubed distances.
+constexpr double kLargestCoordinate = 1e30;
+constexpr double kSmallestSize = 1e-30;
+// Double precision resolves a vertex to about 1e-16 of its distance from the
+// origin: a mesh 1e12 times smaller than that distance cannot be told apart.
+constexpr double kLargestOffset = 1e12;
+
+// |v| without squaring its components, which could underflow or overflow.
+double scaled_norm(const Vec3& v) {
+  const double largest = std::max({std::abs(v.x), std::abs(v.y), std::abs(v.z)});
+  return largest > 0.0 ? largest * norm(Vec3{v.x / largest, v.y / largest, v.z / largest}) : 0.0;
+}
+
+std::string number(double value) {
+  std::ostringstream text;
+  text << std::setprecision(3) << value;
+  return text.str();
+}
+
+// Checks that the coordinates of the used vertices are in a range the solver can
+// compute with and returns the diameter of their bounding box.
+double check_scale(const Surface& s, const std::string& name) {
+  std::vector<char> used(s.vertices.size(), 0);
+  for (const Triangle& t : s.triangles)
+    for (std::int32_t v : t) used[v] = 1;
+  double largest = 0.0;
+  Vec3 lo{}, hi{};
+  bool first = true;
+  for (std::size_t i = 0; i < s.vertices.size(); ++i) {
+    if (!used[i]) continue;
+    const Vec3& p = s.vertices[i];
+    largest = std::max({largest, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
+    lo = first ? p : Vec3{std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)};
+    hi = first ? p : Vec3{std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
+    first = false;
+  }
+  if (largest > kLargestCoordinate)
+    fail(name, "its coordinates reach " + number(largest) +
+                   ", too large to compute with (products of them overflow); fmbem needs "
+                   "coordinates below " +
+                   number(kLargestCoordinate) + " in magnitude: rescale the mesh");
+  const double diameter = scaled_norm(hi - lo);
+  if (diameter < kSmallestSize)
+    fail(name, "it measures only " + number(diameter) +
+                   " across, too small to compute with (products of its coordinates underflow "
+                   "to subnormal numbers or zero); fmbem needs a size of at least " +
+                   number(kSmallestSize) + ": rescale the mesh");
+  if (largest > kLargestOffset * diameter)
+    fail(name, "it measures " + number(diameter) + " across but lies " + number(largest) +
+                   " from the origin, where double precision cannot tell its vertices apart: "
+                   "move it near the origin");
+  return diameter;
+}
+
 }  // namespace
 
 Mesh Mesh::from_surface(Surface surface, const std::string& name) {
@@ -80,22 +141,30 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
     if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
       fail(name, "a vertex has a non-finite coordinate");
 
-  const auto [lo, hi] = bounding_box(surface.vertices);
-  const double diameter = norm(hi - lo);
-  merge_coincident_vertices(surface, 1e-12 * diameter);
+  for (std::size_t t = 0; t < surface.triangles.size(); ++t) {
+    const auto [a, b, c] = surface.triangles[t];
+    if (a == b || b == c || a == c)
+      fail(name, "triangle " + std::to_string(t) + " is degenerate (repeated vertex)");
+  }
+  const double diameter = check_scale(surface, name);
+  merge_coincident_vertices(surface, kCoincident * diameter);
   const auto& verts = surface.vertices;
   auto& tris = surface.triangles;
   const std::size_t n = tris.size();
 
-  // Degenerate triangles: repeated vertices or (numerically) zero area.
+  // Degenerate triangles, by tolerances relative to the mesh and to the triangle:
+  // corners merged as coincident, or (numerically) zero area for its size.
   for (std::size_t t = 0; t < n; ++t) {
     const auto [a, b, c] = tris[t];
     if (a == b || b == c || a == c)
-      fail(name, "triangle " + std::to_string(t) + " is degenerate (repeated vertex)");
+      fail(name, "triangle " + std::to_string(t) +
+                     " is degenerate: two of its corners coincide (closer than " +
+                     number(kCoincident) + " of the mesh size)");
     const Vec3 e1 = verts[b] - verts[a], e2 = verts[c] - verts[a], e3 = verts[c] - verts[b];
     const double longest = std::max({norm(e1), norm(e2), norm(e3)});
-    if (norm(cross(e1, e2)) <= 1e-10 * longest * longest)
-      fail(name, "triangle " + std::to_string(t) + " is degenerate (zero area)");
+    if (norm(cross(e1 * (1.0 / longest), e2 * (1.0 / longest))) <= 1e-10)
+      fail(name, "triangle " + std::to_string(t) +
+                     " is degenerate (zero area: its corners are collinear)");
   }
 
   // Duplicate triangles: the same three vertices in any order.

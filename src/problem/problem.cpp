@@ -1,5 +1,6 @@
 #include "fmbem/problem/problem.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <sstream>
@@ -10,24 +11,85 @@
 namespace fmbem {
 namespace {
 
-std::string format_point(const Vec3& p) {
+std::string format_number(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
+std::string format_point(const Vec3 &p) {
   std::ostringstream s;
   s << p.x << "," << p.y << "," << p.z;
   return s.str();
 }
 
+// Closest point to x on triangle abc (Ericson, Real-Time Collision
+// Detection 5.1.5).
+Vec3 closest_point_on_triangle(const Vec3 &x, const Vec3 &a, const Vec3 &b, const Vec3 &c) {
+  const Vec3 ab = b - a, ac = c - a, ax = x - a;
+  const double d1 = dot(ab, ax), d2 = dot(ac, ax);
+  if (d1 <= 0 && d2 <= 0) return a;
+  const Vec3 bx = x - b;
+  const double d3 = dot(ab, bx), d4 = dot(ac, bx);
+  if (d3 >= 0 && d4 <= d3) return b;
+  const double vc = d1 * d4 - d3 * d2;
+  if (vc <= 0 && d1 >= 0 && d3 <= 0) return a + ab * (d1 / (d1 - d3));
+  const Vec3 cx = x - c;
+  const double d5 = dot(ab, cx), d6 = dot(ac, cx);
+  if (d6 >= 0 && d5 <= d6) return c;
+  const double vb = d5 * d2 - d1 * d6;
+  if (vb <= 0 && d2 >= 0 && d6 <= 0) return a + ac * (d2 / (d2 - d6));
+  const double va = d3 * d6 - d5 * d4;
+  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0)
+    return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
+  const double denom = 1.0 / (va + vb + vc);
+  return a + ab * (vb * denom) + ac * (vc * denom);
+}
+
+// A source closer to the surface than this fraction of the nearest element's
+// size lies on it for our purposes: the incident data at the nearest
+// collocation point is then wrong by orders of magnitude.
+constexpr double kOnSurfaceFraction = 0.01;
+// Closer than this fraction, one element cannot resolve the source's field.
+constexpr double kUnresolvedFraction = 0.5;
+
+// Refuses a source on the surface, warns about one too close to it.
+void check_source_clearance(const Mesh &mesh, const Vec3 &source, const std::string &what,
+                            std::vector<std::string> &warnings) {
+  const SurfaceDistance near = distance_to_surface(mesh, source);
+  const std::string where = what + " " + format_point(source);
+  const std::string distances = "distance " + format_number(near.distance) +
+                                ", nearest element size " + format_number(near.element_size);
+  if (near.distance < kOnSurfaceFraction * near.element_size)
+    throw Error(where + " lies on the surface (" + distances + "): move it off the surface");
+  if (near.distance < kUnresolvedFraction * near.element_size)
+    warnings.push_back(where + " is closer to the surface than half an element (" + distances +
+                       "): the elements cannot resolve its field there; refine the mesh or "
+                       "move the source");
+}
+
 }  // namespace
 
-std::optional<SphereFit> fit_sphere(const Mesh& mesh) {
+SurfaceDistance distance_to_surface(const Mesh &mesh, const Vec3 &x) {
+  SurfaceDistance nearest{INFINITY, 0.0};
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    const Vec3 &a = mesh.corner(e, 0), &b = mesh.corner(e, 1), &c = mesh.corner(e, 2);
+    const double d = norm(x - closest_point_on_triangle(x, a, b, c));
+    if (d < nearest.distance) nearest = {d, std::max({norm(b - a), norm(c - b), norm(a - c)})};
+  }
+  return nearest;
+}
+
+std::optional<SphereFit> fit_sphere(const Mesh &mesh) {
   // Linear least squares for |v|^2 = 2 c.v + (R^2 - |c|^2), about the vertex
   // mean for conditioning; then every vertex must lie at R to 1e-6.
-  const auto& vs = mesh.vertices();
+  const auto &vs = mesh.vertices();
   if (vs.size() < 12) return std::nullopt;
   Vec3 mean{};
-  for (const Vec3& v : vs) mean += v;
+  for (const Vec3 &v : vs) mean += v;
   mean *= 1.0 / double(vs.size());
   double ata[4][4] = {}, atb[4] = {};
-  for (const Vec3& w : vs) {
+  for (const Vec3 &w : vs) {
     const Vec3 v = w - mean;
     const double row[4] = {2 * v.x, 2 * v.y, 2 * v.z, 1.0}, rhs = dot(v, v);
     for (int i = 0; i < 4; ++i) {
@@ -57,7 +119,7 @@ std::optional<SphereFit> fit_sphere(const Mesh& mesh) {
   }
   const Vec3 center = mean + Vec3{sol[0], sol[1], sol[2]};
   double r_min = INFINITY, r_max = 0.0;
-  for (const Vec3& v : vs) {
+  for (const Vec3 &v : vs) {
     r_min = std::min(r_min, norm(v - center));
     r_max = std::max(r_max, norm(v - center));
   }
@@ -65,7 +127,7 @@ std::optional<SphereFit> fit_sphere(const Mesh& mesh) {
   return SphereFit{center, 0.5 * (r_min + r_max)};
 }
 
-double winding_number(const Mesh& mesh, const Vec3& x) {
+double winding_number(const Mesh &mesh, const Vec3 &x) {
   // Van Oosterom & Strackee's solid angle of each triangle seen from x.
   double total = 0.0;
   for (std::size_t e = 0; e < mesh.size(); ++e) {
@@ -77,8 +139,8 @@ double winding_number(const Mesh& mesh, const Vec3& x) {
   return total / (4.0 * std::numbers::pi);
 }
 
-ErrorNorms error_norms(const Mesh& mesh, const std::vector<cplx>& solution,
-                       const std::vector<cplx>& exact) {
+ErrorNorms error_norms(const Mesh &mesh, const std::vector<cplx> &solution,
+                       const std::vector<cplx> &exact) {
   double max_abs = 0.0, error2 = 0.0, exact2 = 0.0;
   for (std::size_t e = 0; e < mesh.size(); ++e) {
     const double diff = std::abs(solution[e] - exact[e]);
@@ -89,18 +151,20 @@ ErrorNorms error_norms(const Mesh& mesh, const std::vector<cplx>& solution,
   return {max_abs, std::sqrt(error2 / exact2)};
 }
 
-Problem::Problem(const Mesh& mesh, const ProblemSpec& spec) : mesh_(&mesh), spec_(spec) {
+Problem::Problem(const Mesh &mesh, const ProblemSpec &spec) : mesh_(&mesh), spec_(spec) {
   if (!std::isfinite(spec.k) || spec.k < 0.0)
     throw Error("the wavenumber k must be finite and >= 0 (k = 0 is Laplace)");
   const std::size_t n = mesh.size();
-  const auto& x = mesh.centroids();
-  const auto& normals = mesh.normals();
+  const auto &x = mesh.centroids();
+  const auto &normals = mesh.normals();
 
   if (spec.kind == ProblemKind::Scattering) {
-    if (spec.incident.kind == exact::Incident::Kind::PointSource &&
-        std::abs(winding_number(mesh, spec.incident.source)) > 0.5)
-      throw Error("the incident point source " + format_point(spec.incident.source) +
-                  " must lie outside the body");
+    if (spec.incident.kind == exact::Incident::Kind::PointSource) {
+      check_source_clearance(mesh, spec.incident.source, "the incident point source", warnings_);
+      if (std::abs(winding_number(mesh, spec.incident.source)) > 0.5)
+        throw Error("the incident point source " + format_point(spec.incident.source) +
+                    " must lie outside the body");
+    }
     if (spec.incident.kind == exact::Incident::Kind::PlaneWave &&
         norm(spec.incident.direction) == 0)
       throw Error("the incident direction must be a non-zero vector");
@@ -119,6 +183,7 @@ Problem::Problem(const Mesh& mesh, const ProblemSpec& spec) : mesh_(&mesh), spec
                     std::to_string(mie.terms()) + " terms)";
     }
   } else {
+    check_source_clearance(mesh, spec.source, "the radiation source", warnings_);
     if (winding_number(mesh, spec.source) < 0.5)
       throw Error("the radiation source " + format_point(spec.source) +
                   " must lie inside the body (use -bem_source x,y,z)");
@@ -137,9 +202,9 @@ OperatorCoefficients Problem::coefficients() const {
   return {0.0, 0.0, 1.0};
 }
 
-std::vector<cplx> Problem::right_hand_side(const LayerPotentials& layers) const {
+std::vector<cplx> Problem::right_hand_side(const LayerPotentials &layers) const {
   const RowRange rows = layers.rows();
-  const auto& x = mesh_->centroids();
+  const auto &x = mesh_->centroids();
   std::vector<cplx> f(rows.size());
   if (spec_.kind == ProblemKind::Scattering) {
     for (std::size_t i = rows.begin; i < rows.end; ++i)

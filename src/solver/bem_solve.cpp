@@ -3,8 +3,13 @@
 #include <petscksp.h>
 #include <petsctime.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <memory>
+#include <new>
+#include <numbers>
+#include <optional>
 #include <string>
 
 #include "fmbem/bem/direct_layer_potentials.hpp"
@@ -13,6 +18,7 @@
 #include "fmbem/core/error.hpp"
 #include "fmbem/io/csv_writer.hpp"
 #include "fmbem/io/mesh_source.hpp"
+#include "fmbem/io/output_file.hpp"
 #include "fmbem/io/vtk_writer.hpp"
 #include "fmbem/solver/options.hpp"
 
@@ -47,7 +53,7 @@ class FmmEvents final : public fmm::FmmObserver {
 // far field couples every pair), so MatMult gathers x, then each rank
 // computes its own rows.
 struct ShellContext {
-  const BoundaryOperator* op;
+  const BoundaryOperator *op;
   VecScatter gather;
   Vec x_all;
   LogEvents events;
@@ -56,7 +62,7 @@ struct ShellContext {
 };
 
 PetscErrorCode shell_mult(Mat A, Vec x, Vec y) {
-  ShellContext* ctx;
+  ShellContext *ctx;
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(A, &ctx));
   PetscLogDouble start;
@@ -64,15 +70,23 @@ PetscErrorCode shell_mult(Mat A, Vec x, Vec y) {
   PetscCall(PetscLogEventBegin(ctx->events.operator_apply, A, x, y, 0));
   PetscCall(VecScatterBegin(ctx->gather, x, ctx->x_all, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecScatterEnd(ctx->gather, x, ctx->x_all, INSERT_VALUES, SCATTER_FORWARD));
-  const PetscScalar* xa;
-  PetscScalar* ya;
+  const PetscScalar *xa;
+  PetscScalar *ya;
   PetscInt n_all, n_local;
   PetscCall(VecGetSize(ctx->x_all, &n_all));
   PetscCall(VecGetLocalSize(y, &n_local));
   PetscCall(VecGetArrayRead(ctx->x_all, &xa));
   PetscCall(VecGetArray(y, &ya));
-  ctx->op->apply(std::span<const cplx>(xa, std::size_t(n_all)),
-                 std::span<cplx>(ya, std::size_t(n_local)));
+  // No C++ exception may unwind through PETSc's C frames: it becomes a PETSc
+  // error.
+  std::string failure;
+  try {
+    ctx->op->apply(std::span<const cplx>(xa, std::size_t(n_all)),
+                   std::span<cplx>(ya, std::size_t(n_local)));
+  } catch (const std::exception &e) {
+    failure = e.what();
+  }
+  PetscCheck(failure.empty(), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", failure.c_str());
   PetscCall(VecRestoreArray(y, &ya));
   PetscCall(VecRestoreArrayRead(ctx->x_all, &xa));
   PetscCall(PetscLogEventEnd(ctx->events.operator_apply, A, x, y, 0));
@@ -84,27 +98,193 @@ PetscErrorCode shell_mult(Mat A, Vec x, Vec y) {
 }
 
 PetscErrorCode shell_diagonal(Mat A, Vec d) {
-  ShellContext* ctx;
+  ShellContext *ctx;
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(A, &ctx));
   const std::vector<cplx> diag = ctx->op->diagonal();
-  PetscScalar* da;
+  PetscScalar *da;
   PetscCall(VecGetArray(d, &da));
   std::copy(diag.begin(), diag.end(), da);
   PetscCall(VecRestoreArray(d, &da));
   PetscFunctionReturn(0);
 }
 
-std::vector<double> part(const std::vector<cplx>& v, double (*f)(const cplx&)) {
+std::vector<double> part(const std::vector<cplx> &v, double (*f)(const cplx &)) {
   std::vector<double> out(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) out[i] = f(v[i]);
   return out;
 }
 
+void broadcast_bytes(MPI_Comm comm, void *data, std::size_t bytes) {
+  constexpr std::size_t kChunk = std::size_t{1} << 30;  // MPI counts are int
+  auto *p = static_cast<char *>(data);
+  for (std::size_t done = 0; done < bytes; done += kChunk)
+    MPI_Bcast(p + done, int(std::min(kChunk, bytes - done)), MPI_BYTE, 0, comm);
+}
+
+void broadcast_string(MPI_Comm comm, std::string &text) {
+  unsigned long long size = text.size();
+  MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  text.resize(size);
+  broadcast_bytes(comm, text.data(), size);
+}
+
+// Runs `work` on rank 0 only and makes its failure everyone's: an error
+// there is thrown on every rank, so that no rank waits in a collective call
+// for one that has given up.
+template <class Work>
+void on_rank_zero(MPI_Comm comm, Work &&work) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::string failure;
+  if (rank == 0) {
+    try {
+      work();
+    } catch (const Error &e) {
+      failure = *e.what() ? e.what() : "unknown error";
+    } catch (const std::bad_alloc &) {
+      failure = "out of memory";
+    }
+  }
+  broadcast_string(comm, failure);
+  if (!failure.empty()) throw Error(failure);
+}
+
+// The surface is read once, on rank 0 (a pipe can be read only once), and
+// sent to the other ranks; they all validate it the same way.
+Surface read_surface_everywhere(MPI_Comm comm, const std::string &spec,
+                                std::vector<std::string> &warnings) {
+  Surface surface;
+  on_rank_zero(comm, [&] {
+    io::SurfaceRead read = io::read_surface(spec);
+    surface = std::move(read.surface);
+    warnings = std::move(read.warnings);
+  });
+  unsigned long long sizes[2] = {surface.vertices.size(), surface.triangles.size()};
+  MPI_Bcast(sizes, 2, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  surface.vertices.resize(sizes[0]);
+  surface.triangles.resize(sizes[1]);
+  broadcast_bytes(comm, surface.vertices.data(), sizes[0] * sizeof(Vec3));
+  broadcast_bytes(comm, surface.triangles.data(), sizes[1] * sizeof(Triangle));
+  return surface;
+}
+
+// Piecewise-constant elements need about 6-10 per wavelength for a few per
+// cent; below 2 the answer is meaningless whatever GMRES reports.
+constexpr double kWarnElementsPerWavelength = 6.0;
+constexpr double kMinElementsPerWavelength = 2.0;
+// Below this k times the diameter the Helmholtz problem equals Laplace's to
+// double precision, and the Mie series' (ka)^-2 terms lose every digit.
+constexpr double kMinHelmholtzKD = 1e-6;
+
+// The mesh must resolve the wavelength: a warning below 6 elements per
+// wavelength, a refusal below 2 unless the user insists.
+std::optional<std::string> check_resolution(const Mesh &mesh, const SolveOptions &opt) {
+  const double k = opt.problem.k;
+  if (k == 0) return std::nullopt;
+  char text[512];
+  if (k * mesh.diameter() < kMinHelmholtzKD) {
+    std::snprintf(text, sizeof text,
+                  "-k %g: k times the body's diameter is %.3g, below %g, where the "
+                  "Helmholtz "
+                  "equation is the Laplace equation to double precision; use -k 0",
+                  k, k * mesh.diameter(), kMinHelmholtzKD);
+    throw Error(text);
+  }
+  const double wavelength = 2 * std::numbers::pi / k;
+  const double per_wavelength = wavelength / mesh.max_edge();
+  std::snprintf(text, sizeof text,
+                "-k %g on '%s': %.3g elements per wavelength (wavelength %.4g, "
+                "longest edge "
+                "%.4g); piecewise-constant elements need about 6-10 for "
+                "per-cent accuracy",
+                k, mesh.name().c_str(), per_wavelength, wavelength, mesh.max_edge());
+  if (per_wavelength < kMinElementsPerWavelength && !opt.allow_coarse)
+    throw Error(std::string(text) +
+                ": refine the mesh (or insist with "
+                "-bem_allow_coarse; the answer is then "
+                "meaningless)");
+  if (per_wavelength < kWarnElementsPerWavelength) return std::string(text);
+  return std::nullopt;
+}
+
+// Output files: checked (and reserved) before any work, written only after
+// a successful solve.
+struct Outputs {
+  std::unique_ptr<io::OutputFile> vtu, csv;
+};
+
+Outputs reserve_outputs(const SolveOptions &opt) {
+  Outputs out;
+  const bool mesh_is_file = opt.mesh.rfind("icosphere", 0) != 0;
+  const auto check_not_mesh = [&](const std::string &path, const char *option) {
+    if (mesh_is_file && io::same_file(path, opt.mesh))
+      throw Error(std::string(option) + " '" + path + "' is the input mesh; it would overwrite it");
+  };
+  if (!opt.vtu_path.empty()) {
+    const std::string &p = opt.vtu_path;
+    if (p.size() < 4 || p.compare(p.size() - 4, 4, ".vtu") != 0)
+      throw Error("-o '" + p + "': the solution file must end in .vtu (use -bem_csv for CSV)");
+    if (!io::vtk_available())
+      throw Error("-o '" + p + "': this build has no VTK (FMBEM_WITH_VTK=OFF); use -bem_csv");
+    check_not_mesh(p, "-o");
+  }
+  if (!opt.csv_path.empty()) check_not_mesh(opt.csv_path, "-bem_csv");
+  if (!opt.vtu_path.empty() && !opt.csv_path.empty() && io::same_file(opt.vtu_path, opt.csv_path))
+    throw Error("-o and -bem_csv name the same file '" + opt.csv_path + "'");
+  if (!opt.vtu_path.empty()) out.vtu = std::make_unique<io::OutputFile>(opt.vtu_path, "-o");
+  if (!opt.csv_path.empty()) out.csv = std::make_unique<io::OutputFile>(opt.csv_path, "-bem_csv");
+  return out;
+}
+
+// -help: PETSc prints our options in read_solve_options and the KSP/PC ones
+// here; nothing is solved.
+PetscErrorCode print_solver_help(MPI_Comm comm) {
+  PetscFunctionBeginUser;
+  KSP ksp;
+  PetscCall(KSPCreate(comm, &ksp));
+  PetscCall(KSPSetType(ksp, KSPGMRES));
+  PC pc;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCJACOBI));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPDestroy(&ksp));
+  PetscFunctionReturn(0);
+}
+
+// Tolerances PETSc accepts but that make no solve: caught before it starts.
+PetscErrorCode check_tolerances(KSP ksp) {
+  PetscFunctionBeginUser;
+  PetscReal rtol, abstol, dtol;
+  PetscInt max_it;
+  PetscCall(KSPGetTolerances(ksp, &rtol, &abstol, &dtol, &max_it));
+  char text[128] = "";
+  if (!(rtol >= 0 && rtol < 1))
+    std::snprintf(text, sizeof text, "-ksp_rtol %g: must lie in [0, 1)", double(rtol));
+  else if (!(abstol >= 0))
+    std::snprintf(text, sizeof text, "-ksp_atol %g: must be >= 0", double(abstol));
+  else if (max_it < 1)
+    std::snprintf(text, sizeof text, "-ksp_max_it %" PetscInt_FMT ": must be at least 1", max_it);
+  if (*text) throw Error(text);
+  PetscFunctionReturn(0);
+}
+
+// Everything the user gave that nothing read is a typo or does not apply.
+void refuse_unused_options() {
+  const std::vector<std::string> unused = unused_options(false);
+  if (unused.empty()) return;
+  std::string list;
+  for (const std::string &name : unused) list += (list.empty() ? "-" : ", -") + name;
+  throw Error("unknown option" + std::string(unused.size() > 1 ? "s " : " ") + list +
+              (unused.size() == 1 ? suggestion_for(unused[0]) : std::string()) +
+              "; bem_solve -help lists the options");
+}
+
 }  // namespace
 
-PetscErrorCode run_bem_solve(MPI_Comm comm) {
+PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscFunctionBeginUser;
+  *exit_status = kExitSolved;
   PetscMPIInt rank, size;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
@@ -116,14 +296,24 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
 
   SolveOptions opt;
   PetscCall(read_solve_options(comm, &opt));
+  if (opt.help) {
+    PetscCall(print_solver_help(comm));
+    PetscFunctionReturn(0);
+  }
   PetscLogDouble t_start, t_setup, t_solved;
   PetscCall(PetscTime(&t_start));
 
-  // Every rank reads the mesh (it is small next to the operator's data).
-  const Mesh mesh = io::load_mesh(opt.mesh);
+  Outputs outputs;
+  on_rank_zero(comm, [&] { outputs = reserve_outputs(opt); });
+  std::vector<std::string> warnings;
+  const Mesh mesh = Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings), opt.mesh);
+  if (const auto coarse = check_resolution(mesh, opt)) warnings.push_back(*coarse);
   if (opt.problem.kind == ProblemKind::Radiation && !opt.source_given)
     opt.problem.source = mesh.bounding_box_center();
   const Problem problem(mesh, opt.problem);
+  warnings.insert(warnings.end(), problem.warnings().begin(), problem.warnings().end());
+  for (const std::string &w : warnings)
+    PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
   const Discretization disc(mesh, opt.quadrature_points);
   const PetscInt n = PetscInt(mesh.size());
 
@@ -138,20 +328,27 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
 
   FmmEvents fmm_events(class_id);
   std::unique_ptr<CorrectedLayerPotentials> layer_potentials;
-  const FmmLayerPotentials* fmm_layers = nullptr;
+  const FmmLayerPotentials *fmm_layers = nullptr;
   PetscCall(PetscLogEventBegin(events.near_setup, 0, 0, 0, 0));
   if (opt.operator_backend == "fmm") {
     auto fast = std::make_unique<FmmLayerPotentials>(disc, opt.problem.k, rows, opt.near, opt.fmm,
                                                      &fmm_events);
+    // Every rank has the same tree: each forms the moments of its share of the leaves, and one
+    // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).
+    if (size > 1)
+      fast->share_upward_pass(rank, size, [comm](std::span<cplx> multipoles) {
+        MPI_Allreduce(MPI_IN_PLACE, multipoles.data(), int(multipoles.size()), MPI_C_DOUBLE_COMPLEX,
+                      MPI_SUM, comm);
+      });
     fmm_layers = fast.get();
     layer_potentials = std::move(fast);
   } else {
     layer_potentials = std::make_unique<DirectLayerPotentials>(disc, opt.problem.k, rows, opt.near);
   }
   PetscCall(PetscLogEventEnd(events.near_setup, 0, 0, 0, 0));
-  const CorrectedLayerPotentials& layers = *layer_potentials;
+  const CorrectedLayerPotentials &layers = *layer_potentials;
   if (fmm_layers) {
-    const fmm::FmmStatistics& stats = fmm_layers->fmm().statistics();
+    const fmm::FmmStatistics &stats = fmm_layers->fmm().statistics();
     if (opt.fmm_view) PetscCall(PetscPrintf(comm, "%s", fmm_layers->fmm().describe().c_str()));
     if (!fmm::low_frequency_accurate(stats))
       PetscCall(PetscPrintf(comm,
@@ -171,7 +368,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
 
   {
     const std::vector<cplx> f = problem.right_hand_side(layers);
-    PetscScalar* ba;
+    PetscScalar *ba;
     PetscCall(VecGetArray(b, &ba));
     std::copy(f.begin(), f.end(), ba);
     PetscCall(VecRestoreArray(b, &ba));
@@ -188,12 +385,31 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
   PetscCall(KSPSetTolerances(ksp, 1e-5, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
   PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(check_tolerances(ksp));
+  PetscCall(KSPSetUp(ksp));
+  refuse_unused_options();
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(PetscTime(&t_solved));
   PetscInt iterations;
   KSPConvergedReason reason;
   PetscCall(KSPGetIterationNumber(ksp, &iterations));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
+
+  // The true residual |b - A x| / |b|, independent of the preconditioner
+  // and of the convergence test KSP used (one more MatMult).
+  PetscReal true_residual;
+  {
+    Vec r;
+    PetscReal b_norm;
+    PetscCall(VecDuplicate(b, &r));
+    PetscCall(MatMult(A, x, r));
+    PetscCall(VecAYPX(r, -1.0, b));
+    PetscCall(VecNorm(r, NORM_2, &true_residual));
+    PetscCall(VecNorm(b, NORM_2, &b_norm));
+    true_residual = b_norm > 0 ? true_residual / b_norm : true_residual;
+    PetscCall(VecDestroy(&r));
+  }
+  const bool solved = reason > 0 && std::isfinite(double(true_residual));
 
   // Gather the solution on rank 0 for the report and the files.
   VecScatter to_zero;
@@ -202,17 +418,22 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
   PetscCall(VecScatterBegin(to_zero, x, x0, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecScatterEnd(to_zero, x, x0, INSERT_VALUES, SCATTER_FORWARD));
 
-  const NearFieldCorrection& near_field = layers.near_field();
-  std::size_t near_bytes_total = 0, near_nnz = 0;
+  const NearFieldCorrection &near_field = layers.near_field();
+  std::size_t near_bytes_total = 0, near_nnz = 0, fmm_near_pairs = 0;
   {
-    unsigned long long local[2] = {near_field.memory_bytes(), near_field.nonzeros()}, total[2];
-    PetscCallMPI(MPI_Allreduce(local, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
+    // Every rank has the same FMM tree and sums the near pairs of its own rows.
+    unsigned long long local[3] = {near_field.memory_bytes(), near_field.nonzeros(),
+                                   fmm_layers ? fmm_layers->fmm().statistics().near_pairs : 0},
+                       total[3];
+    PetscCallMPI(MPI_Allreduce(local, total, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
     near_bytes_total = total[0];
     near_nnz = total[1];
+    fmm_near_pairs = total[2];
   }
 
+  std::string failure;  // rank 0's reason for exit status 2
   if (rank == 0) {
-    const PetscScalar* xa;
+    const PetscScalar *xa;
     PetscCall(VecGetArrayRead(x0, &xa));
     const std::vector<cplx> solution(xa, xa + n);
     PetscCall(VecRestoreArrayRead(x0, &xa));
@@ -223,41 +444,44 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
                           " elements, %zu vertices, diameter %.4g\n",
                           opt.mesh.c_str(), n, mesh.vertices().size(), mesh.diameter()));
     if (mesh.flipped_triangles() > 0)
-      PetscCall(
-          PetscPrintf(PETSC_COMM_SELF,
-                      "  orientation     %zu triangles flipped to make normals point outward\n",
-                      mesh.flipped_triangles()));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                            "  orientation     %zu triangles flipped to make "
+                            "normals point outward\n",
+                            mesh.flipped_triangles()));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "  problem         %s, k = %g\n",
                           problem.description().c_str(), opt.problem.k));
-    PetscCall(PetscPrintf(
-        PETSC_COMM_SELF,
-        "  discretization  piecewise constant, collocation at centroids, %d-point Gauss rule\n",
-        opt.quadrature_points));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "  discretization  piecewise constant, collocation "
+                          "at centroids, %d-point Gauss rule\n",
+                          opt.quadrature_points));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  operator        %s on %d rank(s); near-field correction %zu pairs, "
                           "%.1f MB\n",
                           opt.operator_backend.c_str(), size, near_nnz, near_bytes_total / 1e6));
     if (fmm_layers) {
-      const fmm::FmmStatistics& stats = fmm_layers->fmm().statistics();
+      const fmm::FmmStatistics &stats = fmm_layers->fmm().statistics();
       PetscCall(PetscPrintf(PETSC_COMM_SELF,
                             "  fmm             p = %d, %d levels, %zu leaves (max leaf %d), "
-                            "%.1f MB on rank 0\n",
+                            "%zu near-field point pairs (all ranks), %.1f MB on rank 0; "
+                            "M2L on %s\n",
                             stats.order, stats.levels, stats.leaves, opt.fmm.max_leaf,
-                            stats.total_bytes() / 1e6));
+                            fmm_near_pairs, stats.total_bytes() / 1e6, stats.m2l_device.c_str()));
     }
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "  solver          %" PetscInt_FMT " iterations, %s\n",
-                          iterations, KSPConvergedReasons[reason]));
-    PetscCall(PetscPrintf(
-        PETSC_COMM_SELF,
-        "  times           set-up %.3f s, solve %.3f s, %.4f s per MatMult (%" PetscInt_FMT
-        " MatMults)\n",
-        t_setup - t_start, t_solved - t_setup,
-        ctx.mat_mults ? ctx.mat_mult_seconds / ctx.mat_mults : 0.0, ctx.mat_mults));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "  solver          %" PetscInt_FMT
+                          " iterations, %s, true relative residual %.2e\n",
+                          iterations, KSPConvergedReasons[reason], double(true_residual)));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "  times           set-up %.3f s, solve %.3f s, %.4f s per "
+                          "MatMult (%" PetscInt_FMT " MatMults)\n",
+                          t_setup - t_start, t_solved - t_setup,
+                          ctx.mat_mults ? ctx.mat_mult_seconds / ctx.mat_mults : 0.0,
+                          ctx.mat_mults));
     std::vector<io::CellField> fields = {
-        {u + "_re", part(solution, [](const cplx& c) { return c.real(); })},
-        {u + "_im", part(solution, [](const cplx& c) { return c.imag(); })},
-        {u + "_abs", part(solution, [](const cplx& c) { return std::abs(c); })}};
-    if (const auto& exact = problem.exact_solution()) {
+        {u + "_re", part(solution, [](const cplx &c) { return c.real(); })},
+        {u + "_im", part(solution, [](const cplx &c) { return c.imag(); })},
+        {u + "_abs", part(solution, [](const cplx &c) { return std::abs(c); })}};
+    if (const auto &exact = problem.exact_solution(); exact && solved) {
       const ErrorNorms err = error_norms(mesh, solution, *exact);
       PetscCall(
           PetscPrintf(PETSC_COMM_SELF, "  exact           %s\n", problem.exact_name().c_str()));
@@ -268,19 +492,34 @@ PetscErrorCode run_bem_solve(MPI_Comm comm) {
       for (std::size_t e = 0; e < solution.size(); ++e)
         err_abs[e] = std::abs(solution[e] - (*exact)[e]);
       fields.push_back({"err_abs", std::move(err_abs)});
-    } else {
+    } else if (solved) {
       PetscCall(
           PetscPrintf(PETSC_COMM_SELF, "  exact           none for this geometry and problem\n"));
     }
-    if (!opt.vtu_path.empty()) {
-      io::write_vtu(opt.vtu_path, mesh, fields);
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", opt.vtu_path.c_str()));
-    }
-    if (!opt.csv_path.empty()) {
-      io::write_csv(opt.csv_path, mesh, solution);
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", opt.csv_path.c_str()));
+    if (!solved) {
+      char text[256];
+      std::snprintf(text, sizeof text,
+                    "the solve failed: %s after %" PetscInt_FMT
+                    " iterations (true relative residual %.2e); no output written",
+                    KSPConvergedReasons[reason], iterations, double(true_residual));
+      failure = text;
+    } else {
+      if (outputs.vtu) {
+        outputs.vtu->write([&](const std::string &path) { io::write_vtu(path, mesh, fields); });
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", opt.vtu_path.c_str()));
+      }
+      if (outputs.csv) {
+        outputs.csv->write([&](const std::string &path) { io::write_csv(path, mesh, solution); });
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", opt.csv_path.c_str()));
+      }
     }
   }
+  if (!solved) {
+    if (rank == 0) std::fprintf(stderr, "bem_solve: error: %s\n", failure.c_str());
+    *exit_status = kExitSolveFailed;
+  }
+  for (const std::string &name : unused_options(false))
+    PetscCall(PetscPrintf(comm, "bem_solve: warning: option -%s was not used\n", name.c_str()));
 
   PetscCall(VecScatterDestroy(&to_zero));
   PetscCall(VecDestroy(&x0));

@@ -1,124 +1,346 @@
 #include "fmbem/solver/options.hpp"
 
+#include <petscoptions.h>
+
+#include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <optional>
+#include <system_error>
 
 #include "fmbem/core/error.hpp"
 
 namespace fmbem {
 namespace {
 
-Vec3 to_vec3(const PetscReal v[3]) { return {double(v[0]), double(v[1]), double(v[2])}; }
+// bem_solve's own options, in -help order. Every value is read as text and
+// parsed here, so that a bad number gives one line naming the option instead
+// of PETSc's trace, and an integer cannot wrap around.
+struct OptionSpec {
+  const char *name;  // without the dash
+  const char *fallback;
+  const char *help;
+};
+constexpr OptionSpec kOptions[] = {
+    {"mesh", "", "Gmsh .msh file (or a pipe), or icosphere:L[:R] (20*4^L triangles)"},
+    {"k", "1", "Wavenumber (0: Laplace)"},
+    {"kernel", "helmholtz", "helmholtz, or laplace (same as -k 0)"},
+    {"bem_problem", "scattering", "scattering or radiation"},
+    {"bem_bc", "neumann", "neumann (rigid) or dirichlet (soft)"},
+    {"bem_incident", "planewave", "planewave or pointsource (scattering)"},
+    {"bem_incident_dir", "0,0,1", "Plane wave direction x,y,z"},
+    {"bem_source", "",
+     "Point source x,y,z: outside the body for scattering, inside for "
+     "radiation "
+     "(default there: box centre)"},
+    {"bem_quad_order", "3", "Gauss points per triangle: 1, 3, 6 or 7"},
+    {"bem_near_factor", "2.5", "Close pair: centroid distance < factor * element radius (1..10)"},
+    {"bem_near_quad", "16", "Angular Gauss points of the accurate integrals (2..128)"},
+    {"bem_allow_coarse", "false",
+     "Solve even below 2 elements per wavelength (the answer is then "
+     "meaningless)"},
+    {"bem_operator", "fmm", "fmm (fast multipole) or direct (O(N^2) reference)"},
+    {"fmm_p", "0", "FMM expansion order p (degrees 0..p-1), 1..40; 0: chosen from -fmm_eps"},
+    {"fmm_eps", "1e-4", "FMM relative MatMult accuracy (sets p unless -fmm_p)"},
+    {"fmm_max_leaf", "100", "FMM octree: a cell splits above this many elements"},
+    {"fmm_view", "false", "Print the FMM tree, order and memory"},
+    {"fmm_device", "auto", "Where the FMM's M2L runs: cpu, gpu, or auto (the GPU when present)"},
+    {"fmm_m2l_scheme", "fastest",
+     "GPU M2L scheme: basic, sibling, cluster, ij (reference paper), gemm, dmma (ours); "
+     "fastest: dmma up to p = 8, gemm above"},
+    {"fmm_m2l_chunk", "2", "B of the cluster and ij schemes: chunks of B x B x B clusters (1..8)"},
+    {"o", "", "Write the solution to this .vtu file"},
+    {"bem_csv", "", "Write x,y,z,re,im per element to this file"},
+};
 
-std::string choose(const char* option, const std::string& value,
-                   std::initializer_list<const char*> allowed) {
+// Options PETSc reads during or after KSPSolve (viewers, logging, checks at
+// PetscFinalize): unused after KSPSetUp without being mistyped.
+constexpr std::string_view kLateOptionPrefixes[] = {"ksp_view",
+                                                    "ksp_converged_",
+                                                    "ksp_error_if_not_converged",
+                                                    "mat_view",
+                                                    "vec_view",
+                                                    "log",
+                                                    "options_",
+                                                    "memory_view",
+                                                    "malloc",
+                                                    "objects_dump",
+                                                    "history",
+                                                    "info",
+                                                    "help",
+                                                    "version",
+                                                    "viewer",
+                                                    "draw",
+                                                    "nox",
+                                                    "display",
+                                                    "on_error",
+                                                    "fp_trap",
+                                                    "no_signal_",
+                                                    "check_pointer",
+                                                    "skip_petscrc",
+                                                    "petsc",
+                                                    "saws"};
+
+std::string dashed(std::string_view name) { return "-" + std::string(name); }
+
+std::string choose(const char *option, const std::string &value,
+                   std::initializer_list<const char *> allowed) {
   std::string list;
-  for (const char* a : allowed) {
+  for (const char *a : allowed) {
     if (value == a) return value;
     list += std::string(list.empty() ? "" : ", ") + a;
   }
   throw Error(std::string(option) + " " + value + " is not known (choose " + list + ")");
 }
 
+// The whole text as one number: no trailing characters, no blanks; a leading
+// '+' is accepted as PETSc does.
+std::string_view number_text(std::string_view text) {
+  if (text.starts_with('+')) text.remove_prefix(1);
+  return text;
+}
+
+double parse_real(const char *option, std::string_view text) {
+  const std::string_view digits = number_text(text);
+  double value = 0.0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() ||
+      !std::isfinite(value))
+    throw Error(std::string(option) + " " + std::string(text) + ": not a finite number");
+  return value;
+}
+
+long long parse_integer(const char *option, std::string_view text, long long lowest,
+                        long long highest) {
+  const std::string_view digits = number_text(text);
+  long long value = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  const std::string range = " (" + std::to_string(lowest) + ".." + std::to_string(highest) + ")";
+  if (digits.empty() || error == std::errc::invalid_argument ||
+      end != digits.data() + digits.size())
+    throw Error(std::string(option) + " " + std::string(text) + ": not an integer" + range);
+  if (error == std::errc::result_out_of_range || value < lowest || value > highest)
+    throw Error(std::string(option) + " " + std::string(text) + ": out of range" + range);
+  return value;
+}
+
+bool parse_bool(const char *option, std::string_view text) {
+  // Given without a value (-fmm_view), PETSc's convention is true.
+  if (text.empty() || text == "1" || text == "true" || text == "yes" || text == "on") return true;
+  if (text == "0" || text == "false" || text == "no" || text == "off") return false;
+  throw Error(std::string(option) + " " + std::string(text) + ": not true or false");
+}
+
+Vec3 parse_vec3(const char *option, std::string_view text) {
+  double xyz[3];
+  std::string_view rest = text;
+  for (int c = 0; c < 3; ++c) {
+    const std::size_t comma = rest.find(',');
+    if ((c < 2) != (comma != std::string_view::npos))
+      throw Error(std::string(option) + " " + std::string(text) +
+                  ": needs exactly three numbers x,y,z");
+    try {
+      xyz[c] = parse_real(option, rest.substr(0, comma));
+    } catch (const Error &) {
+      throw Error(std::string(option) + " " + std::string(text) + ": '" +
+                  std::string(rest.substr(0, comma)) + "' is not a finite number");
+    }
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return {xyz[0], xyz[1], xyz[2]};
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t next =
+          std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = row[j];
+      row[j] = next;
+    }
+  }
+  return row[b.size()];
+}
+
+bool is_late_option(std::string_view name) {
+  return std::any_of(std::begin(kLateOptionPrefixes), std::end(kLateOptionPrefixes),
+                     [&](std::string_view prefix) { return name.starts_with(prefix); });
+}
+
 }  // namespace
 
-PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions* opt) {
-  char text[PETSC_MAX_PATH_LEN] = "";
-  PetscBool set = PETSC_FALSE;
-  PetscReal k = 1.0;
-  char problem[64] = "scattering", bc[64] = "neumann", incident[64] = "planewave",
-       backend[64] = "fmm", kernel[64] = "helmholtz";
-  PetscReal direction[3] = {0, 0, 1}, source[3] = {0, 0, 0};
-  PetscInt n_direction = 3, n_source = 3;
-  PetscBool source_set = PETSC_FALSE, direction_set = PETSC_FALSE;
-  PetscInt quad = 3, angular = opt->near.angular_points;
-  PetscReal near_factor = opt->near.near_factor;
-  char vtu[PETSC_MAX_PATH_LEN] = "", csv[PETSC_MAX_PATH_LEN] = "";
-  PetscInt fmm_p = opt->fmm.order, max_leaf = opt->fmm.max_leaf;
-  PetscReal fmm_eps = opt->fmm.tolerance;
-  PetscBool fmm_view = PETSC_FALSE;
+std::vector<std::string_view> solve_option_names() {
+  std::vector<std::string_view> names;
+  for (const OptionSpec &spec : kOptions) names.emplace_back(spec.name);
+  return names;
+}
 
+std::string suggestion_for(std::string_view unknown_name) {
+  std::string_view best;
+  std::size_t best_distance = 3;  // at most two edits away, and closer than the rest
+  for (const OptionSpec &spec : kOptions) {
+    const std::size_t d = edit_distance(unknown_name, spec.name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = spec.name;
+    }
+  }
+  return best.empty() ? std::string() : " (did you mean " + dashed(best) + "?)";
+}
+
+std::vector<std::string> unused_options(bool include_late_options) {
+  PetscInt count = 0;
+  char **names = nullptr, **values = nullptr;
+  PetscCallAbort(PETSC_COMM_SELF, PetscOptionsLeftGet(nullptr, &count, &names, &values));
+  std::vector<std::string> unused;
+  for (PetscInt i = 0; i < count; ++i) {
+    std::string_view name = names[i];
+    if (name.starts_with('-')) name.remove_prefix(1);
+    if (include_late_options || !is_late_option(name)) unused.emplace_back(name);
+  }
+  PetscCallAbort(PETSC_COMM_SELF, PetscOptionsLeftRestore(nullptr, &count, &names, &values));
+  return unused;
+}
+
+PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
+  PetscFunctionBeginUser;
+  std::map<std::string, std::string, std::less<>> given;  // option -> its text, if given
   PetscOptionsBegin(comm, nullptr, "fmbem boundary element solver options", "BEM");
-  PetscCall(PetscOptionsString("-mesh", "Gmsh .msh file, or icosphere:L[:R] (20*4^L triangles)", "",
-                               text, text, sizeof(text), &set));
-  PetscCall(PetscOptionsReal("-k", "Wavenumber (0: Laplace)", "", k, &k, nullptr));
-  PetscCall(PetscOptionsString("-kernel", "helmholtz, or laplace (same as -k 0)", "", kernel,
-                               kernel, sizeof(kernel), nullptr));
-  PetscCall(PetscOptionsString("-bem_problem", "scattering or radiation", "", problem, problem,
-                               sizeof(problem), nullptr));
-  PetscCall(PetscOptionsString("-bem_bc", "neumann (rigid) or dirichlet (soft)", "", bc, bc,
-                               sizeof(bc), nullptr));
-  PetscCall(PetscOptionsString("-bem_incident", "planewave or pointsource", "", incident, incident,
-                               sizeof(incident), nullptr));
-  PetscCall(PetscOptionsRealArray("-bem_incident_dir", "Plane wave direction x,y,z", "", direction,
-                                  &n_direction, &direction_set));
-  PetscCall(PetscOptionsRealArray("-bem_source",
-                                  "Point source x,y,z (outside the body for "
-                                  "scattering, inside for radiation; default: box centre)",
-                                  "", source, &n_source, &source_set));
-  PetscCall(PetscOptionsInt("-bem_quad_order", "Gauss points per triangle: 1, 3, 6 or 7", "", quad,
-                            &quad, nullptr));
-  PetscCall(PetscOptionsReal("-bem_near_factor",
-                             "Close pair: centroid distance < factor * element radius", "",
-                             near_factor, &near_factor, nullptr));
-  PetscCall(PetscOptionsInt("-bem_near_quad", "Angular Gauss points of the accurate integrals", "",
-                            angular, &angular, nullptr));
-  PetscCall(PetscOptionsString("-bem_operator", "fmm (fast multipole) or direct (O(N^2) reference)",
-                               "", backend, backend, sizeof(backend), nullptr));
-  PetscCall(PetscOptionsInt("-fmm_p",
-                            "FMM expansion order p (degrees 0..p-1); 0: chosen from -fmm_eps", "",
-                            fmm_p, &fmm_p, nullptr));
-  PetscCall(PetscOptionsReal("-fmm_eps", "FMM relative MatMult accuracy (sets p unless -fmm_p)", "",
-                             fmm_eps, &fmm_eps, nullptr));
-  PetscCall(PetscOptionsInt("-fmm_max_leaf", "FMM octree: a cell splits above this many elements",
-                            "", max_leaf, &max_leaf, nullptr));
-  PetscCall(PetscOptionsBool("-fmm_view", "Print the FMM tree, order and memory", "", fmm_view,
-                             &fmm_view, nullptr));
-  PetscCall(PetscOptionsString("-o", "Write the solution to this .vtu file", "", vtu, vtu,
-                               sizeof(vtu), nullptr));
-  PetscCall(PetscOptionsString("-bem_csv", "Write x,y,z,re,im per element to this file", "", csv,
-                               csv, sizeof(csv), nullptr));
+  for (const OptionSpec &spec : kOptions) {
+    char text[PETSC_MAX_PATH_LEN];
+    PetscBool set = PETSC_FALSE;
+    PetscCall(PetscOptionsString(dashed(spec.name).c_str(), spec.help, "", spec.fallback, text,
+                                 sizeof(text), &set));
+    if (set) given[spec.name] = text;
+  }
   PetscOptionsEnd();
+  {
+    PetscBool help = PETSC_FALSE;
+    PetscCall(PetscOptionsHasHelp(nullptr, &help));
+    opt->help = help == PETSC_TRUE;
+  }
+  if (opt->help) PetscFunctionReturn(0);
 
-  opt->mesh = text;
-  if (!std::isfinite(double(k)) || k < 0) throw Error("-k must be a finite number >= 0");
-  if (choose("-kernel", kernel, {"helmholtz", "laplace"}) == "laplace") k = 0;
-  opt->problem.k = double(k);
-  opt->problem.kind = choose("-bem_problem", problem, {"scattering", "radiation"}) == "scattering"
-                          ? ProblemKind::Scattering
-                          : ProblemKind::Radiation;
-  opt->problem.bc = choose("-bem_bc", bc, {"neumann", "dirichlet"}) == "neumann"
-                        ? BoundaryCondition::Neumann
-                        : BoundaryCondition::Dirichlet;
+  // A -bem_/-fmm_ option we do not read is a typo: say so before any work.
+  for (const std::string &name : unused_options(true))
+    if (name.starts_with("bem_") || name.starts_with("fmm_"))
+      throw Error("unknown option " + dashed(name) + suggestion_for(name));
+
+  const auto value = [&](std::string_view name) -> std::optional<std::string> {
+    const auto found = given.find(name);
+    if (found == given.end()) return std::nullopt;
+    return found->second;
+  };
+  const auto text_or = [&](std::string_view name, const char *fallback) {
+    return value(name).value_or(fallback);
+  };
+
+  opt->mesh = text_or("mesh", "");
+  double k = value("k") ? parse_real("-k", *value("k")) : 1.0;
+  if (k < 0) throw Error("-k " + *value("k") + ": the wavenumber must be >= 0 (0: Laplace)");
+  if (choose("-kernel", text_or("kernel", "helmholtz"), {"helmholtz", "laplace"}) == "laplace") {
+    if (value("k") && k != 0)
+      throw Error("-kernel laplace contradicts -k " + *value("k") + " (Laplace is k = 0)");
+    k = 0;
+  }
+  opt->problem.k = k;
+
+  const bool scattering = choose("-bem_problem", text_or("bem_problem", "scattering"),
+                                 {"scattering", "radiation"}) == "scattering";
+  opt->problem.kind = scattering ? ProblemKind::Scattering : ProblemKind::Radiation;
+  opt->problem.bc =
+      choose("-bem_bc", text_or("bem_bc", "neumann"), {"neumann", "dirichlet"}) == "neumann"
+          ? BoundaryCondition::Neumann
+          : BoundaryCondition::Dirichlet;
+  if (!scattering && value("bem_incident"))
+    throw Error(
+        "-bem_incident does not apply to -bem_problem radiation (its source is "
+        "-bem_source, inside the body)");
+  const bool point_source = choose("-bem_incident", text_or("bem_incident", "planewave"),
+                                   {"planewave", "pointsource"}) == "pointsource";
   opt->problem.incident.kind =
-      choose("-bem_incident", incident, {"planewave", "pointsource"}) == "planewave"
-          ? exact::Incident::Kind::PlaneWave
-          : exact::Incident::Kind::PointSource;
-  if (direction_set && n_direction != 3) throw Error("-bem_incident_dir needs three numbers x,y,z");
-  if (source_set && n_source != 3) throw Error("-bem_source needs three numbers x,y,z");
-  opt->problem.incident.direction = to_vec3(direction);
-  if (opt->problem.incident.kind == exact::Incident::Kind::PointSource && !source_set &&
-      opt->problem.kind == ProblemKind::Scattering)
+      point_source ? exact::Incident::Kind::PointSource : exact::Incident::Kind::PlaneWave;
+  if (value("bem_incident_dir") && (!scattering || point_source))
+    throw Error(
+        "-bem_incident_dir applies only to plane-wave scattering "
+        "(-bem_incident planewave)");
+  opt->problem.incident.direction =
+      parse_vec3("-bem_incident_dir", text_or("bem_incident_dir", "0,0,1"));
+  if (norm(opt->problem.incident.direction) == 0)
+    throw Error(
+        "-bem_incident_dir: the plane-wave direction must be a "
+        "non-zero vector");
+  if (value("bem_source") && scattering && !point_source)
+    throw Error(
+        "-bem_source does not apply to plane-wave scattering (add "
+        "-bem_incident "
+        "pointsource, or -bem_problem radiation)");
+  if (scattering && point_source && !value("bem_source"))
     throw Error("-bem_incident pointsource needs -bem_source x,y,z (outside the body)");
-  opt->problem.incident.source = to_vec3(source);
-  opt->problem.source = to_vec3(source);
-  opt->source_given = source_set == PETSC_TRUE;
-  opt->quadrature_points = int(quad);
-  opt->near.near_factor = double(near_factor);
-  opt->near.angular_points = int(angular);
-  opt->operator_backend = choose("-bem_operator", backend, {"fmm", "direct"});
-  if (fmm_p < 0 || fmm_p > fmm::max_degree)
-    throw Error("-fmm_p must lie in 1.." + std::to_string(fmm::max_degree) +
-                " (or 0 to choose it from -fmm_eps)");
-  if (!(fmm_eps > 0 && fmm_eps < 1)) throw Error("-fmm_eps must lie strictly between 0 and 1");
-  if (max_leaf < 1) throw Error("-fmm_max_leaf must be at least 1");
-  opt->fmm.order = int(fmm_p);
-  opt->fmm.tolerance = double(fmm_eps);
-  opt->fmm.max_leaf = int(max_leaf);
-  opt->fmm_view = fmm_view == PETSC_TRUE;
-  opt->vtu_path = vtu;
-  opt->csv_path = csv;
+  opt->source_given = value("bem_source").has_value();
+  const Vec3 source = opt->source_given ? parse_vec3("-bem_source", *value("bem_source")) : Vec3{};
+  opt->problem.incident.source = source;
+  opt->problem.source = source;
+
+  opt->quadrature_points =
+      int(parse_integer("-bem_quad_order", text_or("bem_quad_order", "3"), 1, 7));
+  opt->near.near_factor = parse_real("-bem_near_factor", text_or("bem_near_factor", "2.5"));
+  // Beyond 10 the close pairs grow towards all N^2 pairs (memory and set-up).
+  if (!(opt->near.near_factor >= 1 && opt->near.near_factor <= 10))
+    throw Error("-bem_near_factor " + *value("bem_near_factor") + ": must lie in 1..10");
+  opt->near.angular_points =
+      int(parse_integer("-bem_near_quad", text_or("bem_near_quad", "16"), 2, 128));
+  opt->allow_coarse = parse_bool("-bem_allow_coarse", text_or("bem_allow_coarse", "false"));
+
+  opt->operator_backend =
+      choose("-bem_operator", text_or("bem_operator", "fmm"), {"fmm", "direct"});
+  if (opt->operator_backend == "direct")
+    for (const char *fmm_option : {"fmm_p", "fmm_eps", "fmm_max_leaf", "fmm_view"})
+      if (value(fmm_option))
+        throw Error(dashed(fmm_option) + " does not apply to -bem_operator direct");
+  if (value("fmm_p") && value("fmm_eps"))
+    throw Error("-fmm_p and -fmm_eps both set the FMM order: give one of them");
+  opt->fmm.order = int(parse_integer("-fmm_p", text_or("fmm_p", "0"), 0, fmm::max_degree));
+  opt->fmm.tolerance = parse_real("-fmm_eps", text_or("fmm_eps", "1e-4"));
+  if (!(opt->fmm.tolerance > 0 && opt->fmm.tolerance < 1))
+    throw Error("-fmm_eps " + *value("fmm_eps") + ": must lie strictly between 0 and 1");
+  opt->fmm.max_leaf =
+      int(parse_integer("-fmm_max_leaf", text_or("fmm_max_leaf", "100"), 1, 1 << 20));
+  opt->fmm_view = parse_bool("-fmm_view", text_or("fmm_view", "false"));
+  const std::string device =
+      choose("-fmm_device", text_or("fmm_device", "auto"), {"cpu", "gpu", "auto"});
+  opt->fmm.device = device == "cpu"   ? fmm::FmmOptions::Device::cpu
+                    : device == "gpu" ? fmm::FmmOptions::Device::gpu
+                                      : fmm::FmmOptions::Device::automatic;
+  if (value("fmm_m2l_scheme") && *value("fmm_m2l_scheme") != "fastest") {
+    try {
+      opt->fmm.m2l_scheme = fmm::parse_m2l_scheme(*value("fmm_m2l_scheme"));
+    } catch (const Error &e) {
+      throw Error("-fmm_m2l_scheme: " + std::string(e.what()));
+    }
+  }
+  opt->fmm.gpu_m2l.chunk =
+      int(parse_integer("-fmm_m2l_chunk", text_or("fmm_m2l_chunk", "2"), 1, 8));
+  if (device == "cpu")
+    for (const char *gpu_option : {"fmm_m2l_scheme", "fmm_m2l_chunk"})
+      if (value(gpu_option)) throw Error(dashed(gpu_option) + " does not apply to -fmm_device cpu");
+  if (value("fmm_m2l_chunk") && opt->fmm.m2l_scheme != fmm::M2LScheme::cluster &&
+      opt->fmm.m2l_scheme != fmm::M2LScheme::ij)
+    throw Error("-fmm_m2l_chunk applies only to -fmm_m2l_scheme cluster or ij");
+
+  opt->vtu_path = text_or("o", "");
+  opt->csv_path = text_or("bem_csv", "");
+  if (value("o") && opt->vtu_path.empty()) throw Error("-o needs a file name (FILE.vtu)");
+  if (value("bem_csv") && opt->csv_path.empty()) throw Error("-bem_csv needs a file name");
   if (opt->mesh.empty()) throw Error("no mesh: give -mesh FILE.msh or -mesh icosphere:L[:R]");
-  return 0;
+  PetscFunctionReturn(0);
 }
 
 }  // namespace fmbem

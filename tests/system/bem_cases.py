@@ -8,6 +8,7 @@ monopole) with bounds explained next to them.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -118,6 +119,34 @@ def expect_error(args, needle):
     lines = [l for l in p.stderr.strip().split("\n") if l]
     check(p.returncode != 0 and any(needle in l for l in lines) and "Segmentation" not in p.stderr,
           f"{' '.join(args)} -> non-zero exit and '{needle}' ({lines[-1] if lines else ''})")
+
+
+def mpi_tree():
+    """Issue 15: every rank builds the octree of all N elements and evaluates
+    only its own rows, so the near-field point pairs summed over ranks equal
+    the one-rank count exactly, and each row's sums run in the same order on
+    any number of ranks: the solutions differ only by the rounding of the
+    Krylov solver's parallel reductions (as in the mpi case). Before, each
+    rank split cells on its own rows alone, so a leaf took in up to P times as
+    many sources and the summed pairs grew with P (here x6.3 at P = 2, x9.3
+    at P = 4) while the answer changed (13 iterations became 14 and 15)."""
+    base = ["-mesh", "icosphere:4", "-k", "4", "-fmm_p", "6", "-fmm_max_leaf", "40",
+            "-ksp_rtol", "1e-10"]
+    runs = {}
+    for ranks in (1, 2, 3, 4):
+        csv = os.path.join(WORK, f"tree{ranks}.csv")
+        r = summary(base + ["-bem_csv", csv], mpi=ranks)
+        m = re.search(r"(\d+) near-field point pairs \(all ranks\)", r["out"])
+        check(m is not None, f"{ranks} rank(s): the summary gives the near pairs of all ranks")
+        runs[ranks] = (int(m.group(1)), r["its"], read_csv(csv))
+    pairs1, its1, solution1 = runs[1]
+    for ranks in (2, 3, 4):
+        pairs, its, solution = runs[ranks]
+        check(pairs == pairs1,
+              f"{ranks} ranks: {pairs} near-field point pairs, as 1 rank ({pairs1})")
+        check(its == its1, f"{ranks} ranks: {its} iterations, as 1 rank")
+        d = rel_diff(solution, solution1)
+        check(d < 1e-8, f"{ranks} ranks give the 1-rank solution (rel. diff {d:.1e})")
 
 
 if CASE == "rigid_k8":
@@ -249,6 +278,77 @@ elif CASE == "bad_input":
     expect_error(ico + ["-fmm_eps", "0"], "-fmm_eps")
     expect_error(ico + ["-fmm_eps", "1.5"], "-fmm_eps")
     expect_error(ico + ["-fmm_max_leaf", "0"], "-fmm_max_leaf")
+elif CASE == "hostile_options":
+    # Issue 12: every bad option, value or output gives one line naming the
+    # option, exit status 1, and nothing written; a failed solve exits 2.
+    ico = ["-mesh", "icosphere:2"]
+
+    def one_line_error(args, needle, status=1, mpi=0):
+        p = run(args, expect_ok=False, mpi=mpi)
+        ours = [l for l in p.stderr.split("\n") if l.startswith("bem_solve: error:")]
+        check(p.returncode == status and len(ours) == 1 and needle in ours[0]
+              and "PETSC ERROR" not in p.stderr and "PETSC ERROR" not in p.stdout,
+              f"{' '.join(args)}{' on %d ranks' % mpi if mpi else ''} -> exit {p.returncode} "
+              f"(want {status}), one line with '{needle}': {ours}")
+        return p
+
+    for args, needle in [
+            (["-k", "abc"], "-k abc"), (["-fmm_p", "2.5"], "-fmm_p 2.5"),
+            (["-fmm_p", "4294967297"], "-fmm_p 4294967297"),
+            (["-bem_incident", "pointsource", "-bem_source", "a,b,c"], "-bem_source a,b,c"),
+            (["-bem_incident", "pointsource", "-bem_source", "3,0,0,1"], "three numbers"),
+            (["-bem_probem", "radiation"], "did you mean -bem_problem"),
+            (["-mehs", "x"], "did you mean -mesh"),
+            (["-kps_type", "cg"], "-kps_type"),
+            (["-ksp_type", "nonsense"], "nonsense"), (["-pc_type", "lu"], "LU"),
+            (["-ksp_max_it", "0"], "-ksp_max_it"), (["-ksp_rtol", "-1"], "-ksp_rtol"),
+            (["-bem_source", "3,0,0"], "-bem_source does not apply"),
+            (["-bem_operator", "direct", "-fmm_p", "8"], "-fmm_p does not apply"),
+            (["-bem_problem", "radiation", "-bem_incident", "pointsource"], "-bem_incident"),
+            (["-kernel", "laplace", "-k", "3"], "contradicts"),
+            (["-bem_incident", "pointsource", "-bem_source", "1,0,0"], "on the surface"),
+            (["-k", "1e-300"], "use -k 0"), (["-k", "1e300"], "elements per wavelength"),
+            (["-k", "30"], "elements per wavelength"), (["-bem_near_quad", "0"], "-bem_near_quad"),
+            (["-o", "x.csv"], ".vtu"), (["-bem_csv", "/nonexistent/x.csv"], "/nonexistent"),
+            (["-bem_csv", "/dev/null"], "not a regular file")]:
+        one_line_error(ico + args, needle)
+    # The same on several ranks, without hanging (run() has a timeout).
+    for ranks in (2, 3):
+        one_line_error(ico + ["-k", "abc"], "-k abc", mpi=ranks)
+        one_line_error(ico + ["-bem_csv", "/nonexistent/x.csv"], "/nonexistent", mpi=ranks)
+        one_line_error(ico + ["-ksp_type", "nonsense"], "nonsense", mpi=ranks)
+        one_line_error(ico + ["-ksp_max_it", "2", "-bem_csv", os.path.join(WORK, "f.csv")],
+                       "DIVERGED_ITS", status=2, mpi=ranks)
+    # A failed solve (iteration cap, NaN from an absurd k the user insisted
+    # on) exits 2 and writes nothing.
+    out = os.path.join(WORK, "failed.csv")
+    one_line_error(ico + ["-ksp_max_it", "2", "-bem_csv", out], "DIVERGED_ITS", status=2)
+    one_line_error(ico + ["-k", "1e300", "-bem_allow_coarse", "-bem_csv", out], "DIVERGED", status=2)
+    check(not os.path.exists(out), "a failed solve leaves no output file")
+    check(not [f for f in os.listdir(WORK) if f.startswith(".")], "and no temporary file")
+    # Outputs never overwrite the mesh, never clash, replace old files whole.
+    mesh = os.path.join(WORK, "m.msh")
+    shutil.copy(os.path.join(SRC, "meshes/sphere.msh"), mesh)
+    before = open(mesh, "rb").read()
+    one_line_error(["-mesh", mesh, "-bem_csv", mesh], "input mesh")
+    one_line_error(["-mesh", mesh, "-bem_csv", os.path.join(WORK, ".", "m.msh")], "input mesh")
+    check(open(mesh, "rb").read() == before, "the mesh is untouched")
+    one_line_error(ico + ["-o", os.path.join(WORK, "a.vtu"), "-bem_csv",
+                          os.path.join(WORK, "a.vtu")], "same file")
+    old = os.path.join(WORK, "old.csv")
+    open(old, "w").write("previous results\n")
+    one_line_error(ico + ["-ksp_max_it", "2", "-bem_csv", old], "DIVERGED", status=2)
+    check(open(old).read() == "previous results\n", "a failed solve keeps the old output")
+    r = run(ico + ["-k", "2", "-bem_csv", old])
+    check(len(read_csv(old)) == 320, "a good solve replaces it whole")
+    # Under-resolution: a warning below 6 elements per wavelength.
+    r = run(ico + ["-k", "8"])
+    check("warning:" in r.stdout and "elements per wavelength" in r.stdout,
+          "icosphere:2 at k = 8 (2.4 elements per wavelength) gets a warning")
+    # -help lists the options and exits 0 without asking for a mesh.
+    h = run(["-help"])
+    check(h.returncode == 0 and "-bem_allow_coarse" in h.stdout and "error" not in h.stderr,
+          "-help exits 0 and lists the options")
 elif CASE == "fmm_vs_direct":
     # The FMM operator (the default) against the direct one on the k = 8
     # rigid sphere: the same iterations, and the error against the Mie series
@@ -269,6 +369,8 @@ elif CASE == "fmm_vs_direct":
     for event in ("FMMTree", "FMMP2M", "FMMM2M", "FMMM2L", "FMML2L", "FMML2P", "FMMNear"):
         check(event in out, f"-log_view shows {event}")
     check(re.search(r"fmm +p = 11,", out) is not None, "-fmm_eps 1e-4 (default) chooses p = 11")
+elif CASE == "mpi_tree":
+    mpi_tree()
 else:
     sys.exit("unknown case " + CASE)
 print("passed")

@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <memory>
 
 #include "fmbem/bem/corrected_layer_potentials.hpp"
@@ -19,6 +20,10 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
                      fmm::FmmObserver* observer = nullptr);
 
   const fmm::Fmm& fmm() const { return *fmm_; }
+  // Row blocks (MPI ranks) split the upward pass: fmm::Fmm::share_upward_pass.
+  void share_upward_pass(int part, int parts, std::function<void(std::span<cplx>)> combine) {
+    fmm_->share_upward_pass(part, parts, std::move(combine));
+  }
 
  private:
   void regular_sum(std::span<const cplx> double_density, std::span<const cplx> single_density,

@@ -1,12 +1,15 @@
 #pragma once
 #include <array>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "fmbem/core/vec3.hpp"
 #include "fmbem/fmm/direct_sum.hpp"
+#include "fmbem/fmm/gpu_m2l.hpp"
 #include "fmbem/fmm/octree.hpp"
 #include "fmbem/fmm/translations.hpp"
 
@@ -16,11 +19,22 @@ struct FmmOptions {
   // Expansion order p: degrees 0..p-1, p^2 coefficients. 0: chosen from tolerance.
   int order = 0;
   double tolerance = 1e-6;
+  // An octree cell splits while it holds more than max_leaf splitting points (see Fmm).
   int max_leaf = 100;
   // Source-target pairs closer than this are skipped (a collocation point that
   // is also a quadrature point: its self term is added elsewhere).
   double skip_radius = 0.0;
+  // Where M2L runs: the CPU, the GPU (an error when none is usable) or, automatic, the GPU when
+  // one is usable. The other phases run on the CPU.
+  enum class Device { cpu, gpu, automatic } device = Device::cpu;
+  // The GPU M2L scheme; none: the fastest measured for the order (default_m2l_scheme).
+  std::optional<M2LScheme> m2l_scheme;
+  GpuM2LOptions gpu_m2l;
 };
+
+// The fastest GPU M2L scheme measured on an H100 for order p (bench/results/gpu_m2l.md):
+// our tensor-core kernel dmma up to p = 8, cuBLAS's batched ZGEMM (gemm) above.
+M2LScheme default_m2l_scheme(int order);
 
 // The expansion order whose measured MatMult error stays below tolerance
 // (calibrated on BEM operators: tests/unit/fmm/fmm_test.cpp).
@@ -42,11 +56,18 @@ struct FmmStatistics {
   int order = 0, levels = 0;
   std::vector<int> cells_per_level, leaves_per_level, m2l_pairs_per_level,
       transfer_matrices_per_level;
-  std::size_t leaves = 0, max_leaf_targets = 0;
-  double mean_leaf_targets = 0.0;
-  std::size_t near_pairs = 0;  // source-target point pairs summed directly
+  std::size_t leaves = 0;         // of the whole tree
+  std::size_t target_leaves = 0;  // leaves holding targets of this FMM: those apply() visits
+  std::size_t max_leaf_targets = 0;
+  double mean_leaf_targets = 0.0;  // over the target leaves
+  // Source-target point pairs summed directly for this FMM's targets: over the parts of a split
+  // of the targets (same splitting points) they add up to the count of the whole.
+  std::size_t near_pairs = 0;
   std::size_t tree_bytes = 0, translation_bytes = 0, expansion_bytes = 0, source_bytes = 0;
   double max_kappa = 0.0;  // k times the width of the coarsest level with M2L
+  // Where M2L runs, in words ("cpu", "gpu, scheme dmma", or "cpu (no GPU: ...)").
+  std::string m2l_device = "cpu";
+  std::size_t gpu_bytes = 0;  // device memory held by the GPU M2L
   std::size_t total_bytes() const {
     return tree_bytes + translation_bytes + expansion_bytes + source_bytes;
   }
@@ -65,10 +86,22 @@ bool low_frequency_accurate(const FmmStatistics& statistics);
 // (dense p^2 x p^2 matrices per level and transfer vector, applied in
 // batches that share a matrix), L2L, L2P and the direct sum of the near
 // lists, every phase OpenMP-parallel over cells.
+//
+// The octree's shape comes from the splitting points (Octree). When the
+// targets are split into parts (MPI ranks owning rows), give every part the
+// targets of the whole as splitting points: each builds the same tree, the
+// work per part falls as the parts grow in number, and the result for a
+// target does not depend on the split (the same operations in the same order).
+// Cells without this FMM's targets cost nothing beyond the upward pass.
 class Fmm {
  public:
   Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_normals,
-      std::span<const Vec3> targets, const FmmOptions& options, FmmObserver* observer = nullptr);
+      std::span<const Vec3> targets, std::span<const Vec3> splitting_points,
+      const FmmOptions& options, FmmObserver* observer = nullptr);
+  // The targets are the splitting points.
+  Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_normals,
+      std::span<const Vec3> targets, const FmmOptions& options, FmmObserver* observer = nullptr)
+      : Fmm(k, sources, source_normals, targets, targets, options, observer) {}
   ~Fmm();
   Fmm(const Fmm&) = delete;
   Fmm& operator=(const Fmm&) = delete;
@@ -76,6 +109,14 @@ class Fmm {
   // potential has one entry per target; charges or dipoles may be empty.
   void apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
              std::span<cplx> potential, FmmObserver* observer = nullptr) const;
+
+  // Splits the upward pass among `parts` FMMs with the same tree (MPI ranks owning rows): this
+  // one forms the moments of part `part` of the leaves only (contiguous in Morton order, equal
+  // shares of the sources), M2M translates these partial moments (it is linear), and `combine`
+  // must then sum the multipole arrays of all parts in place (an MPI_Allreduce), before M2L.
+  // Without a share every FMM does the whole upward pass.
+  void share_upward_pass(int part, int parts,
+                         std::function<void(std::span<cplx> multipoles)> combine);
 
   int order() const { return order_; }
   const Octree& tree() const { return *tree_; }
@@ -85,9 +126,9 @@ class Fmm {
 
  private:
   struct Level;
-  struct Batch;
   void build_translations();
   void build_near_lists();
+  void set_up_gpu_m2l();
 
   double k_;
   int order_;
@@ -95,10 +136,20 @@ class Fmm {
   std::vector<Vec3> sources_, normals_, targets_;
   std::unique_ptr<Octree> tree_;
   std::vector<Level> levels_;
-  // Per target leaf (index into tree().leaves()): source point ranges summed directly.
+  // The leaves holding targets, ascending: L2P and the near field visit only these.
+  std::vector<int> target_leaves_;
+  // Per target leaf (index into target_leaves_): source point ranges summed directly.
   std::vector<std::size_t> near_offsets_;
   std::vector<std::array<std::size_t, 2>> near_ranges_;
   FmmStatistics statistics_;
+  // share_upward_pass: the leaves this FMM forms moments for (indices into tree().leaves()).
+  std::size_t upward_leaf_begin_ = 0, upward_leaf_end_ = 0;
+  std::function<void(std::span<cplx>)> combine_multipoles_;
+  // The M2L pairs and matrices of every level, applied by the CPU (apply_m2l_reference) or
+  // uploaded to the GPU.
+  M2LPlan m2l_plan_;
+  // The GPU M2L when M2L runs there; mutable: its device buffers are scratch of apply().
+  mutable std::unique_ptr<GpuM2L> gpu_m2l_;
 };
 
 }  // namespace fmbem::fmm

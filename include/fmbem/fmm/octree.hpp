@@ -9,7 +9,7 @@
 namespace fmbem::fmm {
 
 struct OctreeOptions {
-  // A cell splits while it holds more than max_leaf targets.
+  // A cell splits while it holds more than max_leaf splitting points (see Octree).
   int max_leaf = 100;
   // Hard cap on depth, 0 .. 21: three 21-bit coordinates make a 63-bit Morton key.
   int max_level = 21;
@@ -49,18 +49,29 @@ struct CellLists {
 //   S inside some B in w_list(T)                      M2P (or P2P)
 //   S inside some B in m2l(A), A ancestor-or-self of T  M2L, then L2L down to T
 //   S inside some B in x_list(A), A ancestor-or-self of T  P2L, then L2L down to T
-// Lists are geometric: they may name cells without sources (zero multipole) or, for m2l/x_list,
-// cells without targets; callers skip those cheaply by their empty ranges.
+// Lists are geometric: they may name cells without sources (zero multipole) or without targets;
+// callers skip those cheaply by their empty ranges.
+//
+// The shape (root cube, which cells split) is set by the splitting points, not by the targets,
+// so that the parts of a split of the targets (MPI ranks owning rows) can each build the tree of
+// the whole: pass all targets of the problem as splitting points and each part's own targets as
+// targets. Cells then hold no targets where another part owns them.
 class Octree {
  public:
   static constexpr int kMaxLevel = 21;
   static constexpr int kTransferCount = 343;  // 7^3 offsets in [-3, 3]^3
 
-  // The root is the bounding cube of sources and targets together, enlarged by 1e-6 relative so
-  // no point sits on its boundary. Throws fmbem::Error on empty sources or targets, non-finite
-  // coordinates, max_leaf < 1 or max_level outside 0 .. 21.
+  // The root is the bounding cube of all points, enlarged by 1e-6 relative so no point sits on
+  // its boundary; a cell splits while it holds more than max_leaf splitting points; a cell is
+  // stored when it holds any point. The targets change the shape only where one lies in no cell
+  // of the sources and splitting points: never when every target is also a splitting point.
+  // Targets may be empty (a part that owns none). Throws fmbem::Error on empty sources or
+  // splitting points, non-finite coordinates, max_leaf < 1 or max_level outside 0 .. 21.
   Octree(std::span<const Vec3> sources, std::span<const Vec3> targets,
-         const OctreeOptions& options);
+         std::span<const Vec3> splitting_points, const OctreeOptions& options);
+  // The targets are the splitting points.
+  Octree(std::span<const Vec3> sources, std::span<const Vec3> targets, const OctreeOptions& options)
+      : Octree(sources, targets, targets, options) {}
 
   // Level by level (breadth-first), root first; within a level in Morton order.
   const std::vector<Cell>& cells() const { return cells_; }
@@ -102,7 +113,8 @@ class Octree {
   }
 
  private:
-  void build_cells(std::span<const Vec3> sources, std::span<const Vec3> targets);
+  void build_cells(std::span<const Vec3> sources, std::span<const Vec3> targets,
+                   std::span<const Vec3> splitting_points);
   void build_lists();
 
   OctreeOptions options_;

@@ -1,17 +1,32 @@
 #pragma once
 #include <string>
+#include <vector>
 
 #include "fmbem/mesh/mesh.hpp"
+#include "fmbem/mesh/surface.hpp"
 
 namespace fmbem::io {
 
-// Builds the mesh named by a "-mesh" spec:
+// A surface as read, before validation, and what the reader noticed but did not
+// refuse (for example volume elements it ignored), one sentence each, naming the
+// file. Empty for a generated icosphere.
+struct SurfaceRead {
+  Surface surface;
+  std::vector<std::string> warnings;
+};
+
+// Reads the surface named by a "-mesh" spec:
 //   "icosphere:L" or "icosphere:L:R"  icosahedral sphere of level L (integer 0..10,
 //                                     20 * 4^L triangles) and radius R > 0 (default 1)
 //                                     centred at the origin;
-//   anything else                     a Gmsh .msh file path, read by read_gmsh.
-// The result is Mesh::from_surface(surface, spec). Throws fmbem::Error on a
-// malformed spec, an unreadable file or an invalid surface.
+//   anything else                     a Gmsh .msh file, pipe or FIFO, read by read_gmsh
+//                                     with its default options.
+// Throws fmbem::Error on a malformed spec or an unreadable or malformed file.
+SurfaceRead read_surface(const std::string& spec);
+
+// Mesh::from_surface(read_surface(spec).surface, spec): the warnings are dropped
+// (call read_surface to report them). Throws fmbem::Error as read_surface and
+// Mesh::from_surface do.
 Mesh load_mesh(const std::string& spec);
 
 }  // namespace fmbem::io

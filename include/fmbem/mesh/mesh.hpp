@@ -12,8 +12,13 @@ namespace fmbem {
 class Mesh {
  public:
   // Validates the surface and fixes its orientation; throws fmbem::Error
-  // naming `name` and the problem (no triangles, degenerate or duplicate
-  // triangles, open or non-manifold surface, non-orientable surface).
+  // naming `name` and the problem (no triangles, non-finite coordinates,
+  // coordinates out of the range the solver computes with (beyond 1e30, a mesh
+  // smaller than 1e-30, or one too far from the origin for its size), degenerate
+  // or duplicate triangles, open or non-manifold surface, non-orientable surface).
+  // Tolerances are relative: vertices closer than 1e-12 of the mesh size are one,
+  // a triangle is degenerate when its area is below 1e-10 of its longest edge
+  // squared; so a mesh and the same mesh scaled by 1e-25 or 1e25 are equally valid.
   static Mesh from_surface(Surface surface, const std::string& name);
 
   const std::string& name() const { return name_; }

@@ -31,13 +31,14 @@ struct ProblemSpec {
 class Problem {
  public:
   // Validates the spec against the mesh (k >= 0 and finite, point source
-  // outside the body, radiation source inside it); throws fmbem::Error.
-  Problem(const Mesh& mesh, const ProblemSpec& spec);
+  // outside the body, radiation source inside it, neither on the surface);
+  // throws fmbem::Error.
+  Problem(const Mesh &mesh, const ProblemSpec &spec);
 
-  const ProblemSpec& spec() const { return spec_; }
+  const ProblemSpec &spec() const { return spec_; }
   OperatorCoefficients coefficients() const;
   // f for the rows of `layers` (radiation applies the layer operators).
-  std::vector<cplx> right_hand_side(const LayerPotentials& layers) const;
+  std::vector<cplx> right_hand_side(const LayerPotentials &layers) const;
   // What the solution is: "u" (Neumann) or "q" (Dirichlet).
   std::string unknown_name() const;
   std::string description() const;
@@ -45,14 +46,18 @@ class Problem {
   // The exact surface solution at every collocation point, where one exists:
   // the rigid/soft sphere (Mie series, or its Laplace analogue at k = 0) when
   // the mesh is a sphere, the monopole for radiation on any closed surface.
-  const std::optional<std::vector<cplx>>& exact_solution() const { return exact_; }
-  const std::string& exact_name() const { return exact_name_; }
+  const std::optional<std::vector<cplx>> &exact_solution() const { return exact_; }
+  const std::string &exact_name() const { return exact_name_; }
+  // What the user should know but that does not stop the solve (a source
+  // closer to the surface than the elements resolve).
+  const std::vector<std::string> &warnings() const { return warnings_; }
 
  private:
-  const Mesh* mesh_;
+  const Mesh *mesh_;
   ProblemSpec spec_;
   std::optional<std::vector<cplx>> exact_;
   std::string exact_name_;
+  std::vector<std::string> warnings_;
 };
 
 // Centre and radius when all vertices lie on one sphere (relative 1e-6).
@@ -60,18 +65,26 @@ struct SphereFit {
   Vec3 center;
   double radius;
 };
-std::optional<SphereFit> fit_sphere(const Mesh& mesh);
+std::optional<SphereFit> fit_sphere(const Mesh &mesh);
+
+// Distance from x to the surface and the longest edge of the element nearest to
+// it.
+struct SurfaceDistance {
+  double distance;
+  double element_size;
+};
+SurfaceDistance distance_to_surface(const Mesh &mesh, const Vec3 &x);
 
 // Winding number of the closed surface about x: 1 inside, 0 outside (the
 // total solid angle of the triangles over 4 pi).
-double winding_number(const Mesh& mesh, const Vec3& x);
+double winding_number(const Mesh &mesh, const Vec3 &x);
 
 // Surface error of a solution against the exact one.
 struct ErrorNorms {
   double max_abs;      // max_i |u_i - u_exact_i|
   double relative_l2;  // area-weighted L2 norm of the error over that of u_exact
 };
-ErrorNorms error_norms(const Mesh& mesh, const std::vector<cplx>& solution,
-                       const std::vector<cplx>& exact);
+ErrorNorms error_norms(const Mesh &mesh, const std::vector<cplx> &solution,
+                       const std::vector<cplx> &exact);
 
 }  // namespace fmbem

@@ -2,12 +2,24 @@
 #include <petscsys.h>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "fmbem/bem/near_field.hpp"
 #include "fmbem/fmm/fmm.hpp"
 #include "fmbem/problem/problem.hpp"
 
 namespace fmbem {
+
+// bem_solve's FMM defaults: p from a 1e-4 MatMult accuracy, leaves of 100 elements, M2L on
+// the GPU when one is present.
+inline fmm::FmmOptions default_fmm_options() {
+  fmm::FmmOptions options;
+  options.tolerance = 1e-4;
+  options.max_leaf = 100;
+  options.device = fmm::FmmOptions::Device::automatic;
+  return options;
+}
 
 // Every -bem_* option, read once, in one place; -help lists them with their
 // defaults. KSP and PC options are PETSc's own (KSPSetFromOptions).
@@ -17,13 +29,28 @@ struct SolveOptions {
   int quadrature_points = 3;
   NearFieldOptions near;
   std::string operator_backend = "fmm";
-  fmm::FmmOptions fmm{0, 1e-4, 100, 0.0};
+  fmm::FmmOptions fmm = default_fmm_options();
   bool fmm_view = false;
   std::string vtu_path, csv_path;
   bool source_given = false;  // radiation defaults to the centre of the bounding box
+  bool allow_coarse = false;  // solve even below 2 elements per wavelength
+  bool help = false;          // -help: list the options, solve nothing
 };
 
-// Reads the options (collective); invalid values throw fmbem::Error.
-PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions* options);
+// Reads the options (collective). Every value is parsed strictly (the whole
+// text, finite, in range); an invalid or inapplicable value, or an unknown
+// -bem_*/-fmm_* option, throws fmbem::Error naming the option.
+PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *options);
+
+// Names (without the dash) of bem_solve's own options.
+std::vector<std::string_view> solve_option_names();
+
+// Options the user gave that nothing has read so far, except those PETSc
+// reads only during or after the solve (-ksp_view, -log_view, ...). Called
+// after KSPSetUp, these are mistyped or inapplicable.
+std::vector<std::string> unused_options(bool include_late_options);
+
+// " (did you mean -mesh?)" for a near miss of a known name, else "".
+std::string suggestion_for(std::string_view unknown_name);
 
 }  // namespace fmbem

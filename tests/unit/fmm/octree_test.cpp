@@ -296,6 +296,78 @@ TEST(OctreeSplitting, LeavesRespectMaxLeafAndNoCellIsEmpty) {
   EXPECT_EQ(tree.leaves(), leaves);
 }
 
+// The targets of a row split: contiguous blocks of the splitting points, P = 2, 3, 4 of them.
+std::vector<std::vector<Vec3>> contiguous_blocks(const std::vector<Vec3>& points, int parts) {
+  std::vector<std::vector<Vec3>> blocks;
+  for (int part = 0; part < parts; ++part)
+    blocks.emplace_back(points.begin() + points.size() * part / parts,
+                        points.begin() + points.size() * (part + 1) / parts);
+  return blocks;
+}
+
+TEST(OctreeSplitting, SplittingPointsSetTheShapeWhateverTheTargets) {
+  const std::vector<Vec3> sources = sphere_points(9000, 21);
+  const std::vector<Vec3> all_targets = sphere_points(3000, 22);
+  const int max_leaf = 25;
+  const Octree whole(sources, all_targets, {.max_leaf = max_leaf});
+  const std::vector<Cell>& cells = whole.cells();
+  ASSERT_GE(whole.levels(), 4);
+  for (int parts : {2, 3, 4}) {
+    std::vector<std::size_t> targets_per_cell(cells.size(), 0);
+    for (const std::vector<Vec3>& block : contiguous_blocks(all_targets, parts)) {
+      const Octree part(sources, block, all_targets, {.max_leaf = max_leaf});
+      ASSERT_EQ(part.root_width(), whole.root_width());
+      ASSERT_EQ(part.cells().size(), cells.size()) << parts << " parts";
+      for (std::size_t c = 0; c < cells.size(); ++c) {
+        Cell same = part.cells()[c];
+        targets_per_cell[c] += same.target_end - same.target_begin;
+        same.target_begin = cells[c].target_begin;
+        same.target_end = cells[c].target_end;
+        ASSERT_EQ(same, cells[c]) << "cell " << c << ", " << parts << " parts";
+        ASSERT_TRUE(std::ranges::equal(part.near(int(c)), whole.near(int(c))));
+        ASSERT_TRUE(std::ranges::equal(part.m2l(int(c)), whole.m2l(int(c))));
+        ASSERT_TRUE(std::ranges::equal(part.w_list(int(c)), whole.w_list(int(c))));
+        ASSERT_TRUE(std::ranges::equal(part.x_list(int(c)), whole.x_list(int(c))));
+      }
+      ASSERT_TRUE(std::ranges::equal(part.source_order(), whole.source_order()));
+      expect_permutation(part.target_order(), block.size());
+      expect_every_pair_covered_once(part);
+    }
+    // The parts' targets fill each cell exactly as the whole's do.
+    for (std::size_t c = 0; c < cells.size(); ++c)
+      ASSERT_EQ(targets_per_cell[c], cells[c].target_end - cells[c].target_begin);
+  }
+}
+
+TEST(OctreeSplitting, TargetsAwayFromTheSplittingPointsStillGetCells) {
+  // Splitting points in one corner, targets all over: the targets' cells are made for them, the
+  // root covers them, and the lists still account for every pair once.
+  const Cloud cloud = non_uniform_cloud();
+  std::mt19937_64 rng(23);
+  const std::vector<Vec3> splitting = ball_points(400, {0.3, 0.2, 0.1}, 0.004, rng);
+  const std::vector<Vec3> targets = box_points(300, {-2, -1, -1}, {1, 1, 1.5}, rng);
+  const int max_leaf = 20;
+  const Octree tree(cloud.sources, targets, splitting, {.max_leaf = max_leaf});
+  for (const Vec3& p : targets) EXPECT_TRUE(inside(p, tree.root_center(), 0.5 * tree.root_width()));
+  // Splitting points counted inside each cell's box; rounding may put one within a few ulps of
+  // a face on either side of it.
+  const double tolerance = 1e-12 * tree.root_width();
+  for (const Cell& cell : tree.cells()) {
+    const double half = 0.5 * tree.width(cell.level);
+    const auto count_inside = [&](double half_width) {
+      return std::count_if(splitting.begin(), splitting.end(),
+                           [&](const Vec3& p) { return inside(p, cell.center, half_width); });
+    };
+    if (!cell.is_leaf()) {
+      EXPECT_GT(count_inside(half + tolerance), max_leaf);
+    } else if (cell.level < tree.options().max_level) {
+      EXPECT_LE(count_inside(half - tolerance), max_leaf);
+    }
+  }
+  expect_every_pair_covered_once(tree);
+  expect_lists_match_definitions(tree);
+}
+
 TEST(OctreeSplitting, MaxLevelCapsDepth) {
   std::mt19937_64 rng(11);
   const std::vector<Vec3> points = box_points(5000, {0, 0, 0}, {1, 1, 1}, rng);
@@ -416,6 +488,12 @@ TEST(OctreeInput, BadInputThrows) {
   EXPECT_THROW(Octree(points, points, {.max_level = -1}), Error);
   EXPECT_THROW(Octree(points, points, {.max_level = 22}), Error);
   EXPECT_NO_THROW(Octree(points, points, {.max_leaf = 1}));
+  EXPECT_THROW(Octree(points, points, none, {}), Error);
+  EXPECT_THROW(Octree(points, points, with_nan, {}), Error);
+  // A part may own no targets; the tree is still the splitting points'.
+  const Octree no_targets(points, none, points, {.max_leaf = 2});
+  EXPECT_EQ(no_targets.cells().size(), Octree(points, points, {.max_leaf = 2}).cells().size());
+  EXPECT_TRUE(no_targets.target_order().empty());
 }
 
 }  // namespace

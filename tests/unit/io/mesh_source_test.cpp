@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "fmbem/core/error.hpp"
@@ -58,6 +60,32 @@ TEST(LoadMesh, BadIcosphereSpecsNameTheProblem) {
     EXPECT_NE(message.find("'" + spec + "'"), std::string::npos) << message;
     EXPECT_NE(message.find("radius R a positive number"), std::string::npos) << message;
   }
+}
+
+TEST(ReadSurface, IcosphereHasNoWarnings) {
+  const SurfaceRead read = read_surface("icosphere:1:2");
+  EXPECT_EQ(read.surface.triangles.size(), 80u);
+  EXPECT_TRUE(read.warnings.empty());
+  EXPECT_NE(load_error("icosphere:x").find("level L"), std::string::npos);
+}
+
+TEST(ReadSurface, FileWithVolumeElementsWarns) {
+  const std::string path = std::string(FMBEM_BINARY_DIR) + "/read_surface_tets.msh";
+  if (!gmsh_available()) {
+    EXPECT_NE(load_error(path).find("no Gmsh support"), std::string::npos);
+    return;
+  }
+  std::ofstream(path) << "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n"
+                         "$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n$EndNodes\n"
+                         "$Elements\n5\n1 2 2 0 1 1 3 2\n2 2 2 0 1 1 2 4\n3 2 2 0 1 1 4 3\n"
+                         "4 2 2 0 1 2 3 4\n5 4 2 0 1 1 2 3 4\n$EndElements\n";
+  const SurfaceRead read = read_surface(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(read.surface.triangles.size(), 4u);
+  ASSERT_EQ(read.warnings.size(), 1u);
+  EXPECT_NE(read.warnings[0].find("ignored 1 volume element (1 Tetrahedron 4)"), std::string::npos)
+      << read.warnings[0];
+  EXPECT_NEAR(Mesh::from_surface(read.surface, path).volume(), 1.0 / 6.0, 1e-15);
 }
 
 TEST(LoadMesh, EmptySpec) { EXPECT_NE(load_error("").find("empty"), std::string::npos); }

@@ -146,6 +146,64 @@ TEST(Mesh, RejectsBadSurfaces) {
   expect_error_containing(nan, "non-finite");
 }
 
+Surface scaled(Surface s, double factor, const Vec3& offset = {}) {
+  for (Vec3& p : s.vertices) p = p * factor + offset;
+  return s;
+}
+
+// Validation is relative to the mesh size: the same sphere at any usable scale.
+TEST(Mesh, ValidAtEveryUsableScale) {
+  const Mesh unit = Mesh::from_surface(make_icosphere(2, 1.0), "unit");
+  for (double factor : {1e-25, 1e-10, 1e10, 1e25}) {
+    const Mesh mesh = Mesh::from_surface(scaled(make_icosphere(2, 1.0), factor), "scaled");
+    EXPECT_EQ(mesh.size(), unit.size());
+    EXPECT_EQ(mesh.vertices().size(), unit.vertices().size()) << factor;
+    EXPECT_EQ(mesh.flipped_triangles(), 0u);
+    EXPECT_NEAR(mesh.volume() / (factor * factor * factor), unit.volume(), 1e-12);
+  }
+  // A vertex that no triangle uses does not count, wherever it is.
+  Surface stray = make_icosphere(1, 1.0);
+  stray.vertices.push_back({1e200, 0, 0});
+  EXPECT_EQ(Mesh::from_surface(stray, "stray").vertices().size(), 42u);
+}
+
+// Coordinates the solver cannot compute with are named as such, not reported as
+// degenerate triangles.
+TEST(Mesh, CoordinatesOutOfRangeAreNamed) {
+  expect_error_containing(scaled(make_icosphere(1, 1.0), 1e200),
+                          "its coordinates reach 1e+200, too large to compute with");
+  expect_error_containing(scaled(make_icosphere(1, 1.0), 1e-200),
+                          "it measures only 3.46e-200 across, too small to compute with");
+  expect_error_containing(scaled(make_icosphere(1, 1.0), 1e-310),  // subnormal coordinates
+                          "too small to compute with (products of its coordinates underflow");
+  expect_error_containing(scaled(make_icosphere(1, 1.0), 1e40), "its coordinates reach 1e+40");
+  expect_error_containing(scaled(make_icosphere(1, 1.0), 1e-40),
+                          "it measures only 3.46e-40 across");
+  expect_error_containing(scaled(make_icosphere(1, 1.0), 1.0, {1e20, 0, 0}),
+                          "it measures 2.83 across but lies 1e+20 from the origin");
+  Surface point = make_icosphere(0, 1.0);
+  for (Vec3& p : point.vertices) p = {3, 3, 3};
+  expect_error_containing(point, "it measures only 0 across");
+}
+
+TEST(Mesh, DegenerateTrianglesSayWhy) {
+  Surface repeated = make_icosphere(1, 1.0);
+  repeated.triangles[3][1] = repeated.triangles[3][0];
+  expect_error_containing(repeated, "triangle 3 is degenerate (repeated vertex)");
+
+  // Two corners 1e-14 apart on a unit sphere: one vertex for the mesh.
+  Surface close = make_icosphere(1, 1.0);
+  const auto [a, b, c] = close.triangles[5];
+  close.vertices[b] = close.vertices[a] + Vec3{1e-14, 0, 0};
+  expect_error_containing(close,
+                          "two of its corners coincide (closer than 1e-12 of the mesh size)");
+
+  Surface flat = make_icosphere(1, 1.0);
+  const auto [d, e, f] = flat.triangles[5];
+  flat.vertices[f] = flat.vertices[d] * 0.5 + flat.vertices[e] * 0.5;
+  expect_error_containing(flat, "triangle 5 is degenerate (zero area: its corners are collinear)");
+}
+
 // A closed but non-orientable surface: a Klein bottle (figure-8 immersion),
 // the grid's seam identified with a reflection (v offset by half a step so
 // that no two grid vertices fall on the immersion's self-intersection).

@@ -1,0 +1,69 @@
+#pragma once
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "fmbem/core/vec3.hpp"
+#include "fmbem/fmm/octree.hpp"
+
+// The M2L phase of the FMM as plain data, built once per tree: per level the
+// dense p^2 x p^2 matrices of the transfer vectors in use (at most 316) and
+// the pairs (target cell, source cell, matrix), so that
+//   L[target] += T[matrix] M[source]
+// for every pair. The CPU reference (apply_m2l_reference) and the GPU
+// executor (gpu_m2l.hpp) read the same plan; multipole and local expansions
+// are arrays of num_cells * p^2 coefficients, cell-major (cell id c owns
+// [c p^2, (c + 1) p^2)).
+namespace fmbem::fmm {
+
+// One product L[target] += T[matrix] M[source].
+struct M2LPair {
+  int target = 0;  // cell ids: indices into Octree::cells()
+  int source = 0;
+  int matrix = 0;  // index into M2LLevelPlan::transfer
+  friend bool operator==(const M2LPair&, const M2LPair&) = default;
+};
+
+struct M2LLevelPlan {
+  int level = 0;
+  double sigma = 0.0;         // the cell width of the level; T is built for t = offset * sigma
+  std::vector<int> transfer;  // per matrix: Octree::transfer_index of its offset, ascending
+  // transfer.size() matrices of p^2 x p^2, row-major, one after another.
+  std::vector<cplx> matrices;
+  // Grouped by matrix (ascending), targets ascending within a group, as the CPU FMM batches them.
+  std::vector<M2LPair> pairs;
+  // The pairs of matrix m: [matrix_begin[m], matrix_begin[m + 1]).
+  std::vector<std::size_t> matrix_begin;
+
+  std::size_t matrix_count() const { return transfer.size(); }
+};
+
+struct M2LPlan {
+  int order = 0;  // p: expansions hold p^2 coefficients
+  double k = 0.0;
+  std::size_t num_cells = 0;  // of the octree: expansion arrays hold num_cells * p^2 entries
+  // Per cell id, the geometry that the blocking schemes group by: the integer coordinates at the
+  // cell's level and the parent's id (-1 for the root).
+  std::vector<std::array<int, 3>> coords;
+  std::vector<int> parent;
+  // The levels with at least one pair, coarse to fine.
+  std::vector<M2LLevelPlan> levels;
+
+  int coefficients() const { return order * order; }
+  std::size_t pair_count() const;
+  // Real floating-point operations of one apply: 8 per complex multiply-add, p^4 per pair.
+  double flops() const;
+};
+
+// The M2L pairs of the FMM on this tree: for each level >= 2, target c and source s in
+// tree.m2l(c) with c holding targets and s holding sources (the pairs the CPU FMM applies);
+// T from MultipoleToLocalTable with t = offset * tree.width(level). Throws fmbem::Error for
+// p outside 1 .. max_degree or k < 0.
+M2LPlan build_m2l_plan(const Octree& tree, int order, double k);
+
+// local[c] += sum over the pairs (c, s, m) of T[m] multipole[s], all levels; OpenMP over target
+// cells, each thread summing its targets' pairs in plan order (matrix by matrix), so the result
+// does not depend on the thread count.
+void apply_m2l_reference(const M2LPlan& plan, const cplx* multipole, cplx* local);
+
+}  // namespace fmbem::fmm

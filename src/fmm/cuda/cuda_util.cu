@@ -1,0 +1,36 @@
+#include "cuda_util.cuh"
+#include "fmbem/core/error.hpp"
+
+namespace fmbem::fmm::cuda {
+
+namespace {
+std::string mib(std::size_t bytes) { return std::to_string((bytes + (1u << 19)) >> 20) + " MiB"; }
+}  // namespace
+
+void throw_cuda_error(cudaError_t status, const char* what) {
+  cudaGetLastError();  // clear a sticky-free error so that later calls can report their own
+  if (status == cudaErrorMemoryAllocation) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    throw Error(std::string("GPU out of memory in ") + what + " (" + mib(free_bytes) + " free of " +
+                mib(total_bytes) + ")");
+  }
+  throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(status) + " (" +
+              cudaGetErrorName(status) + ")");
+}
+
+void* device_allocate(std::size_t bytes, const std::string& what) {
+  void* p = nullptr;
+  const cudaError_t status = cudaMalloc(&p, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    std::size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    throw Error("GPU out of memory: " + what + " needs " + mib(bytes) + ", " + mib(free_bytes) +
+                " free of " + mib(total_bytes));
+  }
+  check(status, ("cudaMalloc for " + what).c_str());
+  return p;
+}
+
+}  // namespace fmbem::fmm::cuda

@@ -1,0 +1,76 @@
+#pragma once
+// Error checking and device memory for the CUDA sources of fmm/ (not a public header).
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace fmbem::fmm::cuda {
+
+// Throws fmbem::Error "CUDA error in <what>: <message> (<name>)"; out of memory gets its own
+// message with the free and total device memory.
+[[noreturn]] void throw_cuda_error(cudaError_t status, const char* what);
+
+inline void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw_cuda_error(status, what);
+}
+
+// After a kernel launch: a bad launch configuration shows here, a fault at the next sync.
+inline void check_launch(const char* kernel) { check(cudaGetLastError(), kernel); }
+
+// cudaMalloc with an fmbem::Error naming what did not fit.
+void* device_allocate(std::size_t bytes, const std::string& what);
+
+// A typed device array that frees itself.
+template <class T>
+class DeviceVector {
+ public:
+  DeviceVector() = default;
+  DeviceVector(std::size_t count, const std::string& what) { allocate(count, what); }
+  explicit DeviceVector(const std::vector<T>& host, const std::string& what) {
+    allocate(host.size(), what);
+    if (!host.empty())
+      check(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
+            "upload");
+  }
+  ~DeviceVector() { release(); }
+  DeviceVector(DeviceVector&& other) noexcept : data_(other.data_), count_(other.count_) {
+    other.data_ = nullptr;
+    other.count_ = 0;
+  }
+  DeviceVector& operator=(DeviceVector&& other) noexcept {
+    if (this != &other) {
+      release();
+      data_ = other.data_;
+      count_ = other.count_;
+      other.data_ = nullptr;
+      other.count_ = 0;
+    }
+    return *this;
+  }
+  DeviceVector(const DeviceVector&) = delete;
+  DeviceVector& operator=(const DeviceVector&) = delete;
+
+  void allocate(std::size_t count, const std::string& what) {
+    release();
+    if (count == 0) return;
+    data_ = static_cast<T*>(device_allocate(count * sizeof(T), what));
+    count_ = count;
+  }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+
+ private:
+  void release() {
+    if (data_) cudaFree(data_);
+    data_ = nullptr;
+    count_ = 0;
+  }
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+}  // namespace fmbem::fmm::cuda
