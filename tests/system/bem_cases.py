@@ -345,6 +345,25 @@ elif CASE == "hostile_options":
     r = run(ico + ["-k", "8"])
     check("warning:" in r.stdout and "elements per wavelength" in r.stdout,
           "icosphere:2 at k = 8 (2.4 elements per wavelength) gets a warning")
+    # Meshes through pipes, on one rank and on two (rank 0 reads, the others receive), and a
+    # mesh whose text would run a command if Gmsh parsed it as a script.
+    sphere = os.path.join(SRC, "meshes/sphere.msh")
+    for ranks in (0, 2):
+        cmd = [BEM, "-mesh", "/dev/stdin", "-k", "1"]
+        if ranks:
+            cmd = ["mpiexec", "--allow-run-as-root", "--oversubscribe", "-n", str(ranks)] + cmd
+        with open(sphere, "rb") as f:
+            p = subprocess.run(cmd, stdin=f, capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0 and "N = 5434 elements" in p.stdout,
+              f"-mesh /dev/stdin < sphere.msh on {max(ranks, 1)} rank(s) solves")
+    marker = os.path.join(WORK, "pwned")
+    evil = os.path.join(WORK, "evil.msh")
+    open(evil, "w").write('$MeshFormat\n2.2 0 8\n$EndMeshFormat\nSystem "touch %s";\n' % marker)
+    with open(evil, "rb") as f:
+        p = subprocess.run([BEM, "-mesh", "/dev/stdin"], stdin=f, capture_output=True, text=True,
+                           timeout=120)
+    check(p.returncode == 1 and "malformed" in p.stderr and not os.path.exists(marker),
+          "a script line in a piped mesh is refused and runs nothing")
     # -help lists the options and exits 0 without asking for a mesh.
     h = run(["-help"])
     check(h.returncode == 0 and "-bem_allow_coarse" in h.stdout and "error" not in h.stderr,
