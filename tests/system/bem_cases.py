@@ -364,6 +364,14 @@ elif CASE == "hostile_options":
                            timeout=120)
     check(p.returncode == 1 and "malformed" in p.stderr and not os.path.exists(marker),
           "a script line in a piped mesh is refused and runs nothing")
+    # The GPU options: an unknown scheme is refused anywhere; without a GPU, auto says once that
+    # M2L runs on the CPU and gpu is refused.
+    one_line_error(ico + ["-fmm_m2l_scheme", "fast"], "unknown M2L scheme 'fast'")
+    one_line_error(ico + ["-fmm_device", "cpu", "-fmm_m2l_scheme", "ij"], "does not apply")
+    auto = run(ico + ["-k", "2"]).stdout
+    if "M2L on cpu (no GPU" in auto:
+        check(auto.count("no GPU") == 1, "without a GPU, -fmm_device auto says so once")
+        one_line_error(ico + ["-fmm_device", "gpu"], "-fmm_device gpu")
     # -help lists the options and exits 0 without asking for a mesh.
     h = run(["-help"])
     check(h.returncode == 0 and "-bem_allow_coarse" in h.stdout and "error" not in h.stderr,
