@@ -15,6 +15,11 @@ import sys
 BEM, WORK, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.makedirs(WORK, exist_ok=True)
+# A temporary folder of each case's own: Open MPI's singleton start-up races on its shared
+# session folder (/tmp/ompi.HOST.UID) when cases run in parallel (ctest -j), and the mesh
+# reader's private copies land here too.
+os.environ["TMPDIR"] = os.path.join(WORK, "tmp")
+os.makedirs(os.environ["TMPDIR"], exist_ok=True)
 
 
 def run(args, expect_ok=True, mpi=0):
@@ -372,6 +377,8 @@ elif CASE == "hostile_options":
     if "M2L on cpu (no GPU" in auto:
         check(auto.count("no GPU") == 1, "without a GPU, -fmm_device auto says so once")
         one_line_error(ico + ["-fmm_device", "gpu"], "-fmm_device gpu")
+    check(not [f for f in os.listdir(os.environ["TMPDIR"]) if f.startswith("fmbem")],
+          "the mesh reader leaves no private copy behind")
     # -help lists the options and exits 0 without asking for a mesh.
     h = run(["-help"])
     check(h.returncode == 0 and "-bem_allow_coarse" in h.stdout and "error" not in h.stderr,
