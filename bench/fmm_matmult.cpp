@@ -21,6 +21,7 @@
 #include <random>
 #include <string>
 
+#include "bench_util.hpp"
 #include "fmbem/bem/direct_layer_potentials.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/bem/point_strengths.hpp"
@@ -29,11 +30,7 @@
 namespace {
 
 using namespace fmbem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using namespace fmbem::bench;
 
 double peak_rss_gb() {
   rusage usage{};

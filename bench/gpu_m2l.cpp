@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/fmm/m2l_plan.hpp"
@@ -34,18 +35,7 @@ namespace {
 
 using namespace fmbem;
 using namespace fmbem::fmm;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::vector<int> int_list(const std::string& text) {
-  std::vector<int> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoi(item));
-  return out;
-}
+using namespace fmbem::bench;
 
 struct Args {
   std::vector<int> levels{5, 6, 7, 8}, orders{8, 16}, chunks{2};

@@ -62,9 +62,10 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) cplx PointSources::p
     const double r2 = dx * dx + dy * dy + dz * dz;
     const double r = std::sqrt(r2);
     // 1 / r, or 0 for a skipped pair, without a branch (a branch stops the
-    // vectoriser): keep is 1 or 0.
+    // vectoriser): keep is 1 or 0, and 1 only where r >= 1e-150. (Not keep / (r + (1 - keep)):
+    // -ffast-math reassociates that into ((r + 1) - keep), losing all digits of r below 1e-16.)
     const double keep = std::fmin(1.0, std::fmax(0.0, (r2 - skip_radius2) * 1e300));
-    const double inv_r = keep / (r + (1.0 - keep));
+    const double inv_r = keep / std::fmax(r, 1e-300);
     const double kr = k * r;
     const double c = std::cos(kr), s = std::sin(kr);
     // Charge: exp(ikr) / r q.

@@ -106,13 +106,13 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
   {
     PhaseScope scope(observer, FmmPhase::translations);
     build_translations();
-    set_up_gpu_m2l();
+    set_up_gpu();
   }
 }
 
 M2LScheme default_m2l_scheme(int order) { return order <= 8 ? M2LScheme::dmma : M2LScheme::gemm; }
 
-void Fmm::set_up_gpu_m2l() {
+void Fmm::set_up_gpu() {
   if (options_.device == FmmOptions::Device::cpu) return;
   std::string why;
   if (!gpu_available(&why)) {
@@ -124,6 +124,24 @@ void Fmm::set_up_gpu_m2l() {
   gpu_m2l_ = std::make_unique<GpuM2L>(m2l_plan_, scheme, options_.gpu_m2l);
   statistics_.m2l_device = std::string("gpu, scheme ") + m2l_scheme_name(scheme);
   statistics_.gpu_bytes = gpu_m2l_->statistics().device_bytes;
+  if (options_.gpu_near_field) {
+    gpu_near_field_ = std::make_unique<GpuNearField>(near_field_lists(), options_.gpu_near);
+    statistics_.near_field_device = "gpu";
+    statistics_.gpu_bytes += gpu_near_field_->statistics().device_bytes;
+  }
+}
+
+NearFieldLists Fmm::near_field_lists() const {
+  return NearFieldLists{.k = k_,
+                        .skip_radius = options_.skip_radius,
+                        .sources = sources_,
+                        .normals = normals_,
+                        .source_order = tree_->source_order(),
+                        .targets = targets_,
+                        .target_order = tree_->target_order(),
+                        .leaf_targets = near_targets_,
+                        .offsets = near_offsets_,
+                        .ranges = near_ranges_};
 }
 
 void Fmm::build_near_lists() {
@@ -154,10 +172,12 @@ void Fmm::build_near_lists() {
     out.resize(kept);
   }
   near_offsets_.assign(leaves.size() + 1, 0);
+  near_targets_.resize(leaves.size());
   std::size_t pairs = 0;
   for (std::size_t l = 0; l < leaves.size(); ++l) {
     near_offsets_[l + 1] = near_offsets_[l] + ranges[l].size();
     const Cell& c = cells[leaves[l]];
+    near_targets_[l] = {c.target_begin, c.target_end};
     for (const auto& r : ranges[l]) pairs += (r[1] - r[0]) * (c.target_end - c.target_begin);
   }
   near_ranges_.reserve(near_offsets_.back());
@@ -221,7 +241,8 @@ void Fmm::build_translations() {
   statistics_.tree_bytes =
       cells.size() * sizeof(Cell) +
       (tree.source_order().size() + tree.target_order().size()) * sizeof(std::size_t) +
-      near_ranges_.size() * 2 * sizeof(std::size_t) + target_leaves_.size() * sizeof(int);
+      (near_ranges_.size() + near_targets_.size()) * 2 * sizeof(std::size_t) +
+      target_leaves_.size() * sizeof(int);
   for (int c = 0; c < static_cast<int>(cells.size()); ++c)
     statistics_.tree_bytes +=
         (tree.near(c).size() + tree.m2l(c).size() + tree.w_list(c).size() + tree.x_list(c).size()) *
@@ -368,20 +389,10 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
   }
   {
     PhaseScope scope(observer, FmmPhase::near_field);
-    const PointSources sorted(sources_, normals_, source_order, charges, dipoles);
-    const auto& leaves = target_leaves_;
-    const double skip2 = options_.skip_radius * options_.skip_radius;
-#pragma omp parallel for schedule(dynamic, 4)
-    for (std::size_t l = 0; l < leaves.size(); ++l) {
-      const Cell& cell = cells[leaves[l]];
-      for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
-        const std::size_t t = target_order[i];
-        cplx sum = 0.0;
-        for (std::size_t r = near_offsets_[l]; r < near_offsets_[l + 1]; ++r)
-          sum += sorted.potential(near_ranges_[r][0], near_ranges_[r][1], k_, targets_[t], skip2);
-        potential[t] += sum;
-      }
-    }
+    if (gpu_near_field_)
+      gpu_near_field_->apply(charges, dipoles, potential);  // synchronous
+    else
+      add_near_field_cpu(near_field_lists(), charges, dipoles, potential);
   }
 }
 
@@ -407,7 +418,12 @@ std::string Fmm::describe() const {
       << s.total_bytes() * mb << "\n";
   out << "  M2L on " << s.m2l_device;
   if (gpu_m2l_)
-    out << ": " << gpu_m2l_->describe() << ", " << s.gpu_bytes * mb << " MiB of device memory";
+    out << ": " << gpu_m2l_->describe() << ", " << gpu_m2l_->statistics().device_bytes * mb
+        << " MiB of device memory";
+  out << "\n  near field on " << s.near_field_device;
+  if (gpu_near_field_)
+    out << ": " << gpu_near_field_->describe() << ", "
+        << gpu_near_field_->statistics().device_bytes * mb << " MiB of device memory";
   out << "\n";
   return out.str();
 }

@@ -51,7 +51,7 @@ constexpr OptionSpec kOptions[] = {
     {"fmm_m2l_scheme", "fastest",
      "GPU M2L scheme: basic, sibling, cluster, ij (reference paper), gemm, dmma (ours); "
      "fastest: dmma up to p = 8, gemm above"},
-    {"fmm_m2l_chunk", "2", "B of the cluster and ij schemes: chunks of B x B x B clusters (1..8)"},
+    {"fmm_m2l_chunk", "3", "B of the cluster and ij schemes: chunks of B x B x B clusters (1..8)"},
     {"o", "", "Write the solution to this .vtu file"},
     {"bem_csv", "", "Write x,y,z,re,im per element to this file"},
 };
@@ -327,7 +327,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     }
   }
   opt->fmm.gpu_m2l.chunk =
-      int(parse_integer("-fmm_m2l_chunk", text_or("fmm_m2l_chunk", "2"), 1, 8));
+      int(parse_integer("-fmm_m2l_chunk", text_or("fmm_m2l_chunk", "3"), 1, 8));
   if (device == "cpu")
     for (const char *gpu_option : {"fmm_m2l_scheme", "fmm_m2l_chunk"})
       if (value(gpu_option)) throw Error(dashed(gpu_option) + " does not apply to -fmm_device cpu");

@@ -10,6 +10,8 @@
 #include "fmbem/core/vec3.hpp"
 #include "fmbem/fmm/direct_sum.hpp"
 #include "fmbem/fmm/gpu_m2l.hpp"
+#include "fmbem/fmm/gpu_near_field.hpp"
+#include "fmbem/fmm/near_field.hpp"
 #include "fmbem/fmm/octree.hpp"
 #include "fmbem/fmm/translations.hpp"
 
@@ -24,12 +26,15 @@ struct FmmOptions {
   // Source-target pairs closer than this are skipped (a collocation point that
   // is also a quadrature point: its self term is added elsewhere).
   double skip_radius = 0.0;
-  // Where M2L runs: the CPU, the GPU (an error when none is usable) or, automatic, the GPU when
-  // one is usable. The other phases run on the CPU.
+  // Where M2L and the near field run: the CPU, the GPU (an error when none is usable) or,
+  // automatic, the GPU when one is usable. The other phases run on the CPU.
   enum class Device { cpu, gpu, automatic } device = Device::cpu;
   // The GPU M2L scheme; none: the fastest measured for the order (default_m2l_scheme).
   std::optional<M2LScheme> m2l_scheme;
   GpuM2LOptions gpu_m2l;
+  // With M2L on the GPU: the near field there too (false: on the CPU, for comparisons).
+  bool gpu_near_field = true;
+  GpuNearFieldOptions gpu_near;
 };
 
 // The fastest GPU M2L scheme measured on an H100 for order p (bench/results/gpu_m2l.md):
@@ -67,7 +72,8 @@ struct FmmStatistics {
   double max_kappa = 0.0;  // k times the width of the coarsest level with M2L
   // Where M2L runs, in words ("cpu", "gpu, scheme dmma", or "cpu (no GPU: ...)").
   std::string m2l_device = "cpu";
-  std::size_t gpu_bytes = 0;  // device memory held by the GPU M2L
+  std::string near_field_device = "cpu";  // "cpu" or "gpu"
+  std::size_t gpu_bytes = 0;              // device memory held by the GPU M2L and near field
   std::size_t total_bytes() const {
     return tree_bytes + translation_bytes + expansion_bytes + source_bytes;
   }
@@ -121,6 +127,8 @@ class Fmm {
   int order() const { return order_; }
   const Octree& tree() const { return *tree_; }
   const FmmStatistics& statistics() const { return statistics_; }
+  // The near lists (views of this FMM's arrays), for the GPU executor and for tests.
+  NearFieldLists near_field_lists() const;
   // Tree, lists, order and memory, for -fmm_view.
   std::string describe() const;
 
@@ -128,7 +136,7 @@ class Fmm {
   struct Level;
   void build_translations();
   void build_near_lists();
-  void set_up_gpu_m2l();
+  void set_up_gpu();
 
   double k_;
   int order_;
@@ -138,7 +146,9 @@ class Fmm {
   std::vector<Level> levels_;
   // The leaves holding targets, ascending: L2P and the near field visit only these.
   std::vector<int> target_leaves_;
-  // Per target leaf (index into target_leaves_): source point ranges summed directly.
+  // Per target leaf (index into target_leaves_): its targets' tree positions, and the source
+  // point ranges summed directly.
+  std::vector<std::array<std::size_t, 2>> near_targets_;
   std::vector<std::size_t> near_offsets_;
   std::vector<std::array<std::size_t, 2>> near_ranges_;
   FmmStatistics statistics_;
@@ -150,6 +160,8 @@ class Fmm {
   M2LPlan m2l_plan_;
   // The GPU M2L when M2L runs there; mutable: its device buffers are scratch of apply().
   mutable std::unique_ptr<GpuM2L> gpu_m2l_;
+  // The GPU near field when M2L runs on the GPU (and options_.gpu_near_field).
+  mutable std::unique_ptr<GpuNearField> gpu_near_field_;
 };
 
 }  // namespace fmbem::fmm

@@ -19,11 +19,15 @@
 //   sibling  one block per target cluster (the 8 children of a parent), thread i row i of the
 //            children's locals; the products of a pair of clusters that share a transfer
 //            vector form one matrix-matrix product, so T is read once for them.
-//   cluster  one block per chunk of B x B x B target clusters and tile of rows: tiles of T
-//            are staged in shared memory once for all the chunk's pairs that use them.
-//   ij       one block per chunk and tile of rows, a team of threads per target cell; for
-//            each column j the M_j of all the chunk's source cells and the T_ij of all its
-//            transfer vectors are shared; the interaction list is the innermost loop.
+//   cluster  one block per chunk of B x B x B target clusters and tile of 64 rows; the chunk's
+//            pairs grouped by matrix into jobs of up to 16 pairs taken by warps as they free
+//            up; each lane holds 2 rows of T in registers (T read once per chunk, each value
+//            feeding up to 16 complex FMAs), moments staged per warp in shared memory.
+//   ij       one block per chunk and tile of rows, teams of threads per pair of target cells
+//            (paired by the overlap of their lists); for each column j the M_j of the
+//            chunk's source cells and the T_ij of all its transfer vectors are staged in
+//            shared memory (a ring of stages), each T value applied to both cells of a pair;
+//            the interaction list is the innermost loop.
 //   gemm     ours: per level, the source moments gathered into one column block per transfer
 //            vector, one cuBLAS batched ZGEMM (FP64 tensor cores), the products summed into
 //            the locals per target cell. The fastest measured at p >= 11 (H100).
@@ -47,8 +51,9 @@ const char* m2l_scheme_name(M2LScheme scheme);
 M2LScheme parse_m2l_scheme(std::string_view name);
 
 struct GpuM2LOptions {
-  // B: the cluster and ij schemes block B x B x B clusters (2B x 2B x 2B cells), 1 .. 8.
-  int chunk = 2;
+  // B: the cluster and ij schemes block B x B x B clusters (2B x 2B x 2B cells), 1 .. 8;
+  // 3 is within twice the roofline bound for both at p = 8 and 16 (bench/results/gpu_m2l.md).
+  int chunk = 3;
   // gemm: columns of one product in the batch (0: chosen per level from the pair counts).
   int gemm_columns = 0;
 };

@@ -46,9 +46,9 @@ bool gpu_available(std::string* why) {
 namespace {
 
 constexpr std::size_t kComplexBytes = sizeof(double2);
-// Shared memory that keeps two blocks per multiprocessor for the staged schemes.
-constexpr std::size_t kSharedBudget = 100 * 1024;
+// Shared memory of one block: the most, and what keeps two blocks per multiprocessor.
 constexpr std::size_t kSharedLimit = 227 * 1024;
+constexpr std::size_t kSharedBudget = kSharedLimit / 2;
 
 // Cells of one level grouped into chunks of 2B x 2B x 2B cells (B x B x B clusters).
 std::uint64_t chunk_key(const std::array<int, 3>& c, int chunk_cells) {
@@ -97,13 +97,14 @@ struct GpuM2L::Impl {
     DeviceVector<int> cluster_targets, item_offsets;
     DeviceVector<cuda::SiblingItem> sibling_items;
     // cluster and ij
-    int chunks = 0, rows = 0, max_targets = 0, threads = 0, team = 1, columns = 0, max_sources = 0,
-        max_matrices = 0;
+    int chunks = 0, rows = 0, max_targets = 0, tm = 1, teams = 0, columns = 0, max_sources = 0,
+        max_matrices = 0, max_entries = 0;
     DeviceVector<int> target_offsets, chunk_targets, chunk_item_offsets;
     DeviceVector<cuda::ClusterItem> cluster_items;
     DeviceVector<int2> cluster_pairs;
-    DeviceVector<int> source_offsets, chunk_sources, matrix_offsets, chunk_matrices, entry_counts,
-        ij_entries;
+    DeviceVector<int> source_offsets, chunk_sources, matrix_offsets, chunk_matrices, entry_counts;
+    DeviceVector<unsigned> ij_entries;
+    DeviceVector<int2> target_teams;
     DeviceVector<long long> entry_offsets;
     // gemm and dmma
     std::size_t padded_columns = 0;
@@ -229,67 +230,117 @@ void GpuM2L::Impl::build_sibling(const M2LPlan& plan, const M2LLevelPlan& lv, Le
 void GpuM2L::Impl::build_cluster(const M2LPlan& plan, const M2LLevelPlan& lv, Level& out,
                                  GpuM2LLevelStatistics& st) {
   const int cells = 2 * options.chunk;
+  const int rows = cuda::cluster_rows(size);
+  // The locals of a block's targets (rows of its tile) lie in shared memory; a chunk with more
+  // targets than keep two blocks per multiprocessor is cut into several blocks' worth.
+  const std::size_t staging = cuda::cluster_shared_bytes(size, 0);
+  const int target_limit = std::max(1, int((kSharedBudget - staging) / (rows * kComplexBytes)));
   struct Entry {
     std::uint64_t chunk;
-    int matrix, target, source;
+    int part, matrix, target, source;
   };
   std::vector<Entry> entries;
   entries.reserve(lv.pairs.size());
   for (const M2LPair& pair : lv.pairs)
     entries.push_back(
-        {chunk_key(plan.coords[pair.target], cells), pair.matrix, pair.target, pair.source});
+        {chunk_key(plan.coords[pair.target], cells), 0, pair.matrix, pair.target, pair.source});
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     if (a.chunk != b.chunk) return a.chunk < b.chunk;
+    return a.target < b.target;
+  });
+  for (std::size_t x = 0, rank = 0; x < entries.size(); ++x) {
+    if (x == 0 || entries[x].chunk != entries[x - 1].chunk)
+      rank = 0;
+    else if (entries[x].target != entries[x - 1].target)
+      ++rank;
+    entries[x].part = int(rank / target_limit);
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    if (a.chunk != b.chunk) return a.chunk < b.chunk;
+    if (a.part != b.part) return a.part < b.part;
     if (a.matrix != b.matrix) return a.matrix < b.matrix;
     return a.target < b.target;
   });
-  std::vector<int> target_offsets{0}, targets, item_offsets{0};
-  std::vector<cuda::ClusterItem> items;
-  std::vector<int2> pairs;
-  int max_targets = 0;
+  struct Block {
+    std::vector<int> targets;
+    std::vector<cuda::ClusterItem> jobs;  // pairs relative to the block's first
+    std::vector<int2> pairs;
+    double work = 0.0;
+  };
+  std::vector<Block> blocks;
+  std::size_t items = 0, jobs = 0;
   for (std::size_t begin = 0; begin < entries.size();) {
     std::size_t end = begin;
-    while (end < entries.size() && entries[end].chunk == entries[begin].chunk) ++end;
-    std::vector<int> local_targets;
-    for (std::size_t x = begin; x < end; ++x) local_targets.push_back(entries[x].target);
-    std::sort(local_targets.begin(), local_targets.end());
-    local_targets.erase(std::unique(local_targets.begin(), local_targets.end()),
-                        local_targets.end());
-    for (std::size_t x = begin; x < end; ++x) {
-      const Entry& e = entries[x];
-      if (x == begin || e.matrix != entries[x - 1].matrix) {
-        const int at = checked_int(pairs.size(), "pairs");
-        items.push_back({e.matrix, at, at});
+    while (end < entries.size() && entries[end].chunk == entries[begin].chunk &&
+           entries[end].part == entries[begin].part)
+      ++end;
+    Block b;
+    for (std::size_t x = begin; x < end; ++x) b.targets.push_back(entries[x].target);
+    std::sort(b.targets.begin(), b.targets.end());
+    b.targets.erase(std::unique(b.targets.begin(), b.targets.end()), b.targets.end());
+    for (std::size_t x = begin; x < end;) {
+      std::size_t y = x;
+      while (y < end && entries[y].matrix == entries[x].matrix) ++y;
+      // One matrix's pairs in jobs of at most kClusterColumns, as even as can be.
+      const int n = int(y - x), parts = (n + cuda::kClusterColumns - 1) / cuda::kClusterColumns;
+      for (int k = 0, at = 0; k < parts; ++k) {
+        const int width = n / parts + (k < n % parts ? 1 : 0);
+        const int first = checked_int(b.pairs.size() + at, "pairs");
+        b.jobs.push_back({entries[x].matrix, first, first + width});
+        int padded = 1;
+        while (padded < width) padded *= 2;
+        b.work += padded + 2.0;  // FMAs and T loads per row and column k, roughly
+        at += width;
       }
-      const int slot = int(std::lower_bound(local_targets.begin(), local_targets.end(), e.target) -
-                           local_targets.begin());
-      pairs.push_back(int2{slot, e.source});
-      items.back().end = checked_int(pairs.size(), "pairs");
+      for (std::size_t z = x; z < y; ++z) {
+        const int slot =
+            int(std::lower_bound(b.targets.begin(), b.targets.end(), entries[z].target) -
+                b.targets.begin());
+        b.pairs.push_back(int2{slot, entries[z].source});
+      }
+      ++items;
+      x = y;
     }
-    targets.insert(targets.end(), local_targets.begin(), local_targets.end());
-    target_offsets.push_back(checked_int(targets.size(), "targets"));
-    item_offsets.push_back(checked_int(items.size(), "cluster items"));
-    max_targets = std::max(max_targets, int(local_targets.size()));
+    jobs += b.jobs.size();
+    blocks.push_back(std::move(b));
     begin = end;
   }
-  int rows = std::min(size, 64);
-  while (rows > 1 && cuda::cluster_shared_bytes(size, rows, max_targets) > kSharedBudget)
-    rows = (rows + 1) / 2;
-  if (cuda::cluster_shared_bytes(size, rows, max_targets) > kSharedLimit)
-    throw Error("GPU M2L (cluster): a chunk of B = " + std::to_string(options.chunk) +
-                " holds too many cells for shared memory; choose a smaller B");
-  out.chunks = checked_int(target_offsets.size() - 1, "chunks");
+  // The largest blocks first: the grid's tail is then made of small ones.
+  std::stable_sort(blocks.begin(), blocks.end(),
+                   [](const Block& a, const Block& b) { return a.work > b.work; });
+  std::vector<int> target_offsets{0}, targets, item_offsets{0};
+  std::vector<cuda::ClusterItem> all_jobs;
+  std::vector<int2> pairs;
+  int max_targets = 0;
+  for (const Block& b : blocks) {
+    const int base = checked_int(pairs.size(), "pairs");
+    for (cuda::ClusterItem job : b.jobs) {
+      job.begin += base;
+      job.end += base;
+      all_jobs.push_back(job);
+    }
+    pairs.insert(pairs.end(), b.pairs.begin(), b.pairs.end());
+    targets.insert(targets.end(), b.targets.begin(), b.targets.end());
+    target_offsets.push_back(checked_int(targets.size(), "targets"));
+    item_offsets.push_back(checked_int(all_jobs.size(), "cluster jobs"));
+    max_targets = std::max(max_targets, int(b.targets.size()));
+  }
+  out.chunks = checked_int(blocks.size(), "chunks");
   out.rows = rows;
   out.max_targets = max_targets;
   out.target_offsets = DeviceVector<int>(target_offsets, "cluster target offsets");
   out.chunk_targets = DeviceVector<int>(targets, "cluster targets");
   out.chunk_item_offsets = DeviceVector<int>(item_offsets, "cluster item offsets");
-  out.cluster_items = DeviceVector<cuda::ClusterItem>(items, "cluster items");
+  out.cluster_items = DeviceVector<cuda::ClusterItem>(all_jobs, "cluster items");
   out.cluster_pairs = DeviceVector<int2>(pairs, "cluster pairs");
   const double s = size, p = double(lv.pairs.size());
   const double row_tiles = (size + rows - 1) / rows;
-  st.matrix_bytes = double(items.size()) * s * s * kComplexBytes;
-  st.other_bytes = row_tiles * (p * (s * kComplexBytes + 8) + items.size() * 12.0) +
+  // T: once per chunk and matrix (the scheme's traffic); a matrix split into several jobs is
+  // read again by each further job (counted with the other bytes: mostly cache hits, the jobs
+  // of one matrix run side by side).
+  st.matrix_bytes = double(items) * s * s * kComplexBytes;
+  st.other_bytes = double(jobs - items) * s * s * kComplexBytes +
+                   row_tiles * (p * (s * kComplexBytes + 8) + double(jobs) * 12.0) +
                    targets.size() * s * 2 * kComplexBytes;
 }
 
@@ -310,108 +361,200 @@ void GpuM2L::Impl::build_ij(const M2LPlan& plan, const M2LLevelPlan& lv, Level& 
     if (a.target != b.target) return a.target < b.target;
     return a.matrix < b.matrix;
   });
-  // First pass: the chunks' sizes, to fix the block size (threads) for all of them.
-  struct Chunk {
-    std::size_t begin, end;
+  // Blocks: a chunk's targets, at most kIjMaxTeams of them (a larger chunk gives several).
+  struct Block {
     std::vector<int> targets, sources, matrices;
-    int count = 0;  // the longest interaction list
+    std::vector<std::size_t> list_begin;       // per target, into entries; one more at the end
+    std::vector<std::vector<unsigned>> units;  // merged lists (without segments)
+    std::vector<int2> unit_of;                 // per target: (unit, cell of the unit)
+    int count = 0;                             // entries per team (the longest segment)
   };
-  std::vector<Chunk> chunks;
+  std::vector<Block> blocks;
   int max_targets = 0, max_sources = 0, max_matrices = 0;
   for (std::size_t begin = 0; begin < entries.size();) {
-    std::size_t end = begin;
-    while (end < entries.size() && entries[end].chunk == entries[begin].chunk) ++end;
-    Chunk c{begin, end, {}, {}, {}, 0};
-    for (std::size_t x = begin; x < end; ++x) {
-      c.sources.push_back(entries[x].source);
-      c.matrices.push_back(entries[x].matrix);
-      if (c.targets.empty() || c.targets.back() != entries[x].target)
-        c.targets.push_back(entries[x].target);
+    Block b;
+    std::size_t x = begin;
+    for (; x < entries.size() && entries[x].chunk == entries[begin].chunk; ++x) {
+      if (x == begin || entries[x].target != entries[x - 1].target) {
+        if (int(b.targets.size()) == cuda::kIjMaxTeams) break;
+        b.targets.push_back(entries[x].target);
+        b.list_begin.push_back(x);
+      }
+      b.sources.push_back(entries[x].source);
+      b.matrices.push_back(entries[x].matrix);
     }
-    for (auto* v : {&c.sources, &c.matrices}) {
+    b.list_begin.push_back(x);
+    for (auto* v : {&b.sources, &b.matrices}) {
       std::sort(v->begin(), v->end());
       v->erase(std::unique(v->begin(), v->end()), v->end());
     }
-    for (std::size_t x = begin, run = 0; x < end; ++x) {
-      run = (x > begin && entries[x].target == entries[x - 1].target) ? run + 1 : 1;
-      c.count = std::max(c.count, int(run));
-    }
-    max_targets = std::max(max_targets, int(c.targets.size()));
-    max_sources = std::max(max_sources, int(c.sources.size()));
-    max_matrices = std::max(max_matrices, int(c.matrices.size()));
-    chunks.push_back(std::move(c));
-    begin = end;
+    max_targets = std::max(max_targets, int(b.targets.size()));
+    max_sources = std::max(max_sources, int(b.sources.size()));
+    max_matrices = std::max(max_matrices, int(b.matrices.size()));
+    blocks.push_back(std::move(b));
+    begin = x;
   }
-  // A team of threads per target cell (4 where the block stays within 1024 threads): more warps
-  // to hide the latency of the shared-memory loads; teams lie within one warp.
-  int team = 4, slots = 0;
-  for (; team >= 1; team /= 2) {
-    const int align = 32 / team;
-    slots = (max_targets + align - 1) / align * align;
-    if (slots * team <= 1024) break;
-  }
-  if (team < 1)
-    throw Error("GPU M2L (ij): a chunk of B = " + std::to_string(options.chunk) + " holds " +
-                std::to_string(max_targets) +
-                " target cells, more than 1024 threads; choose B <= 4");
-  const int threads = slots * team;
-  if (max_matrices >= 1024 || max_sources >= (1 << 21))
+  if (max_matrices >= 1023 || max_sources >= cuda::kIjNone)
     throw Error("GPU M2L (ij): chunk lists too long for the packed entries");
-  int columns = 8;
-  while (columns > 1 && cuda::ij_shared_bytes(columns, max_sources, max_matrices) > kSharedBudget)
-    columns /= 2;
-  if (cuda::ij_shared_bytes(columns, max_sources, max_matrices) > kSharedLimit)
+  // Units: the targets in pairs whose lists share the most matrices (greedy), then the rest
+  // alone; a unit's entries (v, source of the first cell, source of the second) by v.
+  for (Block& b : blocks) {
+    const std::size_t nt = b.targets.size(), words = (b.matrices.size() + 63) / 64;
+    std::vector<std::vector<std::pair<int, int>>> lists(nt);  // per target: (v, s), by v
+    std::vector<std::uint64_t> bits(nt * words, 0);
+    for (std::size_t t = 0; t < nt; ++t)
+      for (std::size_t x = b.list_begin[t]; x < b.list_begin[t + 1]; ++x) {
+        const int v =
+            int(std::lower_bound(b.matrices.begin(), b.matrices.end(), entries[x].matrix) -
+                b.matrices.begin());
+        const int s = int(std::lower_bound(b.sources.begin(), b.sources.end(), entries[x].source) -
+                          b.sources.begin());
+        lists[t].push_back({v, s});
+        bits[t * words + v / 64] |= std::uint64_t(1) << (v % 64);
+      }
+    struct Candidate {
+      int shared, a, b;
+    };
+    std::vector<Candidate> candidates;
+    for (std::size_t a = 0; a < nt; ++a)
+      for (std::size_t c = a + 1; c < nt; ++c) {
+        int shared = 0;
+        for (std::size_t w = 0; w < words; ++w)
+          shared += __builtin_popcountll(bits[a * words + w] & bits[c * words + w]);
+        if (shared > 0) candidates.push_back({shared, int(a), int(c)});
+      }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& p, const Candidate& q) { return p.shared > q.shared; });
+    std::vector<char> used(nt, 0);
+    b.unit_of.assign(nt, int2{-1, 0});
+    const auto add_unit = [&](int first, int second) {
+      const int u = int(b.units.size());
+      b.unit_of[first] = int2{u, 0};
+      if (second >= 0) b.unit_of[second] = int2{u, 1};
+      std::vector<unsigned> merged;
+      const auto& la = lists[first];
+      static const std::vector<std::pair<int, int>> none;
+      const auto& lb = second >= 0 ? lists[second] : none;
+      for (std::size_t i = 0, k = 0; i < la.size() || k < lb.size();) {
+        const int va = i < la.size() ? la[i].first : INT32_MAX;
+        const int vb = k < lb.size() ? lb[k].first : INT32_MAX;
+        const int v = std::min(va, vb);
+        const unsigned sa = va == v ? unsigned(la[i++].second) : unsigned(cuda::kIjNone);
+        const unsigned sb = vb == v ? unsigned(lb[k++].second) : unsigned(cuda::kIjNone);
+        merged.push_back(unsigned(v) | sa << 10 | sb << 21);
+      }
+      b.units.push_back(std::move(merged));
+    };
+    for (const Candidate& c : candidates)
+      if (!used[c.a] && !used[c.b]) {
+        used[c.a] = used[c.b] = 1;
+        add_unit(c.a, c.b);
+      }
+    for (std::size_t t = 0; t < nt; ++t)
+      if (!used[t]) add_unit(int(t), -1);
+  }
+  // Entries per team for `teams` teams: the least count whose segments fit.
+  const auto segments_count = [](const Block& b, int teams) {
+    std::size_t total = 0;
+    for (const auto& u : b.units) total += u.size();
+    int count = int((total + teams - 1) / teams);
+    for (;; ++count) {
+      std::size_t used = 0;
+      for (const auto& u : b.units) used += (u.size() + count - 1) / count;
+      if (used <= std::size_t(teams)) return count;
+    }
+  };
+  // Teams per block: 64 or 128, whichever idles fewer threads (64 only if no block has more
+  // units).
+  int teams = cuda::kIjMaxTeams;
+  std::size_t max_units = 0;
+  for (const Block& b : blocks) max_units = std::max(max_units, b.units.size());
+  if (max_units <= 64) {
+    double work64 = 0.0, work128 = 0.0;
+    for (const Block& b : blocks) {
+      work64 += 64.0 * segments_count(b, 64);
+      work128 += 128.0 * segments_count(b, 128);
+    }
+    if (work64 <= work128) teams = 64;
+  }
+  for (Block& b : blocks) b.count = segments_count(b, teams);
+  int max_count = 0;
+  for (const Block& b : blocks) max_count = std::max(max_count, b.count);
+  // Rows per thread (tm) and columns per stage: as many as the shared memory holds.
+  int tm = size >= 32 ? 4 : size > 8 ? 2 : 1, columns = 1;
+  const auto fits = [&](int t, int c) {
+    return cuda::ij_shared_bytes(t, teams, c, max_sources, max_matrices, max_count) <= kSharedLimit;
+  };
+  while (tm > 1 && !fits(tm, 1)) tm /= 2;
+  if (!fits(tm, 1))
     throw Error("GPU M2L (ij): a chunk of B = " + std::to_string(options.chunk) +
                 " needs more shared memory than the GPU has; choose a smaller B");
+  while (columns < 4 && columns * 2 <= size && fits(tm, columns * 2)) columns *= 2;
+  // The longest blocks first.
+  std::stable_sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) {
+    if (a.count != b.count) return a.count > b.count;
+    return a.matrices.size() > b.matrices.size();
+  });
   std::vector<int> source_offsets{0}, sources, matrix_offsets{0}, matrices, target_offsets{0},
-      targets, counts, packed;
+      targets, counts;
+  std::vector<unsigned> packed;
+  std::vector<int2> target_teams;
   std::vector<long long> entry_offsets;
-  double list_bytes = 0.0, source_bytes = 0.0, matrix_loads = 0.0;
-  for (const Chunk& c : chunks) {
+  double source_bytes = 0.0, matrix_loads = 0.0, list_bytes = 0.0;
+  for (const Block& b : blocks) {
     entry_offsets.push_back(static_cast<long long>(packed.size()));
-    packed.insert(packed.end(), std::size_t(c.count) * slots, -1);
-    int* base = packed.data() + entry_offsets.back();
-    for (std::size_t x = c.begin, e = 0; x < c.end; ++x) {
-      e = (x > c.begin && entries[x].target == entries[x - 1].target) ? e + 1 : 0;
-      const int t = int(std::lower_bound(c.targets.begin(), c.targets.end(), entries[x].target) -
-                        c.targets.begin());
-      const int s = int(std::lower_bound(c.sources.begin(), c.sources.end(), entries[x].source) -
-                        c.sources.begin());
-      const int v = int(std::lower_bound(c.matrices.begin(), c.matrices.end(), entries[x].matrix) -
-                        c.matrices.begin());
-      base[e * slots + t] = v | (s << 10);
+    packed.insert(packed.end(), std::size_t(b.count) * teams, cuda::kIjEnd);
+    unsigned* base = packed.data() + entry_offsets.back();
+    std::vector<int2> unit_teams;
+    int team = 0;
+    for (const auto& list : b.units) {
+      const std::size_t n = list.size(), parts = (n + b.count - 1) / b.count;
+      const int first_team = team;
+      for (std::size_t k = 0, at = 0; k < parts; ++k, ++team) {
+        const std::size_t width = n / parts + (k < n % parts ? 1 : 0);
+        for (std::size_t e = 0; e < width; ++e) base[e * teams + team] = list[at + e];
+        at += width;
+      }
+      unit_teams.push_back(int2{first_team, team});
     }
-    sources.insert(sources.end(), c.sources.begin(), c.sources.end());
-    matrices.insert(matrices.end(), c.matrices.begin(), c.matrices.end());
-    targets.insert(targets.end(), c.targets.begin(), c.targets.end());
+    if (team > teams) throw Error("GPU M2L (ij): internal error (teams)");
+    for (std::size_t t = 0; t < b.targets.size(); ++t) {
+      const int2 unit = b.unit_of[t], range = unit_teams[unit.x];
+      target_teams.push_back(int2{range.x | unit.y << 16, range.y});
+    }
+    sources.insert(sources.end(), b.sources.begin(), b.sources.end());
+    matrices.insert(matrices.end(), b.matrices.begin(), b.matrices.end());
+    targets.insert(targets.end(), b.targets.begin(), b.targets.end());
     source_offsets.push_back(checked_int(sources.size(), "sources"));
     matrix_offsets.push_back(checked_int(matrices.size(), "matrices"));
     target_offsets.push_back(checked_int(targets.size(), "targets"));
-    counts.push_back(c.count);
-    list_bytes += double(c.end - c.begin) * 4.0;
-    source_bytes += double(c.sources.size()) * size * kComplexBytes;
-    matrix_loads += double(c.matrices.size());
+    counts.push_back(b.count);
+    source_bytes += double(b.sources.size()) * size * kComplexBytes;
+    matrix_loads += double(b.matrices.size());
+    list_bytes += double(b.count) * teams * 4.0;
   }
-  out.chunks = checked_int(chunks.size(), "chunks");
-  out.threads = threads;
-  out.team = team;
+  out.chunks = checked_int(blocks.size(), "chunks");
+  out.tm = tm;
+  out.rows = cuda::kIjTeam * tm;
+  out.teams = teams;
   out.columns = columns;
   out.max_sources = max_sources;
   out.max_matrices = max_matrices;
+  out.max_entries = max_count;
   out.source_offsets = DeviceVector<int>(source_offsets, "ij source offsets");
   out.chunk_sources = DeviceVector<int>(sources, "ij sources");
   out.matrix_offsets = DeviceVector<int>(matrix_offsets, "ij matrix offsets");
   out.chunk_matrices = DeviceVector<int>(matrices, "ij matrices");
   out.target_offsets = DeviceVector<int>(target_offsets, "ij target offsets");
   out.chunk_targets = DeviceVector<int>(targets, "ij targets");
+  out.target_teams = DeviceVector<int2>(target_teams, "ij target teams");
   out.entry_offsets = DeviceVector<long long>(entry_offsets, "ij entry offsets");
   out.entry_counts = DeviceVector<int>(counts, "ij entry counts");
-  out.ij_entries = DeviceVector<int>(packed, "ij entries");
-  const double s = size, row_tiles = (size + cuda::kIjRows - 1) / cuda::kIjRows;
-  const double stages = (size + columns - 1) / columns;
+  out.ij_entries = DeviceVector<unsigned>(packed, "ij entries");
+  const double s = size, row_tiles = (size + out.rows - 1) / out.rows;
   st.matrix_bytes = matrix_loads * s * s * kComplexBytes;
-  st.other_bytes =
-      row_tiles * (source_bytes + stages * list_bytes) + targets.size() * s * 2 * kComplexBytes;
+  st.other_bytes = row_tiles * (source_bytes + list_bytes + targets.size() * 12.0) +
+                   targets.size() * s * 2 * kComplexBytes;
 }
 
 void GpuM2L::Impl::build_columns(const M2LLevelPlan& lv, int width, Level& out,
@@ -469,17 +612,18 @@ void GpuM2L::Impl::run(std::size_t index, const double2* multipole, double2* loc
                            lv.sibling_items.data(), lv.matrices.data(), multipole, local, stream);
       break;
     case M2LScheme::cluster:
-      cuda::launch_cluster(size, lv.chunks, lv.rows, lv.max_targets, lv.target_offsets.data(),
+      cuda::launch_cluster(size, lv.chunks, lv.max_targets, lv.target_offsets.data(),
                            lv.chunk_targets.data(), lv.chunk_item_offsets.data(),
                            lv.cluster_items.data(), lv.cluster_pairs.data(), lv.matrices.data(),
                            multipole, local, stream);
       break;
     case M2LScheme::ij:
-      cuda::launch_ij(size, lv.chunks, lv.threads, lv.team, lv.columns, lv.max_sources,
-                      lv.max_matrices, lv.source_offsets.data(), lv.chunk_sources.data(),
+      cuda::launch_ij(size, lv.chunks, lv.tm, lv.teams, lv.columns, lv.max_sources, lv.max_matrices,
+                      lv.max_entries, lv.source_offsets.data(), lv.chunk_sources.data(),
                       lv.matrix_offsets.data(), lv.chunk_matrices.data(), lv.target_offsets.data(),
-                      lv.chunk_targets.data(), lv.entry_offsets.data(), lv.entry_counts.data(),
-                      lv.ij_entries.data(), lv.matrices.data(), multipole, local, stream);
+                      lv.chunk_targets.data(), lv.target_teams.data(), lv.entry_offsets.data(),
+                      lv.entry_counts.data(), lv.ij_entries.data(), lv.matrices.data(), multipole,
+                      local, stream);
       break;
     case M2LScheme::gemm: {
       cuda::launch_gather(size, lv.padded_columns, lv.column_source.data(), multipole,
@@ -628,9 +772,9 @@ GpuM2L::GpuM2L(const M2LPlan& plan, M2LScheme scheme, const GpuM2LOptions& optio
              lv.cluster_items.bytes() + lv.cluster_pairs.bytes() + lv.source_offsets.bytes() +
              lv.chunk_sources.bytes() + lv.matrix_offsets.bytes() + lv.chunk_matrices.bytes() +
              lv.entry_counts.bytes() + lv.ij_entries.bytes() + lv.entry_offsets.bytes() +
-             lv.column_source.bytes() + lv.reduce_cells.bytes() + lv.reduce_offsets.bytes() +
-             lv.reduce_columns.bytes() + lv.tile_matrix.bytes() + lv.a_pointers.bytes() +
-             lv.b_pointers.bytes() + lv.c_pointers.bytes();
+             lv.target_teams.bytes() + lv.column_source.bytes() + lv.reduce_cells.bytes() +
+             lv.reduce_offsets.bytes() + lv.reduce_columns.bytes() + lv.tile_matrix.bytes() +
+             lv.a_pointers.bytes() + lv.b_pointers.bytes() + lv.c_pointers.bytes();
   d.statistics.device_bytes = bytes;
   for (Impl::Level& lv : d.levels) {
     cudaStream_t stream = nullptr;
@@ -650,15 +794,17 @@ GpuM2L::GpuM2L(const M2LPlan& plan, M2LScheme scheme, const GpuM2LOptions& optio
       text << ": a block of " << std::min(size, 1024) << " threads per target cluster";
       break;
     case M2LScheme::cluster:
-      text << ": B = " << options.chunk << ", 256 threads per (chunk, tile of rows x "
-           << cuda::cluster_columns(size) << " columns); rows";
-      for (const auto& lv : d.levels) text << " " << lv.rows;
+      text << ": B = " << options.chunk << ", " << cuda::kClusterWarps * 32
+           << " threads per (chunk, tile of " << cuda::cluster_rows(size)
+           << " rows), a warp per job of <= " << cuda::kClusterColumns
+           << " pairs of one matrix; blocks per level";
+      for (const auto& lv : d.levels) text << " " << lv.chunks;
       break;
     case M2LScheme::ij:
-      text << ": B = " << options.chunk << ", threads per chunk (team per cell)";
-      for (const auto& lv : d.levels) text << " " << lv.threads << " (" << lv.team << ")";
-      text << ", " << cuda::kIjRows << " rows per block, columns per stage";
-      for (const auto& lv : d.levels) text << " " << lv.columns;
+      text << ": B = " << options.chunk << ", teams of " << cuda::kIjTeam
+           << " threads per (chunk, tile of rows); teams, rows, columns per stage";
+      for (const auto& lv : d.levels)
+        text << " " << lv.teams << "/" << lv.rows << "/" << lv.columns;
       break;
     case M2LScheme::gemm:
       text << ": cuBLAS batched ZGEMM, columns per product";

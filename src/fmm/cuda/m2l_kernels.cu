@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 
 #include "cuda_util.cuh"
 #include "m2l_kernels.cuh"
@@ -129,209 +130,327 @@ __global__ void sibling_kernel(int size, const int* __restrict__ cluster_targets
 }
 
 // ---------------------------------------------------------------------------------------------
-// cluster: a block per (chunk, row tile); tiles of each matrix the chunk uses (R rows x KJ
-// columns) are staged in shared memory once (cp.async, the next tile loading while this one is
-// used), then every (pair, row) of the chunk with that matrix takes its partial product, Q pairs
-// per thread sharing the loads of the row (Q = 4 when there is work enough for all threads,
-// else 1); the chunk's locals accumulate in shared memory.
+// cluster: a block per (chunk, row tile of 32 TM rows), kClusterWarps warps taking the chunk's
+// jobs (matrix, up to kClusterColumns pairs) one after another. A warp computes its job's
+// product for the tile: lane l owns rows l + 32 q (q < TM) and holds TM x NQ accumulators; per
+// column k it loads T(row, k) straight from device memory (coalesced, one block of columns
+// ahead), and the NQ moments M_k of the job's sources, staged by the warp in shared memory
+// (cp.async, a block of KK columns ahead), as broadcasts: every T entry, read once per chunk,
+// feeds NQ complex FMAs, every moment TM, and the inner loop has no address arithmetic. No
+// barriers: the warps only meet when a job adds its products to the chunk's locals in shared
+// memory (atomic adds: two warps may hold jobs with a common target).
 
-template <int Q>
-__device__ __forceinline__ void cluster_products(int size, int rows, int R, int stride, int k0,
-                                                 int cols, const double2* tile,
-                                                 const ClusterItem& item,
-                                                 const int2* __restrict__ pairs,
-                                                 const double2* __restrict__ multipole,
-                                                 double2* sums) {
-  const int n = item.end - item.begin;
-  const int work = (n + Q - 1) / Q * rows;
-  for (int w = threadIdx.x; w < work; w += blockDim.x) {
-    const int g = w / rows, r = w - g * rows;
-    const int q0 = item.begin + g * Q;
-    const double2* m[Q];
-    int slot[Q];
+constexpr int kClusterStage = 4 * kClusterColumns;  // per warp: 2 x KK x NQ moments, at most
+
+template <int TM, int NQ>
+__device__ __forceinline__ void cluster_job(int size, int rows_per_block, int row,
+                                            const double2* __restrict__ t,
+                                            const int2* __restrict__ pairs, int count,
+                                            const double2* __restrict__ multipole, double2* sums,
+                                            double2* stage) {
+  // Columns k per block: registers for the accumulators, two blocks of T and the moments of a
+  // block (which the compiler loads ahead) stay within 128.
+  constexpr int KK = NQ >= 8 ? 2 : 4;
+  static_assert(2 * KK * NQ <= kClusterStage, "staging buffer");
+  constexpr int PER = (NQ * KK + 31) / 32;  // moments a lane stages per block
+  const int lane = threadIdx.x & 31;
+  // The moments this lane stages: column c = e / KK, k = kb + e % KK for e = lane + 32 i.
+  const double2* src[PER];
+  bool live[PER];
 #pragma unroll
-    for (int q = 0; q < Q; ++q) {
-      const bool valid = q0 + q < item.end;
-      const int2 pair = pairs[valid ? q0 + q : q0];
-      m[q] = multipole + static_cast<std::size_t>(pair.y) * size + k0;
-      slot[q] = valid ? pair.x : -1;
+  for (int i = 0; i < PER; ++i) {
+    const int e = lane + 32 * i, c = e / KK;
+    live[i] = e < NQ * KK && c < count;
+    src[i] = multipole + (live[i] ? static_cast<std::size_t>(pairs[c].y) * size + e % KK : 0);
+  }
+  const auto load_moments = [&](int buffer, int kb) {
+    double2* dst = stage + buffer * KK * NQ;
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      const int e = lane + 32 * i;
+      if (e < NQ * KK) {
+        const bool ok = live[i] && kb + e % KK < size;
+        // [kk][c]: the warp reads one (kk, c) at a time, all lanes alike.
+        cp_async16(dst + (e % KK) * NQ + e / KK, ok ? src[i] + kb : multipole, ok ? 16 : 0);
+      }
     }
-    double2 acc[Q];
+  };
+  bool ok[TM];
 #pragma unroll
-    for (int q = 0; q < Q; ++q) acc[q] = {0.0, 0.0};
-    const double2* row = tile + r * stride;
-#pragma unroll 2
-    for (int j = 0; j < cols; ++j) {
-      const double2 tv = row[j];
+  for (int q = 0; q < TM; ++q) ok[q] = row + 32 * q < size;
+  double2 acc[TM][NQ];
 #pragma unroll
-      for (int q = 0; q < Q; ++q) cfma(acc[q], tv, m[q][j]);
+  for (int q = 0; q < TM; ++q)
+#pragma unroll
+    for (int c = 0; c < NQ; ++c) acc[q][c] = {0.0, 0.0};
+  double2 a[KK][TM], b[KK][TM];
+#pragma unroll
+  for (int u = 0; u < KK; ++u)
+#pragma unroll
+    for (int q = 0; q < TM; ++q)
+      a[u][q] = ok[q] && u < size ? __ldg(t + static_cast<std::size_t>(u) * size + 32 * q)
+                                  : double2{0.0, 0.0};
+  __syncwarp();  // the previous job's last reads of the staging buffer are done
+  load_moments(0, 0);
+  cp_async_commit();
+#pragma unroll 1
+  for (int kb = 0, buffer = 0; kb < size; kb += KK, buffer ^= 1) {
+    const bool more = kb + KK < size;
+    if (more) {
+      load_moments(buffer ^ 1, kb + KK);
+      cp_async_commit();
     }
+    const double2* tn = t + static_cast<std::size_t>(kb + KK) * size;
 #pragma unroll
-    for (int q = 0; q < Q; ++q)
-      if (slot[q] >= 0) add_to(sums + slot[q] * R + r, acc[q]);
+    for (int u = 0; u < KK; ++u)
+#pragma unroll
+      for (int q = 0; q < TM; ++q)
+        b[u][q] = ok[q] && kb + KK + u < size
+                      ? __ldg(tn + static_cast<std::size_t>(u) * size + 32 * q)
+                      : double2{0.0, 0.0};
+    if (more)
+      cp_async_wait<1>();
+    else
+      cp_async_wait<0>();
+    __syncwarp();
+    const double2* mk = stage + buffer * KK * NQ;
+#pragma unroll
+    for (int u = 0; u < KK; ++u)
+#pragma unroll
+      for (int c = 0; c < NQ; ++c) {
+        const double2 mv = mk[u * NQ + c];
+#pragma unroll
+        for (int q = 0; q < TM; ++q) cfma(acc[q][c], a[u][q], mv);
+      }
+    __syncwarp();  // this buffer is loaded again two blocks on
+#pragma unroll
+    for (int u = 0; u < KK; ++u)
+#pragma unroll
+      for (int q = 0; q < TM; ++q) a[u][q] = b[u][q];
+  }
+#pragma unroll
+  for (int c = 0; c < NQ; ++c) {
+    if (c >= count) break;
+    double2* s = sums + pairs[c].x * rows_per_block;
+#pragma unroll
+    for (int q = 0; q < TM; ++q)
+      if (ok[q]) {
+        atomicAdd(&s[32 * q].x, acc[q][c].x);
+        atomicAdd(&s[32 * q].y, acc[q][c].y);
+      }
   }
 }
 
-__global__ void cluster_kernel(int size, int rows_per_block, int columns_per_step,
-                               const int* __restrict__ target_offsets,
-                               const int* __restrict__ targets,
-                               const int* __restrict__ item_offsets,
-                               const ClusterItem* __restrict__ items,
-                               const int2* __restrict__ pairs, const double2* __restrict__ matrices,
-                               const double2* __restrict__ multipole, double2* __restrict__ local) {
-  extern __shared__ __align__(16) double2 shared[];
-  const int R = rows_per_block, KJ = columns_per_step;
-  const int stride = KJ + 1;                // padded rows: consecutive rows fall in different banks
-  double2* tiles = shared;                  // 2 x R x stride
-  double2* sums = shared + 2 * R * stride;  // targets x R
-  const int chunk = blockIdx.x;
-  const int row0 = blockIdx.y * R, rows = min(R, size - row0);
+template <int TM>
+__global__ void __launch_bounds__(kClusterWarps * 32, 2)
+    cluster_kernel(int size, const int* __restrict__ target_offsets,
+                   const int* __restrict__ targets, const int* __restrict__ item_offsets,
+                   const ClusterItem* __restrict__ items, const int2* __restrict__ pairs,
+                   const double2* __restrict__ matrices, const double2* __restrict__ multipole,
+                   double2* __restrict__ local) {
+  constexpr int RT = 32 * TM;
+  extern __shared__ __align__(16) double2 shared[];  // staging [warp][..], sums [target][RT]
+  double2* sums = shared + kClusterWarps * kClusterStage;
+  __shared__ int next_job;
+  const int chunk = blockIdx.x, row0 = blockIdx.y * RT;
   const int first_target = target_offsets[chunk];
   const int num_targets = target_offsets[chunk + 1] - first_target;
+  for (int x = threadIdx.x; x < num_targets * RT; x += blockDim.x) sums[x] = {0.0, 0.0};
+  if (threadIdx.x == 0) next_job = kClusterWarps;
+  __syncthreads();
+  const int first = item_offsets[chunk], jobs = item_offsets[chunk + 1] - first;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  double2* stage = shared + warp * kClusterStage;
   const std::size_t matrix_size = static_cast<std::size_t>(size) * size;
-  for (int x = threadIdx.x; x < num_targets * R; x += blockDim.x) sums[x] = {0.0, 0.0};
-  const int first = item_offsets[chunk];
-  const int k_steps = (size + KJ - 1) / KJ;
-  const int steps = (item_offsets[chunk + 1] - first) * k_steps;
-  const auto load = [&](int buffer, int step) {
-    const int k0 = step % k_steps * KJ, cols = min(KJ, size - k0);
-    const double2* t = matrices + items[first + step / k_steps].matrix * matrix_size + row0 +
-                       static_cast<std::size_t>(k0) * size;
-    double2* tile = tiles + buffer * R * stride;
-    for (int x = threadIdx.x; x < rows * cols; x += blockDim.x) {
-      const int j = x / rows, r = x - j * rows;
-      cp_async16(tile + r * stride + j, t + static_cast<std::size_t>(j) * size + r, 16);
-    }
-  };
-  if (steps > 0) {
-    load(0, 0);
-    cp_async_commit();
-  }
-  for (int step = 0; step < steps; ++step) {
-    const int buffer = step & 1;
-    if (step + 1 < steps) {
-      load(buffer ^ 1, step + 1);
-      cp_async_commit();
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();
-    const ClusterItem item = items[first + step / k_steps];
-    const int k0 = step % k_steps * KJ, cols = min(KJ, size - k0);
-    const double2* tile = tiles + buffer * R * stride;
-    if ((item.end - item.begin) * rows >= 2 * static_cast<int>(blockDim.x))
-      cluster_products<4>(size, rows, R, stride, k0, cols, tile, item, pairs, multipole, sums);
-    else
-      cluster_products<1>(size, rows, R, stride, k0, cols, tile, item, pairs, multipole, sums);
-    __syncthreads();
+  // Jobs in order (by matrix), handed out as the warps come free.
+  for (int j = warp; j < jobs;) {
+    int next = 0;
+    if (lane == 0) next = atomicAdd(&next_job, 1);
+    const ClusterItem job = items[first + j];
+    const double2* t = matrices + job.matrix * matrix_size + row0 + lane;
+    const int2* p = pairs + job.begin;
+    const int count = job.end - job.begin;
+    double2* s = sums + lane;
+    const int row = row0 + lane;
+    if (count <= 1)
+      cluster_job<TM, 1>(size, RT, row, t, p, count, multipole, s, stage);
+    else if (count <= 2)
+      cluster_job<TM, 2>(size, RT, row, t, p, count, multipole, s, stage);
+    else if (count <= 4)
+      cluster_job<TM, 4>(size, RT, row, t, p, count, multipole, s, stage);
+    else if (count <= 8)
+      cluster_job<TM, 8>(size, RT, row, t, p, count, multipole, s, stage);
+    else  // 16 columns: one row per lane at a time (TM x 16 accumulators would spill)
+#pragma unroll 1
+      for (int q = 0; q < TM; ++q)
+        cluster_job<1, 16>(size, RT, row + 32 * q, t + 32 * q, p, count, multipole, s + 32 * q,
+                           stage);
+    j = __shfl_sync(0xffffffffu, next, 0);
   }
   __syncthreads();
-  for (int x = threadIdx.x; x < num_targets * rows; x += blockDim.x) {
-    const int target = x / rows, r = x - target * rows;
-    add_to(local + static_cast<std::size_t>(targets[first_target + target]) * size + row0 + r,
-           sums[target * R + r]);
+  const int rows = min(RT, size - row0);
+  for (int x = threadIdx.x; x < num_targets * RT; x += blockDim.x) {
+    const int target = x / RT, r = x - target * RT;
+    if (r < rows)
+      add_to(local + static_cast<std::size_t>(targets[first_target + target]) * size + row0 + r,
+             sums[x]);
   }
 }
 
 // ---------------------------------------------------------------------------------------------
-// ij: a block per (chunk, tile of kIjRows rows), a thread per target cell of the chunk. For each
-// stage of `columns` columns j: M_j of all the chunk's sources and T_ij of all its matrices in
-// shared memory (cp.async, the next stage loading while this one is used); each thread runs
-// through its interaction list.
+// ij: a block per (chunk, tile of 8 TM rows); teams of kIjTeam threads (a quarter warp), member
+// m owning rows m + 8 q (q < TM). The chunk's target cells go in units of two (the pairs whose
+// interaction lists overlap most) or one; a unit's interaction lists, merged by matrix (the
+// list of the union, an entry (v, source of the first, source of the second)), are cut into
+// segments, one per team. Per stage of C columns j, T_ij of all the chunk's matrices
+// ([jj][matrix][row]: a team reads 8 consecutive rows, 128 bytes, free of bank conflicts) and
+// M_j of all its sources ([jj][source]: one address per team, a broadcast) lie in shared memory,
+// loaded with cp.async into a ring of 2 to 4 stages (one barrier per stage). For each entry, the
+// list innermost, a thread loads T_ij(v) once per row into registers and applies it to both cells
+// of its unit (register tiling over rows x target cells: a matrix entry feeds up to two complex
+// FMAs, a moment TM). At the end the teams of a target add up in shared memory.
 
-__global__ void ij_kernel(int size, int team, int columns, int source_stride, int matrix_stride,
-                          const int* __restrict__ source_offsets, const int* __restrict__ sources,
-                          const int* __restrict__ matrix_offsets,
-                          const int* __restrict__ chunk_matrices,
-                          const int* __restrict__ target_offsets, const int* __restrict__ targets,
-                          const long long* __restrict__ entry_offsets,
-                          const int* __restrict__ entry_counts, const int* __restrict__ entries,
-                          const double2* __restrict__ matrices,
-                          const double2* __restrict__ multipole, double2* __restrict__ local) {
-  constexpr int R = kIjRows;
+constexpr int kIjMaxThreads = kIjMaxTeams * kIjTeam;
+
+template <int TM, int C>
+__global__ void __launch_bounds__(kIjMaxThreads)
+    ij_kernel(int size, int teams, int ring, int max_sources, int max_matrices, int max_entries,
+              const int* __restrict__ source_offsets, const int* __restrict__ sources,
+              const int* __restrict__ matrix_offsets, const int* __restrict__ chunk_matrices,
+              const int* __restrict__ target_offsets, const int* __restrict__ targets,
+              const int2* __restrict__ target_teams, const long long* __restrict__ entry_offsets,
+              const int* __restrict__ entry_counts, const unsigned* __restrict__ entries,
+              const double2* __restrict__ matrices, const double2* __restrict__ multipole,
+              double2* __restrict__ local) {
+  constexpr int RT = kIjTeam * TM;
   extern __shared__ __align__(16) double2 shared[];
-  // Per stage buffer: [jj][source] moments, then [jj][r][matrix] matrix entries.
-  const std::size_t m_size = static_cast<std::size_t>(columns) * source_stride;
-  const std::size_t stage_size = m_size + static_cast<std::size_t>(columns) * R * matrix_stride;
-  const int chunk = blockIdx.x, row0 = blockIdx.y * R;
+  unsigned* sh_entries = reinterpret_cast<unsigned*>(shared + ring);
+  int* sh_matrices = reinterpret_cast<int*>(sh_entries + max_entries * teams);
+  int* sh_sources = sh_matrices + max_matrices;
+  const int chunk = blockIdx.x, row0 = blockIdx.y * RT;
   const int first_source = source_offsets[chunk];
-  const int num_sources = source_offsets[chunk + 1] - first_source;
+  const int ns = source_offsets[chunk + 1] - first_source;
   const int first_matrix = matrix_offsets[chunk];
-  const int num_matrices = matrix_offsets[chunk + 1] - first_matrix;
-  const int num_targets = target_offsets[chunk + 1] - target_offsets[chunk];
+  const int nm = matrix_offsets[chunk + 1] - first_matrix;
+  const int first_target = target_offsets[chunk];
+  const int nt = target_offsets[chunk + 1] - first_target;
   const int count = entry_counts[chunk];
-  // A team of `team` adjacent threads per target cell, member k taking entries k, k + team, ..
-  const int target = threadIdx.x / team, member = threadIdx.x - target * team;
-  const int slots = blockDim.x / team;  // entry e of target t at entries[.. + e slots + t]
-  const int* my_entries = entries + entry_offsets[chunk] + target;
+  const unsigned* chunk_entries = entries + entry_offsets[chunk];
+  for (int x = threadIdx.x; x < count * teams; x += blockDim.x) sh_entries[x] = chunk_entries[x];
+  for (int x = threadIdx.x; x < nm; x += blockDim.x)
+    sh_matrices[x] = chunk_matrices[first_matrix + x];
+  for (int x = threadIdx.x; x < ns; x += blockDim.x) sh_sources[x] = sources[first_source + x];
+  __syncthreads();
   const std::size_t matrix_size = static_cast<std::size_t>(size) * size;
+  const int t_values = nm * RT;  // per column jj
+  // Stage layout: T [jj][v][r] (C nm RT), then M [jj][s] (C ns); as many stages in flight as
+  // the ring holds for this chunk's lists, at least 2 (the host sized it so), at most 4.
+  const int stage_size = C * (t_values + ns);
+  const int depth = min(4, ring / stage_size);
   const auto load = [&](int buffer, int j0) {
-    double2* m_shared = shared + buffer * stage_size;
-    double2* t_shared = m_shared + m_size;
-    for (int x = threadIdx.x; x < num_sources * columns; x += blockDim.x) {
-      const int s = x / columns, jj = x - s * columns, j = j0 + jj;
-      const bool ok = j < size;
-      cp_async16(m_shared + jj * source_stride + s,
-                 ok ? multipole + static_cast<std::size_t>(sources[first_source + s]) * size + j
-                    : multipole,
-                 ok ? 16 : 0);
-    }
-    for (int x = threadIdx.x; x < num_matrices * columns * R; x += blockDim.x) {
-      const int r = x % R, rest = x / R, jj = rest % columns, v = rest / columns;
-      const int i = row0 + r, j = j0 + jj;
+    double2* t_shared = shared + buffer * stage_size;
+    double2* m_shared = t_shared + static_cast<std::size_t>(C) * t_values;
+    // A thread copies row r of the tile (fixed) for (jj, v) = y, y + step, .. (no divisions).
+    const int r = threadIdx.x % RT, step = blockDim.x / RT, i = row0 + r;
+    int jj = 0, v = threadIdx.x / RT;
+    while (v >= nm && jj < C) v -= nm, ++jj;
+    for (int y = threadIdx.x / RT; y < C * nm; y += step) {
+      const int j = j0 + jj;
       const bool ok = i < size && j < size;
-      cp_async16(t_shared + (jj * R + r) * matrix_stride + v,
-                 ok ? matrices + chunk_matrices[first_matrix + v] * matrix_size +
-                          static_cast<std::size_t>(j) * size + i
-                    : matrices,
+      cp_async16(
+          t_shared + y * RT + r,
+          ok ? matrices + sh_matrices[v] * matrix_size + static_cast<std::size_t>(j) * size + i
+             : matrices,
+          ok ? 16 : 0);
+      v += step;
+      while (v >= nm && jj < C) v -= nm, ++jj;
+    }
+    int mj = 0, ms = threadIdx.x;
+    while (ms >= ns && mj < C) ms -= ns, ++mj;
+    for (int x = threadIdx.x; x < C * ns; x += blockDim.x) {
+      const int j = j0 + mj;
+      const bool ok = j < size;
+      cp_async16(m_shared + x,
+                 ok ? multipole + static_cast<std::size_t>(sh_sources[ms]) * size + j : multipole,
                  ok ? 16 : 0);
+      ms += blockDim.x;
+      while (ms >= ns && mj < C) ms -= ns, ++mj;
     }
   };
-  double2 acc[R];
+  const int team = threadIdx.x / kIjTeam, member = threadIdx.x - team * kIjTeam;
+  double2 acc[2][TM];
 #pragma unroll
-  for (int r = 0; r < R; ++r) acc[r] = {0.0, 0.0};
-  load(0, 0);
-  cp_async_commit();
-  for (int j0 = 0, stage = 0; j0 < size; j0 += columns, ++stage) {
-    const int buffer = stage & 1;
-    if (j0 + columns < size) {
-      load(buffer ^ 1, j0 + columns);
-      cp_async_commit();
+  for (int q = 0; q < TM; ++q) acc[0][q] = acc[1][q] = {0.0, 0.0};
+  const int stages = (size + C - 1) / C;
+  for (int st = 0; st < depth - 1; ++st) {
+    if (st < stages) load(st, st * C);
+    cp_async_commit();  // empty groups too: the count of groups stays uniform
+  }
+  for (int st = 0, buffer = 0; st < stages; ++st, buffer = buffer + 1 == depth ? 0 : buffer + 1) {
+    // Stage st landed (depth - 2 younger groups may still fly); one barrier makes it visible
+    // and frees the buffer of stage st - 1 for stage st + depth - 1.
+    if (depth == 4)
+      cp_async_wait<2>();
+    else if (depth == 3)
       cp_async_wait<1>();
-    } else {
+    else
       cp_async_wait<0>();
-    }
     __syncthreads();
-    const double2* m_shared = shared + buffer * stage_size;
-    const double2* t_shared = m_shared + m_size;
-    if (target < num_targets) {
-      for (int e = member; e < count; e += team) {
-        const int entry = my_entries[static_cast<std::size_t>(e) * slots];
-        if (entry < 0) break;
-        const int v = entry & 1023, s = entry >> 10;
-        for (int jj = 0; jj < columns; ++jj) {
-          const double2 m = m_shared[jj * source_stride + s];
-          const double2* t = t_shared + jj * R * matrix_stride + v;
+    if (st + depth - 1 < stages) {
+      const int next = buffer == 0 ? depth - 1 : buffer - 1;
+      load(next, (st + depth - 1) * C);
+    }
+    cp_async_commit();
+    const double2* t_shared = shared + buffer * stage_size + member;
+    const double2* m_shared = shared + buffer * stage_size + static_cast<std::size_t>(C) * t_values;
+    const unsigned* my_entries = sh_entries + team;
+#pragma unroll 2
+    for (int e = 0; e < count; ++e) {
+      const unsigned entry = my_entries[e * teams];
+      if (entry == kIjEnd) break;
+      const int v = entry & 1023, sa = (entry >> 10) & 2047, sb = entry >> 21;
+      const double2* t = t_shared + v * RT;
 #pragma unroll
-          for (int r = 0; r < R; ++r) cfma(acc[r], t[r * matrix_stride], m);
+      for (int jj = 0; jj < C; ++jj) {
+        double2 tv[TM];
+#pragma unroll
+        for (int q = 0; q < TM; ++q) tv[q] = t[jj * t_values + kIjTeam * q];
+        if (sa != kIjNone) {
+          const double2 mv = m_shared[jj * ns + sa];
+#pragma unroll
+          for (int q = 0; q < TM; ++q) cfma(acc[0][q], tv[q], mv);
+        }
+        if (sb != kIjNone) {
+          const double2 mv = m_shared[jj * ns + sb];
+#pragma unroll
+          for (int q = 0; q < TM; ++q) cfma(acc[1][q], tv[q], mv);
         }
       }
     }
-    __syncthreads();
   }
-  // The team's partial sums meet in its first member (teams are aligned within a warp).
-  for (int offset = team / 2; offset > 0; offset /= 2)
+  cp_async_wait<0>();  // (only empty groups are left)
+  __syncthreads();
+  // The teams of a target meet in shared memory (the stage buffers are free now).
+  double2* scratch = shared;  // [team][cell of the unit][RT]
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      acc[r].x += __shfl_down_sync(0xffffffffu, acc[r].x, offset);
-      acc[r].y += __shfl_down_sync(0xffffffffu, acc[r].y, offset);
+  for (int q = 0; q < TM; ++q) {
+    scratch[(2 * team) * RT + member + kIjTeam * q] = acc[0][q];
+    scratch[(2 * team + 1) * RT + member + kIjTeam * q] = acc[1][q];
+  }
+  __syncthreads();
+  const int rows = min(RT, size - row0);
+  for (int x = threadIdx.x; x < nt * RT; x += blockDim.x) {
+    const int target = x / RT, r = x - target * RT;
+    if (r >= rows) continue;
+    const int2 range = target_teams[first_target + target];  // teams, cell of the unit << 16
+    const int cell = range.x >> 16;
+    double2 sum = {0.0, 0.0};
+    for (int k = range.x & 0xffff; k < range.y; ++k) {
+      const double2 v = scratch[(2 * k + cell) * RT + r];
+      sum.x += v.x;
+      sum.y += v.y;
     }
-  if (target < num_targets && member == 0) {
-    double2* l = local + static_cast<std::size_t>(targets[target_offsets[chunk] + target]) * size;
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-      if (row0 + r < size) add_to(l + row0 + r, acc[r]);
+    add_to(local + static_cast<std::size_t>(targets[first_target + target]) * size + row0 + r, sum);
   }
 }
 
@@ -573,49 +692,96 @@ void launch_sibling(int size, int clusters, const int* cluster_targets, const in
   check_launch("sibling_kernel");
 }
 
-int cluster_columns(int size) { return std::min(size, 64); }
+int cluster_rows(int size) { return size > 32 ? 64 : 32; }
 
-std::size_t cluster_shared_bytes(int size, int rows_per_block, int max_targets) {
-  return (2 * static_cast<std::size_t>(rows_per_block) * (cluster_columns(size) + 1) +
-          static_cast<std::size_t>(max_targets) * rows_per_block) *
+std::size_t cluster_shared_bytes(int size, int max_targets) {
+  return (static_cast<std::size_t>(kClusterWarps) * kClusterStage +
+          static_cast<std::size_t>(max_targets) * cluster_rows(size)) *
          sizeof(double2);
 }
 
-void launch_cluster(int size, int chunks, int rows_per_block, int max_targets,
-                    const int* target_offsets, const int* targets, const int* item_offsets,
-                    const ClusterItem* items, const int2* pairs, const double2* matrices,
-                    const double2* multipole, double2* local, cudaStream_t stream) {
+void launch_cluster(int size, int chunks, int max_targets, const int* target_offsets,
+                    const int* targets, const int* item_offsets, const ClusterItem* items,
+                    const int2* pairs, const double2* matrices, const double2* multipole,
+                    double2* local, cudaStream_t stream) {
   if (chunks == 0) return;
-  const std::size_t shared = cluster_shared_bytes(size, rows_per_block, max_targets);
-  allow_shared(cluster_kernel, shared);
-  const dim3 grid(chunks, (size + rows_per_block - 1) / rows_per_block);
-  cluster_kernel<<<grid, 256, shared, stream>>>(size, rows_per_block, cluster_columns(size),
-                                                target_offsets, targets, item_offsets, items, pairs,
-                                                matrices, multipole, local);
+  const std::size_t shared = cluster_shared_bytes(size, max_targets);
+  const int rows = cluster_rows(size);
+  const dim3 grid(chunks, (size + rows - 1) / rows);
+  // Always: the kernel's static shared word counts against the default 48 KiB as well.
+  const auto set_shared = [&](auto kernel) {
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(shared)),
+          "cudaFuncSetAttribute (shared memory)");
+  };
+  if (rows == 64) {
+    set_shared(cluster_kernel<2>);
+    cluster_kernel<2><<<grid, kClusterWarps * 32, shared, stream>>>(
+        size, target_offsets, targets, item_offsets, items, pairs, matrices, multipole, local);
+  } else {
+    set_shared(cluster_kernel<1>);
+    cluster_kernel<1><<<grid, kClusterWarps * 32, shared, stream>>>(
+        size, target_offsets, targets, item_offsets, items, pairs, matrices, multipole, local);
+  }
   check_launch("cluster_kernel");
 }
 
-std::size_t ij_shared_bytes(int columns, int max_sources, int max_matrices) {
-  return 2 * static_cast<std::size_t>(columns) *
-         (static_cast<std::size_t>(max_sources) +
-          static_cast<std::size_t>(kIjRows) * max_matrices) *
-         sizeof(double2);
+// The stage ring: two stages of the largest lists at least, all the shared memory (up to
+// kIjShared) when more fits; the teams' sums reuse it at the end. Then the lists.
+static std::size_t ij_ring(int tm, int teams, int columns, int max_sources, int max_matrices,
+                           int max_entries) {
+  const std::size_t rows = static_cast<std::size_t>(kIjTeam) * tm;
+  const std::size_t lists =
+      (static_cast<std::size_t>(max_entries) * teams + max_matrices + max_sources) * sizeof(int);
+  const std::size_t two =
+      2 * static_cast<std::size_t>(columns) *
+      (static_cast<std::size_t>(max_matrices) * rows + static_cast<std::size_t>(max_sources));
+  const std::size_t least = std::max(two, 2 * static_cast<std::size_t>(teams) * rows);
+  const std::size_t most = lists < kIjShared ? (kIjShared - lists) / sizeof(double2) : 0;
+  return std::max(least, most);
 }
 
-void launch_ij(int size, int chunks, int threads, int team, int columns, int max_sources,
-               int max_matrices, const int* source_offsets, const int* sources,
+std::size_t ij_shared_bytes(int tm, int teams, int columns, int max_sources, int max_matrices,
+                            int max_entries) {
+  return ij_ring(tm, teams, columns, max_sources, max_matrices, max_entries) * sizeof(double2) +
+         (static_cast<std::size_t>(max_entries) * teams + max_matrices + max_sources) * sizeof(int);
+}
+
+void launch_ij(int size, int chunks, int tm, int teams, int columns, int max_sources,
+               int max_matrices, int max_entries, const int* source_offsets, const int* sources,
                const int* matrix_offsets, const int* chunk_matrices, const int* target_offsets,
-               const int* targets, const long long* entry_offsets, const int* entry_counts,
-               const int* entries, const double2* matrices, const double2* multipole,
-               double2* local, cudaStream_t stream) {
+               const int* targets, const int2* target_teams, const long long* entry_offsets,
+               const int* entry_counts, const unsigned* entries, const double2* matrices,
+               const double2* multipole, double2* local, cudaStream_t stream) {
   if (chunks == 0) return;
-  const std::size_t shared = ij_shared_bytes(columns, max_sources, max_matrices);
-  allow_shared(ij_kernel, shared);
-  const dim3 grid(chunks, (size + kIjRows - 1) / kIjRows);
-  ij_kernel<<<grid, threads, shared, stream>>>(
-      size, team, columns, max_sources, max_matrices, source_offsets, sources, matrix_offsets,
-      chunk_matrices, target_offsets, targets, entry_offsets, entry_counts, entries, matrices,
-      multipole, local);
+  const std::size_t shared =
+      ij_shared_bytes(tm, teams, columns, max_sources, max_matrices, max_entries);
+  const int ring =
+      static_cast<int>(ij_ring(tm, teams, columns, max_sources, max_matrices, max_entries));
+  const int rows = kIjTeam * tm;
+  const dim3 grid(chunks, (size + rows - 1) / rows);
+  const auto run = [&](auto kernel) {
+    allow_shared(kernel, shared);
+    kernel<<<grid, teams * kIjTeam, shared, stream>>>(
+        size, teams, ring, max_sources, max_matrices, max_entries, source_offsets, sources,
+        matrix_offsets, chunk_matrices, target_offsets, targets, target_teams, entry_offsets,
+        entry_counts, entries, matrices, multipole, local);
+  };
+  const auto with_columns = [&](auto tm_constant) {
+    constexpr int TM = decltype(tm_constant)::value;
+    if (columns == 4)
+      run(ij_kernel<TM, 4>);
+    else if (columns == 2)
+      run(ij_kernel<TM, 2>);
+    else
+      run(ij_kernel<TM, 1>);
+  };
+  if (tm == 4)
+    with_columns(std::integral_constant<int, 4>{});
+  else if (tm == 2)
+    with_columns(std::integral_constant<int, 2>{});
+  else
+    with_columns(std::integral_constant<int, 1>{});
   check_launch("ij_kernel");
 }
 

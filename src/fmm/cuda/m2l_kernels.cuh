@@ -16,7 +16,8 @@ struct SiblingItem {
   int source[8];
 };
 
-// cluster: the pairs [begin, end) of a chunk that use one matrix.
+// cluster: one job of a chunk: its pairs [begin, end) that use one matrix (at most
+// kClusterColumns of them; a matrix with more pairs in the chunk gives several jobs).
 struct ClusterItem {
   int matrix;
   int begin, end;
@@ -35,29 +36,47 @@ void launch_sibling(int size, int clusters, const int* cluster_targets, const in
                     const SiblingItem* items, const double2* matrices, const double2* multipole,
                     double2* local, cudaStream_t stream);
 
-// cluster: block (chunk, row tile of rows_per_block rows); targets of chunk c:
-// targets[target_offsets[c] ..]; items [item_offsets[c], ..); pairs (target index within the
-// chunk, source cell). max_targets: the most targets of one chunk (shared-memory size).
-void launch_cluster(int size, int chunks, int rows_per_block, int max_targets,
-                    const int* target_offsets, const int* targets, const int* item_offsets,
-                    const ClusterItem* items, const int2* pairs, const double2* matrices,
-                    const double2* multipole, double2* local, cudaStream_t stream);
-std::size_t cluster_shared_bytes(int size, int rows_per_block, int max_targets);
-int cluster_columns(int size);  // KJ: matrix columns per shared-memory tile
+// cluster: block (chunk, row tile of cluster_rows(size) rows), kClusterWarps warps; each warp
+// takes the chunk's jobs in turn (jobs [item_offsets[c], item_offsets[c + 1]) of chunk c) and
+// computes the job's product for the block's rows, lane l owning rows l, l + 32 (..): T read
+// straight from device memory into registers, once per chunk, each entry reused for all the
+// job's pairs; the pairs' source moments read as warp-wide broadcasts. Pairs are (target index
+// within the chunk, source cell); the products accumulate in shared memory per target (targets
+// of chunk c: targets[target_offsets[c] ..]). max_targets: the most targets of one chunk.
+constexpr int kClusterWarps = 8;
+constexpr int kClusterColumns = 16;
+int cluster_rows(int size);
+void launch_cluster(int size, int chunks, int max_targets, const int* target_offsets,
+                    const int* targets, const int* item_offsets, const ClusterItem* items,
+                    const int2* pairs, const double2* matrices, const double2* multipole,
+                    double2* local, cudaStream_t stream);
+std::size_t cluster_shared_bytes(int size, int max_targets);
 
-// ij: block (chunk, tile of 8 rows), teams of `team` adjacent threads own the chunk's targets. Per
-// chunk c: sources [source_offsets[c], ..), matrices [matrix_offsets[c], ..), targets
-// [target_offsets[c], ..), and the pair entries (matrix index within chunk | source index within
-// chunk << 10), entry e of target t at entries[entry_offsets[c] + e (threads / team) + t], -1 after
-// its last pair, entry_counts[c] rows. columns: j columns per shared-memory stage.
-constexpr int kIjRows = 8;
-void launch_ij(int size, int chunks, int threads, int team, int columns, int max_sources,
-               int max_matrices, const int* source_offsets, const int* sources,
+// ij: block (chunk, tile of 8 tm rows), teams of kIjTeam threads (a quarter warp); member m of a
+// team owns rows m, m + 8, .. of the tile. The chunk's target cells go in units of one or two
+// cells; each unit has one or more teams (the merged interaction list of its cells cut into
+// segments of at most entry_counts[c] entries). Per stage of `columns` columns j, M_j of all
+// the chunk's sources and T_ij of all its matrices (rows of the tile) lie in shared memory
+// (cp.async, a ring of 2 to 4 stages in flight); each team runs through its
+// segment of the list. Per chunk c: sources [source_offsets[c], ..), matrices
+// [matrix_offsets[c], ..), targets [target_offsets[c], ..) with target_teams[target_offsets[c]
+// + t] = (first team | cell of the unit (0, 1) << 16, end team) of target t, and the entries
+// (matrix index v within the chunk | source index within the chunk of the unit's first cell
+// << 10 | of its second << 21, kIjNone where that cell has no pair with v), entry e of team k
+// at entries[entry_offsets[c] + e teams + k], kIjEnd after the segment's last.
+constexpr int kIjTeam = 8;
+constexpr int kIjMaxTeams = 128;
+constexpr int kIjNone = 2047;
+constexpr unsigned kIjEnd = 0xffffffffu;
+constexpr std::size_t kIjShared = 227 * 1024;  // a block's shared memory, all of it
+void launch_ij(int size, int chunks, int tm, int teams, int columns, int max_sources,
+               int max_matrices, int max_entries, const int* source_offsets, const int* sources,
                const int* matrix_offsets, const int* chunk_matrices, const int* target_offsets,
-               const int* targets, const long long* entry_offsets, const int* entry_counts,
-               const int* entries, const double2* matrices, const double2* multipole,
-               double2* local, cudaStream_t stream);
-std::size_t ij_shared_bytes(int columns, int max_sources, int max_matrices);
+               const int* targets, const int2* target_teams, const long long* entry_offsets,
+               const int* entry_counts, const unsigned* entries, const double2* matrices,
+               const double2* multipole, double2* local, cudaStream_t stream);
+std::size_t ij_shared_bytes(int tm, int teams, int columns, int max_sources, int max_matrices,
+                            int max_entries);
 
 // gathered[col size + j] = multipole[column_source[col] size + j] (zero where -1).
 void launch_gather(int size, std::size_t columns, const int* column_source,

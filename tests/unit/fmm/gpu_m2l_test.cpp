@@ -10,6 +10,7 @@
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/fmm.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
+#include "gpu_test_skip.hpp"
 #include "m2l_test_geometry.hpp"
 
 namespace fmbem::fmm {
@@ -24,13 +25,6 @@ namespace {
 // 1e-12 holds with a margin of 40, while one wrong pair, row or matrix gives an error of
 // order 1e-2 .. 1.
 constexpr double kTolerance = 1e-12;
-
-// GTEST_SKIP returns from the test body, so this is a macro.
-#define SKIP_WITHOUT_GPU()                                                     \
-  do {                                                                         \
-    std::string why_no_gpu;                                                    \
-    if (!gpu_available(&why_no_gpu)) GTEST_SKIP() << "no GPU: " << why_no_gpu; \
-  } while (false)
 
 struct Result {
   double error = 0.0;          // max over cells of ||gpu - ref|| / ||ref - base||

@@ -1,0 +1,37 @@
+#pragma once
+#include <array>
+#include <cstddef>
+#include <span>
+
+#include "fmbem/core/vec3.hpp"
+
+namespace fmbem::fmm {
+
+// The near field of an FMM plan: the direct sum over the point pairs of the U, W and X lists,
+//   phi(x_i) += sum_j G(x_i - y_j) q_j + dG/dn_y(x_i, y_j) d_j,  G = exp(ikr) / (4 pi r),
+// pairs closer than skip_radius skipped. A view of arrays that the plan (Fmm) owns: the points
+// in input order with the tree's (Morton) permutations, and per target leaf its targets and the
+// source ranges summed for them, both as tree positions.
+struct NearFieldLists {
+  double k = 0.0;
+  double skip_radius = 0.0;
+  std::span<const Vec3> sources, normals;     // input order; normals may be empty (no dipoles)
+  std::span<const std::size_t> source_order;  // tree position i holds source source_order[i]
+  std::span<const Vec3> targets;              // input order
+  std::span<const std::size_t> target_order;  // tree position i holds target target_order[i]
+  // Target leaf l: targets at tree positions [leaf_targets[l][0], leaf_targets[l][1]), sources
+  // at the tree positions of ranges[offsets[l]], ..., ranges[offsets[l + 1] - 1] ([begin, end)).
+  std::span<const std::array<std::size_t, 2>> leaf_targets;
+  std::span<const std::size_t> offsets;
+  std::span<const std::array<std::size_t, 2>> ranges;
+
+  // Source-target point pairs (skipped ones included).
+  std::size_t pair_count() const;
+};
+
+// potential[t] += the near field at target t (input order) on the CPU, OpenMP-parallel over the
+// target leaves (PointSources' vectorised loop); charges or dipoles may be empty.
+void add_near_field_cpu(const NearFieldLists& lists, std::span<const cplx> charges,
+                        std::span<const cplx> dipoles, std::span<cplx> potential);
+
+}  // namespace fmbem::fmm

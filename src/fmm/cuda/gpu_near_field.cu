@@ -1,0 +1,270 @@
+// GpuNearField: the points in tree order and the work items uploaded once; apply gathers the
+// strengths into tree order and runs one kernel (near_field_kernels.cu).
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda_util.cuh"
+#include "fmbem/core/error.hpp"
+#include "fmbem/fmm/gpu_m2l.hpp"
+#include "fmbem/fmm/gpu_near_field.hpp"
+#include "near_field_kernels.cuh"
+
+namespace fmbem::fmm {
+
+using cuda::DeviceVector;
+
+namespace {
+
+int checked_int(std::size_t n, const char* what) {
+  if (n > static_cast<std::size_t>(INT32_MAX))
+    throw Error(std::string("GPU near field: too many ") + what + " for 32-bit indices");
+  return static_cast<int>(n);
+}
+
+// Pinned host memory for the potentials' copy back.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer() {
+    if (data_) cudaFreeHost(data_);
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  void allocate(std::size_t count) {
+    if (count == 0) return;
+    cuda::check(cudaMallocHost(&data_, count * sizeof(double2)), "cudaMallocHost");
+  }
+  double2* data() { return data_; }
+
+ private:
+  double2* data_ = nullptr;
+};
+
+}  // namespace
+
+struct GpuNearField::Impl {
+  GpuNearFieldOptions options;
+  double k = 0.0, skip2 = 0.0;
+  int num_sources = 0, num_targets = 0, num_items = 0;
+  bool with_normals = false;
+  DeviceVector<double> sx, sy, sz, nx, ny, nz, tx, ty, tz;
+  DeviceVector<int> source_order, target_order;
+  DeviceVector<int4> items;
+  DeviceVector<int2> ranges;
+  // Scratch: the strengths in tree order; host apply's input and output copies.
+  DeviceVector<double2> sorted_charges, sorted_dipoles, host_charges, host_dipoles, host_potential;
+  PinnedBuffer staging;
+  GpuNearFieldStatistics statistics;
+};
+
+GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  std::string why;
+  if (!gpu_available(&why)) throw Error("GPU near field: " + why);
+  Impl& d = *impl_;
+  const int threads = options.threads, per_thread = options.targets_per_thread;
+  if (threads < 64 || threads > cuda::kNearFieldMaxThreads || threads % 32 != 0)
+    throw Error("GPU near field: threads per block must be a multiple of 32 in 64.." +
+                std::to_string(cuda::kNearFieldMaxThreads));
+  if (per_thread != 1 && per_thread != 2)
+    throw Error("GPU near field: targets per thread must be 1 or 2");
+  if (lists.source_order.size() != lists.sources.size() ||
+      lists.target_order.size() != lists.targets.size() ||
+      (!lists.normals.empty() && lists.normals.size() != lists.sources.size()) ||
+      lists.offsets.size() != lists.leaf_targets.size() + 1 ||
+      (!lists.offsets.empty() && lists.offsets.back() != lists.ranges.size()))
+    throw Error("GPU near field: inconsistent lists");
+  d.options = options;
+  d.k = lists.k;
+  d.skip2 = lists.skip_radius * lists.skip_radius;
+  d.num_sources = checked_int(lists.sources.size(), "sources");
+  d.num_targets = checked_int(lists.targets.size(), "targets");
+  d.with_normals = !lists.normals.empty();
+
+  // Points in tree order, one array a coordinate.
+  const auto upload_sorted = [](std::span<const Vec3> points, std::span<const std::size_t> order,
+                                DeviceVector<double>& x, DeviceVector<double>& y,
+                                DeviceVector<double>& z, const std::string& what) {
+    std::vector<double> hx(order.size()), hy(order.size()), hz(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const Vec3& p = points[order[i]];
+      hx[i] = p.x;
+      hy[i] = p.y;
+      hz[i] = p.z;
+    }
+    x = DeviceVector<double>(hx, what);
+    y = DeviceVector<double>(hy, what);
+    z = DeviceVector<double>(hz, what);
+  };
+  upload_sorted(lists.sources, lists.source_order, d.sx, d.sy, d.sz, "near-field sources");
+  if (d.with_normals)
+    upload_sorted(lists.normals, lists.source_order, d.nx, d.ny, d.nz, "near-field normals");
+  upload_sorted(lists.targets, lists.target_order, d.tx, d.ty, d.tz, "near-field targets");
+  const auto to_int = [](std::span<const std::size_t> v) {
+    return std::vector<int>(v.begin(), v.end());
+  };
+  d.source_order = DeviceVector<int>(to_int(lists.source_order), "near-field source order");
+  d.target_order = DeviceVector<int>(to_int(lists.target_order), "near-field target order");
+
+  // Ranges: (end position in the leaf's concatenated sources, source - position). Items: a
+  // leaf's targets in c slices, c chosen to keep the block's threads busy: a slice of m
+  // targets fills P = threads / ceil(m / per_thread) phases, and the leaf's time goes as the
+  // sum over its slices of 1 / P.
+  std::vector<int2> ranges;
+  std::vector<int4> items;
+  ranges.reserve(lists.ranges.size());
+  double capacity = 0.0;
+  for (std::size_t l = 0; l < lists.leaf_targets.size(); ++l) {
+    std::size_t position = 0;
+    for (std::size_t r = lists.offsets[l]; r < lists.offsets[l + 1]; ++r) {
+      const auto [begin, end] = lists.ranges[r];
+      if (end < begin || end > lists.sources.size())
+        throw Error("GPU near field: a source range out of bounds");
+      position += end - begin;
+      ranges.push_back(int2{checked_int(position, "sources of one leaf"),
+                            int(std::int64_t(begin) - std::int64_t(position - (end - begin)))});
+    }
+    const auto [first, last] = lists.leaf_targets[l];
+    if (last > lists.targets.size() || first > last)
+      throw Error("GPU near field: a target range out of bounds");
+    const std::size_t nt = last - first, ns = position;
+    if (nt == 0 || ns == 0) continue;
+    d.statistics.pairs += nt * ns;
+    const std::size_t per_block = std::size_t(threads) * per_thread;
+    const std::size_t c_min = (nt + per_block - 1) / per_block;
+    std::size_t best_c = c_min;
+    double best_cost = 1e300;
+    for (std::size_t c = c_min; c < c_min + 8 && c <= nt; ++c) {
+      const std::size_t m = (nt + c - 1) / c, slots = (m + per_thread - 1) / per_thread;
+      const double cost = double(c) / double(threads / slots);
+      if (cost < best_cost * (1.0 - 1e-12)) {
+        best_cost = cost;
+        best_c = c;
+      }
+    }
+    for (std::size_t c = 0; c < best_c; ++c) {
+      const std::size_t t0 = first + nt * c / best_c, t1 = first + nt * (c + 1) / best_c;
+      items.push_back(int4{checked_int(lists.offsets[l], "ranges"),
+                           checked_int(lists.offsets[l + 1], "ranges"), checked_int(t0, "targets"),
+                           checked_int(t1 - t0, "targets")});
+      const std::size_t slots = (t1 - t0 + per_thread - 1) / per_thread, phases = threads / slots;
+      capacity += double(threads) * per_thread * double((ns + phases - 1) / phases);
+    }
+  }
+  d.num_items = checked_int(items.size(), "work items");
+  d.ranges = DeviceVector<int2>(ranges, "near-field ranges");
+  d.items = DeviceVector<int4>(items, "near-field items");
+  d.statistics.items = items.size();
+  d.statistics.thread_utilisation = capacity > 0.0 ? double(d.statistics.pairs) / capacity : 0.0;
+
+  const std::size_t ns = lists.sources.size(), nt = lists.targets.size();
+  d.sorted_charges.allocate(ns, "near-field charges");
+  d.host_charges.allocate(ns, "near-field charges");
+  if (d.with_normals) {
+    d.sorted_dipoles.allocate(ns, "near-field dipoles");
+    d.host_dipoles.allocate(ns, "near-field dipoles");
+  }
+  d.host_potential.allocate(nt, "near-field potentials");
+  d.staging.allocate(nt);
+  d.statistics.device_bytes = d.sx.bytes() * 3 + d.nx.bytes() * 3 + d.tx.bytes() * 3 +
+                              d.source_order.bytes() + d.target_order.bytes() + d.items.bytes() +
+                              d.ranges.bytes() + d.sorted_charges.bytes() + d.host_charges.bytes() +
+                              d.sorted_dipoles.bytes() + d.host_dipoles.bytes() +
+                              d.host_potential.bytes();
+}
+
+GpuNearField::~GpuNearField() = default;
+
+void GpuNearField::apply_device(const cplx* device_charges, const cplx* device_dipoles,
+                                cplx* device_potential) {
+  Impl& d = *impl_;
+  if (!device_charges && !device_dipoles) return;
+  if (device_dipoles && !d.with_normals) throw Error("GPU near field: dipoles need source normals");
+  cuda::NearFieldArgs a;
+  if (device_charges) {
+    cuda::launch_gather_strengths(d.num_sources, d.source_order.data(),
+                                  reinterpret_cast<const double2*>(device_charges),
+                                  d.sorted_charges.data(), nullptr);
+    a.charges = d.sorted_charges.data();
+  }
+  if (device_dipoles) {
+    cuda::launch_gather_strengths(d.num_sources, d.source_order.data(),
+                                  reinterpret_cast<const double2*>(device_dipoles),
+                                  d.sorted_dipoles.data(), nullptr);
+    a.dipoles = d.sorted_dipoles.data();
+  }
+  a.items = d.items.data();
+  a.ranges = d.ranges.data();
+  a.sx = d.sx.data();
+  a.sy = d.sy.data();
+  a.sz = d.sz.data();
+  a.nx = d.nx.data();
+  a.ny = d.ny.data();
+  a.nz = d.nz.data();
+  a.tx = d.tx.data();
+  a.ty = d.ty.data();
+  a.tz = d.tz.data();
+  a.target_order = d.target_order.data();
+  a.potential = reinterpret_cast<double2*>(device_potential);
+  a.k = d.k;
+  a.skip2 = d.skip2;
+  cuda::launch_near_field(a, d.num_items, d.options.threads, d.options.targets_per_thread, nullptr);
+}
+
+void GpuNearField::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
+                         std::span<cplx> potential) {
+  Impl& d = *impl_;
+  if (potential.size() != std::size_t(d.num_targets) ||
+      (!charges.empty() && charges.size() != std::size_t(d.num_sources)) ||
+      (!dipoles.empty() && dipoles.size() != std::size_t(d.num_sources)))
+    throw Error("GPU near field: charges, dipoles or potentials of the wrong size");
+  if (!dipoles.empty() && !d.with_normals)
+    throw Error("GPU near field: dipoles need source normals");
+  if (charges.empty() && dipoles.empty()) return;
+  if (!charges.empty())
+    cuda::check(cudaMemcpy(d.host_charges.data(), charges.data(), charges.size_bytes(),
+                           cudaMemcpyHostToDevice),
+                "near-field charges to the device");
+  if (!dipoles.empty())
+    cuda::check(cudaMemcpy(d.host_dipoles.data(), dipoles.data(), dipoles.size_bytes(),
+                           cudaMemcpyHostToDevice),
+                "near-field dipoles to the device");
+  cuda::check(cudaMemsetAsync(d.host_potential.data(), 0, d.host_potential.bytes(), nullptr),
+              "cudaMemsetAsync");
+  apply_device(charges.empty() ? nullptr : reinterpret_cast<const cplx*>(d.host_charges.data()),
+               dipoles.empty() ? nullptr : reinterpret_cast<const cplx*>(d.host_dipoles.data()),
+               reinterpret_cast<cplx*>(d.host_potential.data()));
+  cuda::check(cudaMemcpy(d.staging.data(), d.host_potential.data(), d.host_potential.bytes(),
+                         cudaMemcpyDeviceToHost),
+              "near-field potentials from the device");
+  const double2* near = d.staging.data();
+  const std::size_t n = potential.size();
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) potential[i] += cplx(near[i].x, near[i].y);
+}
+
+void GpuNearField::synchronize() { cuda::check(cudaDeviceSynchronize(), "the GPU near field"); }
+
+std::size_t GpuNearField::num_sources() const { return impl_->num_sources; }
+std::size_t GpuNearField::num_targets() const { return impl_->num_targets; }
+const GpuNearFieldStatistics& GpuNearField::statistics() const { return impl_->statistics; }
+
+std::string GpuNearField::describe() const {
+  const Impl& d = *impl_;
+  std::ostringstream out;
+  out << d.num_items << " blocks of " << d.options.threads << " threads, "
+      << d.options.targets_per_thread << " target(s) a thread, "
+      << cuda::near_field_shared_bytes(true, d.with_normals, d.options.threads,
+                                       d.options.targets_per_thread) /
+             1024.0
+      << " KiB shared, thread utilisation " << int(100.0 * d.statistics.thread_utilisation + 0.5)
+      << "%";
+  return out.str();
+}
+
+}  // namespace fmbem::fmm

@@ -1,0 +1,31 @@
+#include "fmbem/fmm/near_field.hpp"
+
+#include "fmbem/fmm/direct_sum.hpp"
+
+namespace fmbem::fmm {
+
+std::size_t NearFieldLists::pair_count() const {
+  std::size_t pairs = 0;
+  for (std::size_t l = 0; l < leaf_targets.size(); ++l)
+    for (std::size_t r = offsets[l]; r < offsets[l + 1]; ++r)
+      pairs += (ranges[r][1] - ranges[r][0]) * (leaf_targets[l][1] - leaf_targets[l][0]);
+  return pairs;
+}
+
+void add_near_field_cpu(const NearFieldLists& lists, std::span<const cplx> charges,
+                        std::span<const cplx> dipoles, std::span<cplx> potential) {
+  const PointSources sorted(lists.sources, lists.normals, lists.source_order, charges, dipoles);
+  const double skip2 = lists.skip_radius * lists.skip_radius;
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::size_t l = 0; l < lists.leaf_targets.size(); ++l)
+    for (std::size_t i = lists.leaf_targets[l][0]; i < lists.leaf_targets[l][1]; ++i) {
+      const std::size_t t = lists.target_order[i];
+      cplx sum = 0.0;
+      for (std::size_t r = lists.offsets[l]; r < lists.offsets[l + 1]; ++r)
+        sum += sorted.potential(lists.ranges[r][0], lists.ranges[r][1], lists.k, lists.targets[t],
+                                skip2);
+      potential[t] += sum;
+    }
+}
+
+}  // namespace fmbem::fmm
