@@ -396,6 +396,12 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
   }
 }
 
+bool Fmm::runs_on_gpu() const { return false; }
+
+void Fmm::apply_device(const cplx*, const cplx*, cplx*, FmmObserver*) const {
+  throw Error("FMM: apply_device needs the whole FMM on the GPU");
+}
+
 std::string Fmm::describe() const {
   const FmmStatistics& s = statistics_;
   std::ostringstream out;

@@ -116,6 +116,16 @@ class Fmm {
   void apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
              std::span<cplx> potential, FmmObserver* observer = nullptr) const;
 
+  // Whether every phase of apply runs on the GPU (the device-resident plan): then apply_device
+  // may be called, and apply copies the strengths in and the potentials out once.
+  bool runs_on_gpu() const;
+  // apply on device arrays in input order (null charges or dipoles: zero); device_potential (one
+  // entry per target) is overwritten. Enqueued on the CUDA default stream, so later work there
+  // sees the result; with an observer each phase is synchronised at its end (phase timings).
+  // Throws fmbem::Error unless runs_on_gpu().
+  void apply_device(const cplx* device_charges, const cplx* device_dipoles,
+                    cplx* device_potential, FmmObserver* observer = nullptr) const;
+
   // Splits the upward pass among `parts` FMMs with the same tree (MPI ranks owning rows): this
   // one forms the moments of part `part` of the leaves only (contiguous in Morton order, equal
   // shares of the sources), M2M translates these partial moments (it is linear), and `combine`
