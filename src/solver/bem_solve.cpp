@@ -2,6 +2,7 @@
 
 #include <petscksp.h>
 #include <petsctime.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <array>
@@ -420,6 +421,13 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
 
   const NearFieldCorrection &near_field = layers.near_field();
   std::size_t near_bytes_total = 0, near_nnz = 0, fmm_near_pairs = 0;
+  double peak_host_bytes = 0;  // largest resident set of any rank so far
+  {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const double local = double(usage.ru_maxrss) * 1024.0;  // Linux: kilobytes
+    PetscCallMPI(MPI_Allreduce(&local, &peak_host_bytes, 1, MPI_DOUBLE, MPI_MAX, comm));
+  }
   {
     // Every rank has the same FMM tree and sums the near pairs of its own rows.
     unsigned long long local[3] = {near_field.memory_bytes(), near_field.nonzeros(),
@@ -478,6 +486,10 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                           t_setup - t_start, t_solved - t_setup,
                           ctx.mat_mults ? ctx.mat_mult_seconds / ctx.mat_mults : 0.0,
                           ctx.mat_mults));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "  memory          peak host %.3f GB resident (max over %d rank(s), "
+                          "after the solve)\n",
+                          peak_host_bytes / 1e9, size));
     std::vector<io::CellField> fields = {
         {u + "_re", part(solution, [](const cplx &c) { return c.real(); })},
         {u + "_im", part(solution, [](const cplx &c) { return c.imag(); })},
