@@ -168,8 +168,8 @@ parse_log() {
                END { if (s != "") print s }' "$f")
   # Where M2L and the near field ran: the summary's fmm line ("M2L on gpu, scheme dmma, near
   # field on gpu"; "cpu (no GPU: ...)"), else -fmm_view's "M2L on ..." line.
-  m2l_on=$(sed -n 's/^ *fmm .*; M2L on \(.*\), near field on .*/\1/p' "$f" | head -1)
-  [ -n "$m2l_on" ] || m2l_on=$(sed -n 's/^ *fmm .*; M2L on \(.*\)$/\1/p' "$f" | head -1)
+  m2l_on=$(sed -n 's/^ *fmm .*M2L on \(.*\), near field on .*/\1/p' "$f" | head -1)
+  [ -n "$m2l_on" ] || m2l_on=$(sed -n 's/^ *fmm .*M2L on \(.*\)$/\1/p' "$f" | head -1)
   [ -n "$m2l_on" ] || m2l_on=$(sed -n 's/^ *M2L on \([a-z]*\).*/\1/p' "$f" | head -1)
   m2l_on=$(echo "$m2l_on" | sed 's/ (.*//; s/, scheme / /; s/,/;/g')
   near_on=$(sed -n 's/^ *fmm .*, near field on \(.*\)$/\1/p' "$f" | head -1 | sed 's/ (.*//; s/,/;/g')

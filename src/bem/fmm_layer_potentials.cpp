@@ -3,12 +3,25 @@
 #include "fmbem/bem/point_strengths.hpp"
 
 namespace fmbem {
+namespace {
+
+// The correction's entries go to the GPU where the FMM runs there: the same decision as the
+// FMM's (fmm::FmmOptions::device), so -fmm_device cpu keeps everything on the host. A
+// requested but missing GPU is left to the FMM's own error.
+NearFieldOptions with_device(NearFieldOptions near, const fmm::FmmOptions& fmm_options) {
+  using Device = fmm::FmmOptions::Device;
+  near.gpu = fmm_options.device != Device::cpu && fmm::gpu_available();
+  return near;
+}
+
+}  // namespace
 
 FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, RowRange rows,
                                        const NearFieldOptions& near_options,
                                        const fmm::FmmOptions& fmm_options,
                                        fmm::FmmObserver* observer)
-    : CorrectedLayerPotentials(disc, k, rows, near_options), observer_(observer) {
+    : CorrectedLayerPotentials(disc, k, rows, with_device(near_options, fmm_options)),
+      observer_(observer) {
   const std::span<const Vec3> collocation_points = disc.collocation_points();
   const std::span<const Vec3> targets = collocation_points.subspan(rows.begin, rows.size());
   fmm::FmmOptions options = fmm_options;
@@ -25,6 +38,25 @@ void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,
   const Discretization& disc = discretization();
   fmm_->apply(point_strengths(disc, single_density), point_strengths(disc, double_density), y,
               observer_);
+}
+
+bool FmmLayerPotentials::regular_sum_on_device() const { return fmm_->runs_on_gpu(); }
+
+void FmmLayerPotentials::regular_sum_device(const cplx* device_double_density,
+                                            const cplx* device_single_density,
+                                            cplx* device_y) const {
+  if (!strengths_) strengths_ = std::make_unique<DeviceStrengths>(discretization());
+  const cplx* charges = nullptr;
+  const cplx* dipoles = nullptr;
+  if (device_single_density) {
+    strengths_->kernel.apply(device_single_density, strengths_->charges.data());
+    charges = strengths_->charges.data();
+  }
+  if (device_double_density) {
+    strengths_->kernel.apply(device_double_density, strengths_->dipoles.data());
+    dipoles = strengths_->dipoles.data();
+  }
+  fmm_->apply_device(charges, dipoles, device_y, observer_);
 }
 
 }  // namespace fmbem

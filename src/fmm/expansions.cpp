@@ -64,6 +64,11 @@ const LegendreCoefficients& legendre_coefficients() {
 
 }  // namespace
 
+LegendreRecurrence legendre_recurrence() {
+  const LegendreCoefficients& c = legendre_coefficients();
+  return {c.p00, c.diagonal, c.first, c.a, c.b};
+}
+
 void scaled_bessel_j(int max_n, double x, double* jhat) {
   if (max_n < 0 || max_n > 2 * max_degree + 2) throw Error("scaled Bessel: degree out of range");
   if (max_n == 0) {

@@ -31,6 +31,12 @@ class PhaseScope {
   FmmPhase phase_;
 };
 
+template <class Work>
+void run_phase(FmmObserver* observer, FmmPhase phase, Work&& work) {
+  PhaseScope scope(observer, phase);
+  work();
+}
+
 // y += a x, a row-major size x size.
 void multiply_add(int size, const cplx* a, const cplx* x, cplx* y) {
   for (int i = 0; i < size; ++i) {
@@ -93,10 +99,14 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
   if (!source_normals.empty() && source_normals.size() != sources.size())
     throw Error("FMM: one normal per source is needed");
   order_ = options.order > 0 ? options.order : order_for_tolerance(options.tolerance);
+  if (options.measured_max_leaf)
+    options_.max_leaf =
+        default_max_leaf(options.device != FmmOptions::Device::cpu && gpu_available(), order_);
+  statistics_.max_leaf = options_.max_leaf;
   {
     PhaseScope scope(observer, FmmPhase::tree);
     tree_ = std::make_unique<Octree>(sources, targets, splitting_points,
-                                     OctreeOptions{options.max_leaf});
+                                     OctreeOptions{options_.max_leaf});
     for (int leaf : tree_->leaves())
       if (tree_->cells()[leaf].target_begin < tree_->cells()[leaf].target_end)
         target_leaves_.push_back(leaf);
@@ -110,6 +120,11 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
   }
 }
 
+int default_max_leaf(bool gpu, int order) {
+  if (!gpu) return 100;
+  return order <= 12 ? 50 : 150;
+}
+
 M2LScheme default_m2l_scheme(int order) { return order <= 8 ? M2LScheme::dmma : M2LScheme::gemm; }
 
 void Fmm::set_up_gpu() {
@@ -120,15 +135,56 @@ void Fmm::set_up_gpu() {
     statistics_.m2l_device = "cpu (no GPU: " + why + ")";
     return;
   }
+  const std::size_t limit = options_.gpu_memory_limit;
+  const auto check_limit = [&](const char* what) {
+    if (limit > 0 && statistics_.gpu_bytes > limit) {
+      std::ostringstream out;
+      out << std::fixed << std::setprecision(1) << "GPU out of memory: the GPU FMM needs "
+          << statistics_.gpu_bytes / 1048576.0 << " MiB of device memory for " << what
+          << ", above the limit of " << limit / 1048576.0 << " MiB";
+      throw Error(out.str());
+    }
+  };
   const M2LScheme scheme = options_.m2l_scheme.value_or(default_m2l_scheme(order_));
   gpu_m2l_ = std::make_unique<GpuM2L>(m2l_plan_, scheme, options_.gpu_m2l);
   statistics_.m2l_device = std::string("gpu, scheme ") + m2l_scheme_name(scheme);
   statistics_.gpu_bytes = gpu_m2l_->statistics().device_bytes;
+  check_limit("M2L translation matrices and lists");
   if (options_.gpu_near_field) {
     gpu_near_field_ = std::make_unique<GpuNearField>(near_field_lists(), options_.gpu_near);
     statistics_.near_field_device = "gpu";
     statistics_.gpu_bytes += gpu_near_field_->statistics().device_bytes;
+    check_limit("M2L and near field");
   }
+  GpuFarFieldPlan plan{.k = k_,
+                       .order = order_,
+                       .tree = tree_.get(),
+                       .sources = sources_,
+                       .normals = normals_,
+                       .targets = targets_,
+                       .target_leaves = target_leaves_,
+                       .levels = {},
+                       .memory_limit = limit > 0 ? limit - statistics_.gpu_bytes : 0};
+  if (limit > 0 && plan.memory_limit == 0) plan.memory_limit = 1;
+  for (const Level& lv : levels_) {
+    GpuFarFieldPlan::Level& out = plan.levels.emplace_back();
+    out.sigma = lv.sigma;
+    out.gradient = lv.gradient;
+    for (int octant = 0; octant < 8; ++octant) {
+      out.m2m[octant] = lv.m2m[octant];
+      out.l2l[octant] = lv.l2l[octant];
+    }
+  }
+  gpu_far_field_ = std::make_unique<GpuFarField>(plan);
+  statistics_.far_field_device = "gpu";
+  statistics_.gpu_bytes += gpu_far_field_->device_bytes();
+  device_charges_ = std::make_unique<DeviceArray>(sources_.size());
+  device_dipoles_ = std::make_unique<DeviceArray>(normals_.empty() ? 0 : sources_.size());
+  device_potential_ = std::make_unique<DeviceArray>(targets_.size());
+  statistics_.gpu_bytes +=
+      (device_charges_->size() + device_dipoles_->size() + device_potential_->size()) *
+      sizeof(cplx);
+  check_limit("device arrays");
 }
 
 NearFieldLists Fmm::near_field_lists() const {
@@ -279,127 +335,204 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
       (!dipoles.empty() && dipoles.size() != sources_.size()))
     throw Error("FMM: charges, dipoles or potentials of the wrong size");
   if (!dipoles.empty() && normals_.empty()) throw Error("FMM: dipoles need source normals");
+  if (gpu_far_field_)
+    apply_gpu_from_host(charges, dipoles, potential, observer);
+  else
+    apply_cpu(charges, dipoles, potential, observer);
+}
+
+// The CPU executor: the six phases in turn, on expansions of this apply.
+void Fmm::apply_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
+                    std::span<cplx> potential, FmmObserver* observer) const {
+  const std::size_t coefficients = tree_->cells().size() * order_ * order_;
+  std::vector<cplx> multipole(coefficients, 0.0), local(coefficients, 0.0);
+  std::fill(potential.begin(), potential.end(), cplx(0.0));
+  run_phase(observer, FmmPhase::p2m, [&] { p2m_cpu(charges, dipoles, multipole); });
+  run_phase(observer, FmmPhase::m2m, [&] { m2m_cpu(multipole); });
+  run_phase(observer, FmmPhase::m2l, [&] { m2l_cpu(multipole, local); });
+  run_phase(observer, FmmPhase::l2l, [&] { l2l_cpu(local); });
+  run_phase(observer, FmmPhase::l2p, [&] { l2p_cpu(local, potential); });
+  run_phase(observer, FmmPhase::near_field, [&] { near_field_cpu(charges, dipoles, potential); });
+}
+
+void Fmm::p2m_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
+                  std::span<cplx> multipole) const {
   const Octree& tree = *tree_;
   const auto& cells = tree.cells();
-  const auto source_order = tree.source_order(), target_order = tree.target_order();
-  const int p = order_, size = p * p, num_levels = tree.levels();
-  const std::size_t num_cells = cells.size();
-  std::vector<cplx> multipole(num_cells * size, 0.0), local(num_cells * size, 0.0);
-  std::fill(potential.begin(), potential.end(), cplx(0.0));
+  const auto source_order = tree.source_order();
+  const int p = order_, size = p * p;
   const bool with_dipoles = !dipoles.empty(), with_charges = !charges.empty();
-
-  {
-    PhaseScope scope(observer, FmmPhase::p2m);
-    const auto& leaves = tree.leaves();
+  const auto& leaves = tree.leaves();
 #pragma omp parallel
-    {
-      const int extended = (p + 1) * (p + 1);
-      // Dipoles: grad Rhat_n^m = sum over terms of c g_q Rhat_a^(m-q), so the
-      // moments need, per q, sum_j d_j conj(n_j . g_q) conj(Rhat(y_j)); the
-      // gradient terms are applied once per leaf, not once per point.
-      std::vector<cplx> basis(extended), by_q(3 * extended);
-      const HarmonicGradient g[3] = {harmonic_gradient(-1), harmonic_gradient(0),
-                                     harmonic_gradient(1)};
+  {
+    const int extended = (p + 1) * (p + 1);
+    // Dipoles: grad Rhat_n^m = sum over terms of c g_q Rhat_a^(m-q), so the
+    // moments need, per q, sum_j d_j conj(n_j . g_q) conj(Rhat(y_j)); the
+    // gradient terms are applied once per leaf, not once per point.
+    std::vector<cplx> basis(extended), by_q(3 * extended);
+    const HarmonicGradient g[3] = {harmonic_gradient(-1), harmonic_gradient(0),
+                                   harmonic_gradient(1)};
 #pragma omp for schedule(dynamic, 8)
-      for (std::size_t l = upward_leaf_begin_; l < upward_leaf_end_; ++l) {
-        const Cell& cell = cells[leaves[l]];
-        if (cell.level < 2 || cell.source_begin == cell.source_end) continue;
-        const Level& lv = levels_[cell.level];
-        cplx* m = &multipole[leaves[l] * size];
-        if (with_dipoles) std::fill(by_q.begin(), by_q.end(), cplx(0.0));
-        for (std::size_t i = cell.source_begin; i < cell.source_end; ++i) {
-          const std::size_t j = source_order[i];
-          regular_basis(with_dipoles ? p : p - 1, k_, lv.sigma, sources_[j] - cell.center,
-                        basis.data());
-          if (with_charges)
-            for (int c = 0; c < size; ++c) m[c] += charges[j] * std::conj(basis[c]);
-          if (with_dipoles && dipoles[j] != 0.0)
-            for (int q = -1; q <= 1; ++q) {
-              const HarmonicGradient& h = g[q + 1];
-              const Vec3& nu = normals_[j];
-              const cplx weight = dipoles[j] * std::conj(h.x * nu.x + h.y * nu.y + h.z * nu.z);
-              cplx* acc = &by_q[(q + 1) * extended];
-              for (int c = 0; c < extended; ++c) acc[c] += weight * std::conj(basis[c]);
-            }
-        }
-        if (with_dipoles)
-          for (const GradientTerm& term : lv.gradient)
-            m[term.target] +=
-                std::conj(term.coefficient) * by_q[(term.q + 1) * extended + term.source];
+    for (std::size_t l = upward_leaf_begin_; l < upward_leaf_end_; ++l) {
+      const Cell& cell = cells[leaves[l]];
+      if (cell.level < 2 || cell.source_begin == cell.source_end) continue;
+      const Level& lv = levels_[cell.level];
+      cplx* m = &multipole[leaves[l] * size];
+      if (with_dipoles) std::fill(by_q.begin(), by_q.end(), cplx(0.0));
+      for (std::size_t i = cell.source_begin; i < cell.source_end; ++i) {
+        const std::size_t j = source_order[i];
+        regular_basis(with_dipoles ? p : p - 1, k_, lv.sigma, sources_[j] - cell.center,
+                      basis.data());
+        if (with_charges)
+          for (int c = 0; c < size; ++c) m[c] += charges[j] * std::conj(basis[c]);
+        if (with_dipoles && dipoles[j] != 0.0)
+          for (int q = -1; q <= 1; ++q) {
+            const HarmonicGradient& h = g[q + 1];
+            const Vec3& nu = normals_[j];
+            const cplx weight = dipoles[j] * std::conj(h.x * nu.x + h.y * nu.y + h.z * nu.z);
+            cplx* acc = &by_q[(q + 1) * extended];
+            for (int c = 0; c < extended; ++c) acc[c] += weight * std::conj(basis[c]);
+          }
       }
+      if (with_dipoles)
+        for (const GradientTerm& term : lv.gradient)
+          m[term.target] +=
+              std::conj(term.coefficient) * by_q[(term.q + 1) * extended + term.source];
     }
-  }
-  {
-    PhaseScope scope(observer, FmmPhase::m2m);
-    for (int level = num_levels - 2; level >= 2; --level) {
-      const auto ids = tree.cells_at_level(level);
-#pragma omp parallel for schedule(dynamic, 8)
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        const Cell& cell = cells[ids[i]];
-        if (cell.is_leaf() || cell.source_begin == cell.source_end) continue;
-        for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch)
-          if (cells[ch].source_begin < cells[ch].source_end)
-            multiply_add(size, levels_[level + 1].m2m[cells[ch].octant].data(),
-                         &multipole[ch * size], &multipole[ids[i] * size]);
-      }
-    }
-    if (combine_multipoles_) combine_multipoles_(multipole);
-  }
-  {
-    PhaseScope scope(observer, FmmPhase::m2l);
-    if (gpu_m2l_)
-      gpu_m2l_->apply(multipole.data(), local.data());
-    else
-      apply_m2l_reference(m2l_plan_, multipole.data(), local.data());
-  }
-  {
-    PhaseScope scope(observer, FmmPhase::l2l);
-    for (int level = 3; level < num_levels; ++level) {
-      const auto ids = tree.cells_at_level(level);
-#pragma omp parallel for schedule(dynamic, 8)
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        const Cell& cell = cells[ids[i]];
-        if (cell.target_begin == cell.target_end) continue;
-        multiply_add(size, levels_[level].l2l[cell.octant].data(), &local[cell.parent * size],
-                     &local[ids[i] * size]);
-      }
-    }
-  }
-  {
-    PhaseScope scope(observer, FmmPhase::l2p);
-    const auto& leaves = target_leaves_;
-#pragma omp parallel
-    {
-      std::vector<cplx> basis(size);
-#pragma omp for schedule(dynamic, 8)
-      for (std::size_t l = 0; l < leaves.size(); ++l) {
-        const Cell& cell = cells[leaves[l]];
-        if (cell.level < 2) continue;
-        const cplx* lc = &local[leaves[l] * size];
-        for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
-          const std::size_t t = target_order[i];
-          regular_basis(p - 1, k_, levels_[cell.level].sigma, targets_[t] - cell.center,
-                        basis.data());
-          cplx sum = 0.0;
-          for (int c = 0; c < size; ++c) sum += lc[c] * basis[c];
-          potential[t] += sum;
-        }
-      }
-    }
-  }
-  {
-    PhaseScope scope(observer, FmmPhase::near_field);
-    if (gpu_near_field_)
-      gpu_near_field_->apply(charges, dipoles, potential);  // synchronous
-    else
-      add_near_field_cpu(near_field_lists(), charges, dipoles, potential);
   }
 }
 
-bool Fmm::runs_on_gpu() const { return false; }
+void Fmm::m2m_cpu(std::span<cplx> multipole) const {
+  const Octree& tree = *tree_;
+  const auto& cells = tree.cells();
+  const int size = order_ * order_;
+  for (int level = tree.levels() - 2; level >= 2; --level) {
+    const auto ids = tree.cells_at_level(level);
+#pragma omp parallel for schedule(dynamic, 8)
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const Cell& cell = cells[ids[i]];
+      if (cell.is_leaf() || cell.source_begin == cell.source_end) continue;
+      for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch)
+        if (cells[ch].source_begin < cells[ch].source_end)
+          multiply_add(size, levels_[level + 1].m2m[cells[ch].octant].data(), &multipole[ch * size],
+                       &multipole[ids[i] * size]);
+    }
+  }
+  if (combine_multipoles_) combine_multipoles_(multipole);
+}
 
-void Fmm::apply_device(const cplx*, const cplx*, cplx*, FmmObserver*) const {
-  throw Error("FMM: apply_device needs the whole FMM on the GPU");
+void Fmm::m2l_cpu(std::span<const cplx> multipole, std::span<cplx> local) const {
+  apply_m2l_reference(m2l_plan_, multipole.data(), local.data());
+}
+
+void Fmm::l2l_cpu(std::span<cplx> local) const {
+  const Octree& tree = *tree_;
+  const auto& cells = tree.cells();
+  const int size = order_ * order_;
+  for (int level = 3; level < tree.levels(); ++level) {
+    const auto ids = tree.cells_at_level(level);
+#pragma omp parallel for schedule(dynamic, 8)
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const Cell& cell = cells[ids[i]];
+      if (cell.target_begin == cell.target_end) continue;
+      multiply_add(size, levels_[level].l2l[cell.octant].data(), &local[cell.parent * size],
+                   &local[ids[i] * size]);
+    }
+  }
+}
+
+void Fmm::l2p_cpu(std::span<const cplx> local, std::span<cplx> potential) const {
+  const auto& cells = tree_->cells();
+  const auto target_order = tree_->target_order();
+  const int p = order_, size = p * p;
+  const auto& leaves = target_leaves_;
+#pragma omp parallel
+  {
+    std::vector<cplx> basis(size);
+#pragma omp for schedule(dynamic, 8)
+    for (std::size_t l = 0; l < leaves.size(); ++l) {
+      const Cell& cell = cells[leaves[l]];
+      if (cell.level < 2) continue;
+      const cplx* lc = &local[leaves[l] * size];
+      for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
+        const std::size_t t = target_order[i];
+        regular_basis(p - 1, k_, levels_[cell.level].sigma, targets_[t] - cell.center,
+                      basis.data());
+        cplx sum = 0.0;
+        for (int c = 0; c < size; ++c) sum += lc[c] * basis[c];
+        potential[t] += sum;
+      }
+    }
+  }
+}
+
+void Fmm::near_field_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
+                         std::span<cplx> potential) const {
+  add_near_field_cpu(near_field_lists(), charges, dipoles, potential);
+}
+
+// The GPU executor's far field: every phase a launch on the default stream, the expansions
+// resident; with an observer each phase waits for its kernels, so that its time is the GPU's.
+void Fmm::far_field_gpu(const cplx* device_charges, const cplx* device_dipoles,
+                        cplx* device_potential, FmmObserver* observer) const {
+  GpuFarField& gpu = *gpu_far_field_;
+  const auto phase = [&](FmmPhase which, auto&& work) {
+    run_phase(observer, which, [&] {
+      work();
+      if (observer) gpu.synchronize();
+    });
+  };
+  gpu.clear_expansions();
+  gpu.zero_potential(device_potential);
+  phase(FmmPhase::p2m,
+        [&] { gpu.p2m(device_charges, device_dipoles, upward_leaf_begin_, upward_leaf_end_); });
+  phase(FmmPhase::m2m, [&] {
+    gpu.m2m();
+    if (combine_multipoles_) combine_multipoles_gpu();
+  });
+  phase(FmmPhase::m2l, [&] { gpu_m2l_->apply_device(gpu.multipole(), gpu.local()); });
+  phase(FmmPhase::l2l, [&] { gpu.l2l(); });
+  phase(FmmPhase::l2p, [&] { gpu.l2p(device_potential); });
+}
+
+// MPI ranks' share of the upward pass: correct, not fast (the multipoles cross the host).
+void Fmm::combine_multipoles_gpu() const {
+  std::vector<cplx> host(tree_->cells().size() * order_ * order_);
+  gpu_far_field_->download_multipoles(host);
+  combine_multipoles_(host);
+  gpu_far_field_->upload_multipoles(host);
+}
+
+void Fmm::apply_gpu_from_host(std::span<const cplx> charges, std::span<const cplx> dipoles,
+                              std::span<cplx> potential, FmmObserver* observer) const {
+  if (!charges.empty()) device_charges_->upload(charges.data());
+  if (!dipoles.empty()) device_dipoles_->upload(dipoles.data());
+  const cplx* device_charges = charges.empty() ? nullptr : device_charges_->data();
+  const cplx* device_dipoles = dipoles.empty() ? nullptr : device_dipoles_->data();
+  if (gpu_near_field_) {
+    apply_device(device_charges, device_dipoles, device_potential_->data(), observer);
+    device_potential_->download(potential.data());
+  } else {
+    far_field_gpu(device_charges, device_dipoles, device_potential_->data(), observer);
+    device_potential_->download(potential.data());
+    run_phase(observer, FmmPhase::near_field, [&] { near_field_cpu(charges, dipoles, potential); });
+  }
+}
+
+bool Fmm::runs_on_gpu() const { return gpu_far_field_ && gpu_near_field_; }
+
+void Fmm::apply_device(const cplx* device_charges, const cplx* device_dipoles,
+                       cplx* device_potential, FmmObserver* observer) const {
+  if (!runs_on_gpu())
+    throw Error(
+        "FMM: apply_device needs the whole FMM on the GPU (-fmm_device gpu or auto with a "
+        "GPU, and the near field there)");
+  if (device_dipoles && normals_.empty()) throw Error("FMM: dipoles need source normals");
+  far_field_gpu(device_charges, device_dipoles, device_potential, observer);
+  run_phase(observer, FmmPhase::near_field, [&] {
+    gpu_near_field_->apply_device(device_charges, device_dipoles, device_potential);
+    if (observer) gpu_far_field_->synchronize();
+  });
 }
 
 std::string Fmm::describe() const {
@@ -422,7 +555,11 @@ std::string Fmm::describe() const {
       << ", translation matrices " << s.translation_bytes * mb << ", expansions "
       << s.expansion_bytes * mb << ", sources " << s.source_bytes * mb << ", total "
       << s.total_bytes() * mb << "\n";
-  out << "  M2L on " << s.m2l_device;
+  out << "  P2M, M2M, L2L, L2P on " << s.far_field_device;
+  if (gpu_far_field_)
+    out << ": " << gpu_far_field_->describe() << ", " << gpu_far_field_->device_bytes() * mb
+        << " MiB of device memory (expansions included)";
+  out << "\n  M2L on " << s.m2l_device;
   if (gpu_m2l_)
     out << ": " << gpu_m2l_->describe() << ", " << gpu_m2l_->statistics().device_bytes * mb
         << " MiB of device memory";
@@ -431,6 +568,9 @@ std::string Fmm::describe() const {
     out << ": " << gpu_near_field_->describe() << ", "
         << gpu_near_field_->statistics().device_bytes * mb << " MiB of device memory";
   out << "\n";
+  if (s.gpu_bytes > 0)
+    out << "  device memory held (also the peak: apply allocates none) " << s.gpu_bytes * mb
+        << " MiB" << (runs_on_gpu() ? ", apply_device available" : "") << "\n";
   return out.str();
 }
 

@@ -471,10 +471,10 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       PetscCall(PetscPrintf(PETSC_COMM_SELF,
                             "  fmm             p = %d, %d levels, %zu leaves (max leaf %d), "
                             "%zu near-field point pairs (all ranks), %.1f MB on rank 0; "
-                            "M2L on %s, near field on %s\n",
-                            stats.order, stats.levels, stats.leaves, opt.fmm.max_leaf,
-                            fmm_near_pairs, stats.total_bytes() / 1e6, stats.m2l_device.c_str(),
-                            stats.near_field_device.c_str()));
+                            "P2M/M2M/L2L/L2P on %s, M2L on %s, near field on %s\n",
+                            stats.order, stats.levels, stats.leaves, stats.max_leaf, fmm_near_pairs,
+                            stats.total_bytes() / 1e6, stats.far_field_device.c_str(),
+                            stats.m2l_device.c_str(), stats.near_field_device.c_str()));
     }
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  solver          %" PetscInt_FMT

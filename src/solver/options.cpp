@@ -49,7 +49,9 @@ constexpr OptionSpec kOptions[] = {
      "FMM octree: a cell splits above this many elements; auto: the fastest measured (CPU 100, GPU "
      "50 at p <= 12, 150 above)"},
     {"fmm_view", "false", "Print the FMM tree, order and memory"},
-    {"fmm_device", "auto", "Where the FMM's M2L runs: cpu, gpu, or auto (the GPU when present)"},
+    {"fmm_device", "auto",
+     "Where the MatMult runs (every FMM phase and the near-field correction): cpu, gpu, or auto "
+     "(the GPU when present)"},
     {"fmm_m2l_scheme", "fastest",
      "GPU M2L scheme: basic, sibling, cluster, ij (reference paper), gemm, dmma (ours); "
      "fastest: dmma up to p = 8, gemm above"},

@@ -1,4 +1,6 @@
 #pragma once
+#include <memory>
+
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
 #include "fmbem/bem/near_field.hpp"
@@ -8,8 +10,14 @@ namespace fmbem {
 // Layer potentials as the regular Gauss-rule sum over all elements plus the
 // sparse near-field correction (accurate minus regular for close pairs). The
 // backends (direct, FMM) differ only in how they form the regular sum.
+//
+// Resident on the GPU: when the correction's entries are there (NearFieldOptions::gpu) and the
+// backend can form the regular sum from device arrays (regular_sum_on_device), apply copies
+// each density in once, has the backend sum on the device, adds the correction there and
+// copies y out once.
 class CorrectedLayerPotentials : public LayerPotentials {
  public:
+  ~CorrectedLayerPotentials() override;
   void apply(std::span<const cplx> double_density, std::span<const cplx> single_density,
              std::span<cplx> y) const final;
   const std::vector<cplx>& single_layer_diagonal() const final {
@@ -21,6 +29,8 @@ class CorrectedLayerPotentials : public LayerPotentials {
   RowRange rows() const final { return rows_; }
   std::size_t columns() const final { return disc_->size(); }
   const NearFieldCorrection& near_field() const { return near_; }
+  // Whether apply runs on the GPU with the densities and y copied once.
+  bool resident_on_device() const { return near_.on_device() && regular_sum_on_device(); }
 
  protected:
   CorrectedLayerPotentials(const Discretization& disc, double k, RowRange rows,
@@ -32,10 +42,19 @@ class CorrectedLayerPotentials : public LayerPotentials {
   // the right sizes (checked by apply).
   virtual void regular_sum(std::span<const cplx> double_density,
                            std::span<const cplx> single_density, std::span<cplx> y) const = 0;
+  // The same on device arrays (null density: zero; device_y overwritten), enqueued on the CUDA
+  // default stream; called only where regular_sum_on_device().
+  virtual bool regular_sum_on_device() const { return false; }
+  virtual void regular_sum_device(const cplx* device_double_density,
+                                  const cplx* device_single_density, cplx* device_y) const;
+
+  struct DeviceBuffers;
 
   const Discretization* disc_;
   RowRange rows_;
   NearFieldCorrection near_;
+  // The densities and y on the device, allocated at the first resident apply.
+  mutable std::unique_ptr<DeviceBuffers> device_;
 };
 
 }  // namespace fmbem

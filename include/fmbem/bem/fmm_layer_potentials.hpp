@@ -3,7 +3,9 @@
 #include <memory>
 
 #include "fmbem/bem/corrected_layer_potentials.hpp"
+#include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/fmm/fmm.hpp"
+#include "fmbem/fmm/gpu_device.hpp"
 
 namespace fmbem {
 
@@ -11,6 +13,10 @@ namespace fmbem {
 // summed by the fast multipole method (far field by expansions, neighbouring
 // leaves directly at every MatMult), plus the sparse near-field correction
 // for the pairs that need the accurate integrals. O(N) time and memory.
+//
+// When the FMM options ask for the GPU (device gpu, or automatic with one usable) the
+// correction's entries are computed on the GPU; when the FMM then runs wholly there
+// (fmm::Fmm::runs_on_gpu) every apply is resident on the device (CorrectedLayerPotentials).
 class FmmLayerPotentials final : public CorrectedLayerPotentials {
  public:
   // observer (may be null) is told of every FMM phase, at set-up and at
@@ -29,8 +35,21 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   void regular_sum(std::span<const cplx> double_density, std::span<const cplx> single_density,
                    std::span<cplx> y) const override;
 
+  bool regular_sum_on_device() const override;
+  void regular_sum_device(const cplx* device_double_density, const cplx* device_single_density,
+                          cplx* device_y) const override;
+
   std::unique_ptr<fmm::Fmm> fmm_;
   fmm::FmmObserver* observer_;
+  // The resident apply's point strengths (charges from the single layer, dipoles from the
+  // double layer), set up with the first resident apply.
+  struct DeviceStrengths {
+    explicit DeviceStrengths(const Discretization& disc)
+        : kernel(disc), charges(kernel.points()), dipoles(kernel.points()) {}
+    GpuPointStrengths kernel;
+    fmm::DeviceArray charges, dipoles;
+  };
+  mutable std::unique_ptr<DeviceStrengths> strengths_;
 };
 
 }  // namespace fmbem

@@ -1,5 +1,7 @@
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -15,7 +17,21 @@ struct NearFieldOptions {
   double near_factor = 2.5;
   // Gauss-Legendre points per edge sector of the semi-analytic integrals.
   int angular_points = 16;
+  // Compute the entries on the GPU and keep them there (apply_device); the host copies that
+  // add_to and the accessors need are downloaded at their first use. Callers set it when the
+  // FMM runs on the GPU (FmmLayerPotentials); throws fmbem::Error without a usable GPU.
+  bool gpu = false;
 };
+
+class GpuNearFieldCorrection;
+
+// The close elements of each row in CSR form: row r's are
+// columns[row_start[r] .. row_start[r + 1]), ascending (pass 1 of NearFieldCorrection).
+struct NearFieldPattern {
+  std::vector<std::int64_t> row_start;
+  std::vector<std::int32_t> columns;
+};
+NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near_factor);
 
 // Sparse correction, built once: for close pairs, the accurate integral
 // (panel_integrals) minus what the regular Gauss rule gives for the pair, so
@@ -25,22 +41,46 @@ class NearFieldCorrection {
  public:
   NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
                       const NearFieldOptions& options);
+  ~NearFieldCorrection();
+  NearFieldCorrection(const NearFieldCorrection&) = delete;
+  NearFieldCorrection& operator=(const NearFieldCorrection&) = delete;
 
   // y[i - rows.begin] += sum over close j of dD_ij dd[j] + dS_ij sd[j].
   void add_to(std::span<const cplx> double_density, std::span<const cplx> single_density,
               std::span<cplx> y) const;
 
+  // Whether the entries live on the GPU (options.gpu): then apply_device may be called.
+  bool on_device() const { return gpu_ != nullptr; }
+  // add_to on device arrays: device_y (one entry per row) += the correction; a null density is
+  // zero. Enqueued on the CUDA default stream. Throws fmbem::Error unless on_device().
+  void apply_device(const cplx* device_double_density, const cplx* device_single_density,
+                    cplx* device_y) const;
+
   const std::vector<cplx>& single_layer_diagonal() const { return self_single_; }
   const std::vector<cplx>& double_layer_diagonal() const { return self_double_; }
   std::size_t nonzeros() const { return columns_.size(); }
+  // Host bytes (the entries counted once they are on the host) and device bytes.
   std::size_t memory_bytes() const;
+  std::size_t device_bytes() const;
+
+  // The CSR arrays: row r's close elements are columns()[row_start()[r] .. row_start()[r + 1]),
+  // ascending, with their entries (accurate minus regular) at the same positions.
+  std::span<const std::int64_t> row_start() const { return row_start_; }
+  std::span<const std::int32_t> columns() const { return columns_; }
+  std::span<const cplx> single_entries() const;
+  std::span<const cplx> double_entries() const;
 
  private:
+  void download_entries() const;
+
   RowRange rows_;
   std::vector<std::int64_t> row_start_;
   std::vector<std::int32_t> columns_;
-  std::vector<cplx> single_, double_;
+  // With the entries on the GPU these stay empty until download_entries.
+  mutable std::vector<cplx> single_, double_;
   std::vector<cplx> self_single_, self_double_;
+  std::unique_ptr<GpuNearFieldCorrection> gpu_;
+  mutable std::once_flag downloaded_;
 };
 
 // The regular Gauss rule's S and D integrals over one element for the target

@@ -1,4 +1,5 @@
 #pragma once
+#include <span>
 #include <vector>
 
 #include "fmbem/core/vec3.hpp"
@@ -32,6 +33,16 @@ void scaled_hankel(int max_n, double x, cplx* hhat);
 // Y_n^-m = (-1)^m conj(Y_n^m), degrees 0..max_n, at the direction of r
 // (the z axis when r = 0).
 void spherical_harmonics(int max_n, const Vec3& r, cplx* y);
+
+// The recurrence coefficients spherical_harmonics uses, for its GPU port: P_0^0 = p00,
+// P_m^m = diagonal[m] sin(theta) P_(m-1)^(m-1), P_(m+1)^m = first[m] cos(theta) P_m^m,
+// P_n^m = a[nm] (cos(theta) P_(n-1)^m - b[nm] P_(n-2)^m), nm = coefficient_index(n, m); valid
+// for degrees up to 2 max_degree + 2.
+struct LegendreRecurrence {
+  double p00;
+  std::span<const double> diagonal, first, a, b;
+};
+LegendreRecurrence legendre_recurrence();
 
 // Rhat_n^m(r) for degrees 0..max_n, scaled by sigma (see above).
 void regular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out);

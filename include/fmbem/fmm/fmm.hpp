@@ -9,6 +9,8 @@
 
 #include "fmbem/core/vec3.hpp"
 #include "fmbem/fmm/direct_sum.hpp"
+#include "fmbem/fmm/gpu_device.hpp"
+#include "fmbem/fmm/gpu_far_field.hpp"
 #include "fmbem/fmm/gpu_m2l.hpp"
 #include "fmbem/fmm/gpu_near_field.hpp"
 #include "fmbem/fmm/near_field.hpp"
@@ -26,20 +28,32 @@ struct FmmOptions {
   // Source-target pairs closer than this are skipped (a collocation point that
   // is also a quadrature point: its self term is added elsewhere).
   double skip_radius = 0.0;
-  // Where M2L and the near field run: the CPU, the GPU (an error when none is usable) or,
-  // automatic, the GPU when one is usable. The other phases run on the CPU.
+  // Where the phases run: the CPU, the GPU (an error when none is usable) or, automatic, the GPU
+  // when one is usable. On the GPU every phase runs there (P2M, M2M, M2L, L2L, L2P, and the near
+  // field unless gpu_near_field is false), the expansions resident on the device.
   enum class Device { cpu, gpu, automatic } device = Device::cpu;
   // The GPU M2L scheme; none: the fastest measured for the order (default_m2l_scheme).
   std::optional<M2LScheme> m2l_scheme;
   GpuM2LOptions gpu_m2l;
-  // With M2L on the GPU: the near field there too (false: on the CPU, for comparisons).
+  // On the GPU: the near field there too (false: on the CPU, for comparisons; then apply_device
+  // is refused).
   bool gpu_near_field = true;
   GpuNearFieldOptions gpu_near;
+  // Device memory the GPU far field may take (0: what is free); more is a clear error.
+  std::size_t gpu_memory_limit = 0;
+  // Instead of max_leaf, the fastest measured for where the FMM runs and its order
+  // (default_max_leaf). Last, so that aggregate initialisers keep their meaning.
+  bool measured_max_leaf = false;
 };
 
 // The fastest GPU M2L scheme measured on an H100 for order p (bench/results/gpu_m2l.md):
 // our tensor-core kernel dmma up to p = 8, cuBLAS's batched ZGEMM (gemm) above.
 M2LScheme default_m2l_scheme(int order);
+
+// The leaf size of the fastest MatMult measured for order p on the CPU (100) or on the GPU
+// (H100, icosphere of 1.3M elements, bench/results/gpu_fmm.md: 50 at p = 8, 150 at p = 16,
+// where the near field and M2L balance).
+int default_max_leaf(bool gpu, int order);
 
 // The expansion order whose measured MatMult error stays below tolerance
 // (calibrated on BEM operators: tests/unit/fmm/fmm_test.cpp).
@@ -59,6 +73,7 @@ class FmmObserver {
 
 struct FmmStatistics {
   int order = 0, levels = 0;
+  int max_leaf = 0;  // the leaf size the tree was built with (max_leaf or default_max_leaf)
   std::vector<int> cells_per_level, leaves_per_level, m2l_pairs_per_level,
       transfer_matrices_per_level;
   std::size_t leaves = 0;         // of the whole tree
@@ -73,7 +88,11 @@ struct FmmStatistics {
   // Where M2L runs, in words ("cpu", "gpu, scheme dmma", or "cpu (no GPU: ...)").
   std::string m2l_device = "cpu";
   std::string near_field_device = "cpu";  // "cpu" or "gpu"
-  std::size_t gpu_bytes = 0;              // device memory held by the GPU M2L and near field
+  std::string far_field_device = "cpu";   // where P2M, M2M, L2L and L2P run: "cpu" or "gpu"
+  // Device memory held by the GPU path (M2L, near field, far field with the expansions, and the
+  // strength and potential arrays of apply from host arrays): also its peak, as apply
+  // allocates nothing.
+  std::size_t gpu_bytes = 0;
   std::size_t total_bytes() const {
     return tree_bytes + translation_bytes + expansion_bytes + source_bytes;
   }
@@ -91,7 +110,8 @@ bool low_frequency_accurate(const FmmStatistics& statistics);
 // sources with normals and a set of targets; apply() runs P2M, M2M, M2L
 // (dense p^2 x p^2 matrices per level and transfer vector, applied in
 // batches that share a matrix), L2L, L2P and the direct sum of the near
-// lists, every phase OpenMP-parallel over cells.
+// lists: on the CPU every phase OpenMP-parallel over cells, on the GPU every phase a kernel on
+// device-resident points, lists, matrices and expansions (apply_device).
 //
 // The octree's shape comes from the splitting points (Octree). When the
 // targets are split into parts (MPI ranks owning rows), give every part the
@@ -123,8 +143,8 @@ class Fmm {
   // entry per target) is overwritten. Enqueued on the CUDA default stream, so later work there
   // sees the result; with an observer each phase is synchronised at its end (phase timings).
   // Throws fmbem::Error unless runs_on_gpu().
-  void apply_device(const cplx* device_charges, const cplx* device_dipoles,
-                    cplx* device_potential, FmmObserver* observer = nullptr) const;
+  void apply_device(const cplx* device_charges, const cplx* device_dipoles, cplx* device_potential,
+                    FmmObserver* observer = nullptr) const;
 
   // Splits the upward pass among `parts` FMMs with the same tree (MPI ranks owning rows): this
   // one forms the moments of part `part` of the leaves only (contiguous in Morton order, equal
@@ -147,6 +167,25 @@ class Fmm {
   void build_translations();
   void build_near_lists();
   void set_up_gpu();
+
+  // The CPU executor's phases on host arrays (expansions: num_cells p^2 each).
+  void apply_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
+                 std::span<cplx> potential, FmmObserver* observer) const;
+  void p2m_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
+               std::span<cplx> multipole) const;
+  void m2m_cpu(std::span<cplx> multipole) const;
+  void m2l_cpu(std::span<const cplx> multipole, std::span<cplx> local) const;
+  void l2l_cpu(std::span<cplx> local) const;
+  void l2p_cpu(std::span<const cplx> local, std::span<cplx> potential) const;
+  void near_field_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
+                      std::span<cplx> potential) const;
+  // The GPU executor's far field (P2M to L2P) on device arrays; potential overwritten.
+  void far_field_gpu(const cplx* device_charges, const cplx* device_dipoles, cplx* device_potential,
+                     FmmObserver* observer) const;
+  void combine_multipoles_gpu() const;
+  // The GPU executor from host arrays: strengths in once, potentials out once.
+  void apply_gpu_from_host(std::span<const cplx> charges, std::span<const cplx> dipoles,
+                           std::span<cplx> potential, FmmObserver* observer) const;
 
   double k_;
   int order_;
@@ -172,6 +211,10 @@ class Fmm {
   mutable std::unique_ptr<GpuM2L> gpu_m2l_;
   // The GPU near field when M2L runs on the GPU (and options_.gpu_near_field).
   mutable std::unique_ptr<GpuNearField> gpu_near_field_;
+  // P2M, M2M, L2L, L2P and the expansions on the GPU (with the GPU M2L).
+  mutable std::unique_ptr<GpuFarField> gpu_far_field_;
+  // apply() from host arrays on the GPU: the strengths and potentials on the device.
+  mutable std::unique_ptr<DeviceArray> device_charges_, device_dipoles_, device_potential_;
 };
 
 }  // namespace fmbem::fmm

@@ -1,0 +1,71 @@
+#pragma once
+// The near-field correction and the point strengths on a CUDA GPU, without CUDA types: the
+// kernels live in src/bem/cuda/*.cu; a build without nvcc links src/bem/gpu_correction.cpp,
+// whose constructors throw fmbem::Error. Everything runs on the CUDA default stream, so it is
+// ordered with the FMM's apply_device; complex arrays are device arrays of cplx.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "fmbem/bem/discretization.hpp"
+#include "fmbem/bem/layer_potentials.hpp"
+#include "fmbem/quadrature/gauss_legendre.hpp"
+
+namespace fmbem {
+
+// The entries of NearFieldCorrection for a given CSR pattern, computed and kept on the GPU.
+// The device code follows panel_integrals and regular_integrals operation by operation, and is
+// built without fused multiply-adds (-fmad=false), so the entries differ from the CPU's only by
+// the last bits of the library functions (sin, cos, cosh, asinh, hypot: a few ulp):
+// tests/unit/bem/test_gpu_correction.cpp states the tolerance and why.
+class GpuNearFieldCorrection {
+ public:
+  // row_start (rows.size() + 1 offsets) and columns: the close elements of each row, as
+  // NearFieldCorrection's pass 1 found them.
+  GpuNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
+                         std::span<const std::int64_t> row_start,
+                         std::span<const std::int32_t> columns, const GaussLegendre& angular);
+  ~GpuNearFieldCorrection();
+  GpuNearFieldCorrection(const GpuNearFieldCorrection&) = delete;
+  GpuNearFieldCorrection& operator=(const GpuNearFieldCorrection&) = delete;
+
+  // Copies the entries (accurate minus regular, one per nonzero) and the self terms (the
+  // accurate S_ii and D_ii, one per row) to the host.
+  void download_entries(std::span<cplx> single, std::span<cplx> dbl) const;
+  void download_self_terms(std::span<cplx> single, std::span<cplx> dbl) const;
+
+  // device_y[r] += sum over the row's nonzeros of D dd[j] + S sd[j]; a null density is zero.
+  void apply_device(const cplx* device_double_density, const cplx* device_single_density,
+                    cplx* device_y) const;
+
+  std::size_t device_bytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// point_strengths on the GPU: strengths[q] = weight_q * density[e] for the quadrature points
+// q of element e (the quadrature weights are uploaded once).
+class GpuPointStrengths {
+ public:
+  explicit GpuPointStrengths(const Discretization& disc);
+  ~GpuPointStrengths();
+  GpuPointStrengths(const GpuPointStrengths&) = delete;
+  GpuPointStrengths& operator=(const GpuPointStrengths&) = delete;
+
+  // device_density: one entry per element; device_strengths: one per quadrature point.
+  void apply(const cplx* device_density, cplx* device_strengths) const;
+  std::size_t points() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Copies between host and device arrays of cplx (tests, benchmarks, test doubles).
+void copy_to_device(std::span<const cplx> host, cplx* device);
+void copy_to_host(const cplx* device, std::span<cplx> host);
+
+}  // namespace fmbem

@@ -1,0 +1,90 @@
+#pragma once
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fmbem/core/vec3.hpp"
+#include "fmbem/fmm/octree.hpp"
+#include "fmbem/fmm/translations.hpp"
+
+// The FMM's passes besides M2L on a CUDA GPU (no CUDA types here: the kernels live in
+// src/fmm/cuda/fmm_kernels.cu): P2M, M2M, L2L and L2P on device-resident sorted points, cell
+// lists and translation matrices, with the multipole and local arrays kept on the device between
+// applies (Fmm runs M2L between them with GpuM2L on the same arrays).
+//
+// Kernels (complex double; Rhat ported with the CPU's recurrences, see expansions.hpp):
+//   P2M  one block per leaf; its points staged in chunks of 32, a thread each forming the
+//        radial factors, P_m^m and e^{i m phi}; then a thread per coefficient (n, m) runs the
+//        Legendre recurrence in n for each point and sums charge conj(Rhat); dipoles sum per q
+//        and apply the level's gradient terms once per leaf, as the CPU does.
+//   M2M, L2L  one launch per level over tiles of up to 16 parents a block: per octant, the
+//        tile's input vectors staged in shared memory, a thread per row of the octant's matrix
+//        (column-major, coalesced) multiplying all of them, so a matrix entry read from L2
+//        feeds up to 16 complex FMAs.
+//   L2P  one block per target leaf, its locals in shared memory, a thread per target forming
+//        Rhat by the same recurrences and summing L Rhat.
+namespace fmbem::fmm {
+
+// What the GPU far field needs of an FMM plan (views: they need live only during construction).
+struct GpuFarFieldPlan {
+  struct Level {
+    double sigma = 0.0;
+    std::span<const GradientTerm> gradient;
+    // Row-major p^2 x p^2 per octant, empty for levels 0 and 1.
+    std::array<std::span<const cplx>, 8> m2m, l2l;
+  };
+  double k = 0.0;
+  int order = 0;
+  const Octree* tree = nullptr;
+  std::span<const Vec3> sources, normals, targets;  // input order; normals may be empty
+  std::span<const int> target_leaves;               // the leaves L2P visits, ascending
+  std::vector<Level> levels;
+  // Device memory this executor may take (0: whatever is free); bytes above it are an error.
+  std::size_t memory_limit = 0;
+};
+
+class GpuFarField {
+ public:
+  // Uploads the plan and allocates the expansions. Throws fmbem::Error without a usable GPU or
+  // when the device memory (or plan.memory_limit) does not suffice, naming the bytes needed.
+  explicit GpuFarField(const GpuFarFieldPlan& plan);
+  ~GpuFarField();
+  GpuFarField(const GpuFarField&) = delete;
+  GpuFarField& operator=(const GpuFarField&) = delete;
+
+  // The device arrays of num_cells * p^2 coefficients.
+  cplx* multipole();
+  cplx* local();
+
+  // Each enqueued on the CUDA default stream. Device arrays in input order, null: zero.
+  // Zeroes the multipoles and locals.
+  void clear_expansions();
+  // The moments of the leaves leaves()[leaf_begin, leaf_end) (see Fmm::share_upward_pass).
+  void p2m(const cplx* device_charges, const cplx* device_dipoles, std::size_t leaf_begin,
+           std::size_t leaf_end);
+  void m2m();
+  void l2l();
+  // potential[t] = the local expansion at t for the targets of leaves at levels >= 2 (others
+  // are left alone).
+  void l2p(cplx* device_potential);
+  // potential[t] = 0 for every target.
+  void zero_potential(cplx* device_potential);
+  // Waits for the default stream; throws fmbem::Error if a kernel failed.
+  void synchronize();
+  // Synchronous copies of the whole multipole array (share_upward_pass's combine).
+  void download_multipoles(std::span<cplx> host);
+  void upload_multipoles(std::span<const cplx> host);
+
+  // Device memory held.
+  std::size_t device_bytes() const;
+  std::string describe() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fmbem::fmm

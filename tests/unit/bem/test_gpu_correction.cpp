@@ -1,0 +1,301 @@
+// The near-field correction: its close lists against a brute-force search, and its GPU form
+// (entries, SpMV, point strengths, the resident apply) against the CPU's.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "../fmm/gpu_test_skip.hpp"
+#include "fmbem/bem/fmm_layer_potentials.hpp"
+#include "fmbem/bem/gpu_correction.hpp"
+#include "fmbem/bem/near_field.hpp"
+#include "fmbem/bem/point_strengths.hpp"
+#include "fmbem/kernel/kernel.hpp"
+#include "fmbem/mesh/mesh.hpp"
+
+namespace fmbem {
+namespace {
+
+// The GPU's entries follow the CPU's formulas operation for operation, with the same IEEE
+// additions, multiplications, divisions and square roots (the .cu file is built with
+// -fmad=false), so every branch (in plane, degenerate sector, coincident point) is taken alike
+// and the results differ only through sin, cos, cosh, asinh and hypot, each within about 2 ulp
+// (2.2e-16 relative each) of glibc's. An error du in u = asinh(t / dist) moves cosh(u) by
+// tanh(u) du, i.e. by ~|u| ulp relative, with |u| below ~5 for the close pairs of a
+// reasonable mesh; each entry sums 3 edges x 16 angular terms plus 3 regular ones, and the
+// sectors of a point outside its triangle cancel by up to a factor ~3. A linear (worst-case)
+// sum of these is 48 x 5 x 2 ulp x 3 ~ 3e-13 of the terms' size; random rounding gives about
+// sqrt(48) x 10 ulp ~ 1.5e-14. The terms' size: for S the row's largest entry (the self term,
+// where nothing cancels); for D the integrand per unit angle is bounded by 2 whatever the
+// entry (which may be tiny by cancellation for nearly coplanar neighbours), so its scale is
+// max(row's largest |D|, 1 / (4 pi)). We ask 1e-13 of that scale: five times the random-walk
+// estimate, below the linear bound.
+constexpr double kEntryTolerance = 1e-13;
+
+Mesh icosphere(int level) { return Mesh::from_surface(make_icosphere(level, 1.0), "icosphere"); }
+
+// Two unit-radius-ish spheres 0.01 apart: close, non-adjacent pairs across the gap.
+Mesh two_spheres(int level, double gap) {
+  Surface s = make_icosphere(level, 0.5, {-0.5 - 0.5 * gap, 0.0, 0.0});
+  const Surface t = make_icosphere(level, 0.5, {0.5 + 0.5 * gap, 0.0, 0.0});
+  const int offset = int(s.vertices.size());
+  s.vertices.insert(s.vertices.end(), t.vertices.begin(), t.vertices.end());
+  for (auto tri : t.triangles) {
+    for (auto& v : tri) v += offset;
+    s.triangles.push_back(tri);
+  }
+  return Mesh::from_surface(std::move(s), "two spheres");
+}
+
+std::vector<cplx> random_vector(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<cplx> v(n);
+  for (auto& x : v) x = cplx(u(rng), u(rng));
+  return v;
+}
+
+double corner_radius(const Mesh& mesh, std::size_t e) {
+  double r = 0.0;
+  for (int c = 0; c < 3; ++c) r = std::max(r, norm(mesh.corner(e, c) - mesh.centroids()[e]));
+  return r;
+}
+
+void expect_close_lists_exact(const Mesh& mesh, RowRange rows, double factor) {
+  const Discretization disc(mesh, 3);
+  NearFieldOptions options;
+  options.near_factor = factor;
+  const NearFieldCorrection near(disc, 1.0, rows, options);
+  std::vector<double> radius(mesh.size());
+  for (std::size_t e = 0; e < mesh.size(); ++e) radius[e] = corner_radius(mesh, e);
+  ASSERT_EQ(near.row_start().size(), rows.size() + 1);
+  std::size_t mismatches = 0;
+  for (std::size_t i = rows.begin; i < rows.end; ++i) {
+    std::vector<std::int32_t> expected;
+    for (std::size_t j = 0; j < mesh.size(); ++j)
+      if (j == i || norm(mesh.centroids()[i] - mesh.centroids()[j]) < factor * radius[j])
+        expected.push_back(std::int32_t(j));
+    const std::size_t r = i - rows.begin;
+    const auto begin = near.columns().begin() + near.row_start()[r];
+    const auto end = near.columns().begin() + near.row_start()[r + 1];
+    mismatches += !std::equal(begin, end, expected.begin(), expected.end());
+  }
+  EXPECT_EQ(mismatches, 0u);
+}
+
+TEST(NearFieldCloseLists, MatchBruteForceSearch) {
+  const Mesh sphere = icosphere(3);
+  expect_close_lists_exact(sphere, {0, sphere.size()}, 2.5);
+  expect_close_lists_exact(sphere, {100, 700}, 4.0);
+  const Mesh pair = two_spheres(3, 0.01);
+  expect_close_lists_exact(pair, {0, pair.size()}, 2.5);
+  expect_close_lists_exact(pair, {0, pair.size()}, 1.0);
+}
+
+// Every entry and self term of the GPU correction against the CPU's.
+void expect_gpu_entries_match(const Mesh& mesh, double k, RowRange rows) {
+  const Discretization disc(mesh, 3);
+  NearFieldOptions options;
+  const NearFieldCorrection cpu(disc, k, rows, options);
+  options.gpu = true;
+  const NearFieldCorrection gpu(disc, k, rows, options);
+  ASSERT_TRUE(gpu.on_device());
+  ASSERT_TRUE(std::ranges::equal(cpu.row_start(), gpu.row_start()));
+  ASSERT_TRUE(std::ranges::equal(cpu.columns(), gpu.columns()));
+  const auto cs = cpu.single_entries(), cd = cpu.double_entries();
+  const auto gs = gpu.single_entries(), gd = gpu.double_entries();
+  ASSERT_EQ(gs.size(), cs.size());
+  double worst_s = 0.0, worst_d = 0.0;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const auto first = std::size_t(cpu.row_start()[r]), last = std::size_t(cpu.row_start()[r + 1]);
+    double scale_s = 0.0, scale_d = inv_4pi;
+    for (std::size_t at = first; at < last; ++at) {
+      scale_s = std::max(scale_s, std::abs(cs[at]));
+      scale_d = std::max(scale_d, std::abs(cd[at]));
+    }
+    for (std::size_t at = first; at < last; ++at) {
+      worst_s = std::max(worst_s, std::abs(gs[at] - cs[at]) / scale_s);
+      worst_d = std::max(worst_d, std::abs(gd[at] - cd[at]) / scale_d);
+    }
+    worst_s = std::max(
+        worst_s,
+        std::abs(gpu.single_layer_diagonal()[r] - cpu.single_layer_diagonal()[r]) / scale_s);
+    worst_d = std::max(
+        worst_d,
+        std::abs(gpu.double_layer_diagonal()[r] - cpu.double_layer_diagonal()[r]) / scale_d);
+  }
+  std::printf(
+      "[ measured ] %s, k = %g: %zu entries, largest GPU - CPU difference %.2e (S), %.2e (D)\n",
+      mesh.name().c_str(), k, cs.size(), worst_s, worst_d);
+  EXPECT_LE(worst_s, kEntryTolerance);
+  EXPECT_LE(worst_d, kEntryTolerance);
+}
+
+TEST(GpuNearFieldCorrection, EntriesMatchCpuOnIcospheres) {
+  SKIP_WITHOUT_GPU();
+  for (double k : {0.0, 8.0}) {
+    const Mesh three = icosphere(3);
+    expect_gpu_entries_match(three, k, {0, three.size()});
+    const Mesh four = icosphere(4);
+    expect_gpu_entries_match(four, k, {0, four.size()});
+    expect_gpu_entries_match(four, k, {1000, 3000});  // a row block
+  }
+}
+
+TEST(GpuNearFieldCorrection, EntriesMatchCpuOnNearlyTouchingSpheres) {
+  SKIP_WITHOUT_GPU();
+  for (double k : {0.0, 8.0}) {
+    const Mesh pair = two_spheres(4, 0.01);
+    expect_gpu_entries_match(pair, k, {0, pair.size()});
+    const Mesh closer = two_spheres(3, 1e-4);
+    expect_gpu_entries_match(closer, k, {0, closer.size()});
+  }
+}
+
+// apply_device (accumulating; null density = zero) against add_to with the same entries.
+TEST(GpuNearFieldCorrection, SpmvMatchesAddTo) {
+  SKIP_WITHOUT_GPU();
+  const Mesh mesh = icosphere(4);
+  const Discretization disc(mesh, 3);
+  NearFieldOptions options;
+  options.gpu = true;
+  const RowRange rows{500, 4000};
+  const NearFieldCorrection near(disc, 8.0, rows, options);
+  const auto dd = random_vector(mesh.size(), 1), sd = random_vector(mesh.size(), 2);
+  const auto y0 = random_vector(rows.size(), 3);
+  fmm::DeviceArray d_dd(dd.size()), d_sd(sd.size()), d_y(y0.size());
+  d_dd.upload(dd.data());
+  d_sd.upload(sd.data());
+  for (int which = 0; which < 4; ++which) {
+    const bool with_d = which & 1, with_s = which & 2;
+    std::vector<cplx> expected = y0, got(y0.size());
+    near.add_to(with_d ? std::span<const cplx>(dd) : std::span<const cplx>(),
+                with_s ? std::span<const cplx>(sd) : std::span<const cplx>(), expected);
+    d_y.upload(y0.data());
+    near.apply_device(with_d ? d_dd.data() : nullptr, with_s ? d_sd.data() : nullptr, d_y.data());
+    d_y.download(got.data());
+    double worst = 0.0, scale = 0.0;
+    for (std::size_t r = 0; r < got.size(); ++r) {
+      worst = std::max(worst, std::abs(got[r] - expected[r]));
+      scale = std::max(scale, std::abs(expected[r]));
+    }
+    // Only the order of about 20 products summed differs.
+    EXPECT_LE(worst, 1e-14 * scale) << "double " << with_d << " single " << with_s;
+    if (which == 0) EXPECT_EQ(got, y0);
+  }
+}
+
+TEST(GpuNearFieldCorrection, PointStrengthsKernelMatchesHost) {
+  SKIP_WITHOUT_GPU();
+  const Mesh mesh = icosphere(3);
+  for (int points : {1, 3, 7}) {
+    const Discretization disc(mesh, points);
+    const auto density = random_vector(mesh.size(), 4);
+    const GpuPointStrengths kernel(disc);
+    ASSERT_EQ(kernel.points(), disc.quadrature_points().size());
+    fmm::DeviceArray d_density(density.size()), d_strengths(kernel.points());
+    d_density.upload(density.data());
+    kernel.apply(d_density.data(), d_strengths.data());
+    std::vector<cplx> got(kernel.points());
+    d_strengths.download(got.data());
+    // One multiplication per value: bitwise equal.
+    EXPECT_EQ(got, point_strengths(disc, density)) << points << " points per element";
+  }
+}
+
+// A backend whose regular sum is the direct Gauss-rule sum on the host; its device form copies
+// the densities out and y in, so the resident apply's plumbing is tested without a GPU FMM.
+class HostDirectBackend final : public CorrectedLayerPotentials {
+ public:
+  HostDirectBackend(const Discretization& disc, double k, RowRange rows, bool gpu)
+      : CorrectedLayerPotentials(disc, k, rows, options(gpu)), k_(k), gpu_(gpu) {}
+
+ private:
+  static NearFieldOptions options(bool gpu) {
+    NearFieldOptions o;
+    o.gpu = gpu;
+    return o;
+  }
+  void regular_sum(std::span<const cplx> dd, std::span<const cplx> sd,
+                   std::span<cplx> y) const override {
+    const Discretization& disc = discretization();
+    for (std::size_t i = rows().begin; i < rows().end; ++i) {
+      cplx sum{};
+      for (std::size_t j = 0; j < disc.size(); ++j) {
+        const RegularPair p = regular_integrals(disc, k_, j, disc.collocation_points()[i]);
+        if (!dd.empty()) sum += p.double_layer * dd[j];
+        if (!sd.empty()) sum += p.single_layer * sd[j];
+      }
+      y[i - rows().begin] = sum;
+    }
+  }
+  bool regular_sum_on_device() const override { return gpu_; }
+  void regular_sum_device(const cplx* dd, const cplx* sd, cplx* y) const override {
+    const std::size_t n = discretization().size();
+    std::vector<cplx> h_dd(dd ? n : 0), h_sd(sd ? n : 0), h_y(rows().size());
+    if (dd) copy_to_host(dd, h_dd);
+    if (sd) copy_to_host(sd, h_sd);
+    regular_sum(h_dd, h_sd, h_y);
+    copy_to_device(h_y, y);
+  }
+  double k_;
+  bool gpu_;
+};
+
+TEST(GpuNearFieldCorrection, ResidentApplyMatchesHostApply) {
+  SKIP_WITHOUT_GPU();
+  const Mesh mesh = icosphere(2);
+  const Discretization disc(mesh, 3);
+  const RowRange rows{40, 300};
+  const HostDirectBackend host(disc, 8.0, rows, false), device(disc, 8.0, rows, true);
+  EXPECT_FALSE(host.resident_on_device());
+  EXPECT_TRUE(device.resident_on_device());
+  const auto dd = random_vector(mesh.size(), 5), sd = random_vector(mesh.size(), 6);
+  for (int which = 1; which < 4; ++which) {
+    const std::span<const cplx> d = which & 1 ? std::span<const cplx>(dd) : std::span<const cplx>();
+    const std::span<const cplx> s = which & 2 ? std::span<const cplx>(sd) : std::span<const cplx>();
+    std::vector<cplx> expected(rows.size()), got(rows.size(), cplx(1e300, 0.0));
+    host.apply(d, s, expected);
+    device.apply(d, s, got);
+    double worst = 0.0, scale = 0.0;
+    for (std::size_t r = 0; r < got.size(); ++r) {
+      worst = std::max(worst, std::abs(got[r] - expected[r]));
+      scale = std::max(scale, std::abs(expected[r]));
+    }
+    EXPECT_LE(worst, 1e-13 * scale) << "which " << which;
+  }
+}
+
+// With the FMM options on the GPU the correction is computed there; the operator agrees with
+// the all-CPU one to the FMM's and the entries' rounding.
+TEST(GpuNearFieldCorrection, FmmLayerPotentialsWithGpuOptions) {
+  SKIP_WITHOUT_GPU();
+  const Mesh mesh = icosphere(4);
+  const Discretization disc(mesh, 3);
+  const RowRange rows{0, mesh.size()};
+  fmm::FmmOptions cpu_options;
+  cpu_options.order = 8;
+  cpu_options.device = fmm::FmmOptions::Device::cpu;
+  fmm::FmmOptions gpu_options = cpu_options;
+  gpu_options.device = fmm::FmmOptions::Device::automatic;
+  const FmmLayerPotentials cpu(disc, 8.0, rows, {}, cpu_options);
+  const FmmLayerPotentials gpu(disc, 8.0, rows, {}, gpu_options);
+  EXPECT_FALSE(cpu.near_field().on_device());
+  EXPECT_TRUE(gpu.near_field().on_device());
+  EXPECT_EQ(gpu.resident_on_device(), gpu.fmm().runs_on_gpu());
+  const auto dd = random_vector(mesh.size(), 7), sd = random_vector(mesh.size(), 8);
+  std::vector<cplx> a(rows.size()), b(rows.size());
+  cpu.apply(dd, sd, a);
+  gpu.apply(dd, sd, b);
+  double num = 0.0, den = 0.0;
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    num += std::norm(a[r] - b[r]);
+    den += std::norm(a[r]);
+  }
+  EXPECT_LE(std::sqrt(num / den), 1e-10);
+}
+
+}  // namespace
+}  // namespace fmbem

@@ -1,0 +1,270 @@
+// The whole FMM on the GPU (every phase, expansions resident) against the CPU executor at the
+// same order on the same plan.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "fmbem/core/error.hpp"
+#include "fmbem/fmm/fmm.hpp"
+#include "fmbem/fmm/gpu_device.hpp"
+#include "fmbem/fmm/gpu_m2l.hpp"
+#include "gpu_test_skip.hpp"
+#include "m2l_test_geometry.hpp"
+
+namespace fmbem::fmm {
+namespace {
+
+// Tolerance: GPU and CPU run the same recurrences and translations on the same plan, so they
+// differ by rounding alone: fused multiply-adds on the GPU, other summation orders (P2M sums a
+// leaf's points per coefficient, L2P sums m-major, M2L sums in tensor-core tiles), and j_n at
+// k|r| >= sqrt(2n + 3) by Miller's recurrence instead of Boost (a few ulp). Each coefficient and
+// each potential is a sum of n terms (n <= a few thousand: a leaf's points, p^2 <= 256 matrix
+// entries times <= 189 M2L pairs), each term within c u of the CPU's (c <= 50: ~2p operations of
+// the recurrences), so |gpu - cpu| <= (c + sqrt(n)) u sum |terms| for independent roundings,
+// about 1e-14 sum |terms|. The scaled expansions keep the terms O(1) (expansions.hpp) and random
+// strengths make sum |terms| exceed |phi| by about the square root of the number of dominant
+// terms (<= 30 here), so 1e-12 of the far field holds with margin, while one wrong coefficient,
+// matrix or leaf changes the far field by 1e-4 .. 1 of itself (p = 4 truncation error: 1e-2).
+constexpr double kTolerance = 1e-12;
+
+struct Errors {
+  double norm = 0.0, max = 0.0;  // ||a - b|| / ||scale||, max |a - b| / max |scale|
+};
+
+Errors compare(const std::vector<cplx>& a, const std::vector<cplx>& b,
+               const std::vector<cplx>& scale) {
+  double diff2 = 0.0, scale2 = 0.0, diff_max = 0.0, scale_max = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = std::abs(a[i] - b[i]), s = std::abs(scale[i]);
+    if (!std::isfinite(d)) return {INFINITY, INFINITY};
+    diff2 += d * d;
+    scale2 += s * s;
+    diff_max = std::max(diff_max, d);
+    scale_max = std::max(scale_max, s);
+  }
+  return {std::sqrt(diff2 / scale2), diff_max / scale_max};
+}
+
+std::vector<Vec3> unit_normals(const std::vector<Vec3>& points) {
+  std::vector<Vec3> normals(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i)
+    normals[i] = normalized(points[i] + Vec3{0.1, -0.2, 0.3 * std::sin(double(i))});
+  return normals;
+}
+
+enum class Strengths { charges, dipoles, both };
+const char* name(Strengths s) {
+  return s == Strengths::charges ? "charges" : s == Strengths::dipoles ? "dipoles" : "both";
+}
+
+FmmOptions options_for(int p, int max_leaf, FmmOptions::Device device, bool gpu_near = true) {
+  FmmOptions o;
+  o.order = p;
+  o.max_leaf = max_leaf;
+  o.device = device;
+  o.gpu_near_field = gpu_near;
+  return o;
+}
+
+struct Case {
+  bool adaptive;
+  int order;
+  double k;
+};
+
+class GpuFmmTest : public ::testing::TestWithParam<Case> {};
+
+// Every phase on the GPU against the CPU: the whole result, and the far field alone (the GPU
+// far field with the CPU's near field, minus the CPU's near field, against the CPU's far field:
+// P2M, M2M, M2L, L2L and L2P without the near field's larger share hiding an error).
+TEST_P(GpuFmmTest, EveryPhaseMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const Case c = GetParam();
+  const testing::Cloud cloud =
+      c.adaptive ? testing::two_sphere_cloud() : testing::icosphere_cloud(4);
+  const std::vector<Vec3> normals = unit_normals(cloud.sources);
+  const int max_leaf = c.adaptive ? 32 : 60;
+  using D = FmmOptions::Device;
+  const Fmm cpu(c.k, cloud.sources, normals, cloud.targets, options_for(c.order, max_leaf, D::cpu));
+  const Fmm gpu(c.k, cloud.sources, normals, cloud.targets, options_for(c.order, max_leaf, D::gpu));
+  const Fmm gpu_far(c.k, cloud.sources, normals, cloud.targets,
+                    options_for(c.order, max_leaf, D::gpu, false));
+  ASSERT_TRUE(gpu.runs_on_gpu());
+  ASSERT_FALSE(gpu_far.runs_on_gpu());
+  ASSERT_FALSE(cpu.runs_on_gpu());
+  EXPECT_EQ(gpu.statistics().far_field_device, "gpu");
+  EXPECT_GT(gpu.statistics().gpu_bytes, 0u);
+  EXPECT_NE(gpu.describe().find("P2M, M2M, L2L, L2P on gpu"), std::string::npos) << gpu.describe();
+  EXPECT_GE(cpu.tree().levels(), 4) << "the tree must have M2M and L2L levels";
+  const std::size_t ns = cloud.sources.size(), nt = cloud.targets.size();
+  for (Strengths s : {Strengths::charges, Strengths::dipoles, Strengths::both}) {
+    std::vector<cplx> charges, dipoles;
+    if (s != Strengths::dipoles) charges = testing::random_coefficients(ns, 11 + c.order);
+    if (s != Strengths::charges) dipoles = testing::random_coefficients(ns, 23 + c.order);
+    std::vector<cplx> reference(nt), near(nt, 0.0), whole(nt, cplx(7.0)), far_mode(nt, cplx(7.0));
+    cpu.apply(charges, dipoles, reference);
+    add_near_field_cpu(cpu.near_field_lists(), charges, dipoles, near);
+    gpu.apply(charges, dipoles, whole);  // poisoned: the potentials are overwritten
+    gpu_far.apply(charges, dipoles, far_mode);
+    std::vector<cplx> far_cpu(nt), far_gpu(nt);
+    for (std::size_t i = 0; i < nt; ++i) {
+      far_cpu[i] = reference[i] - near[i];
+      far_gpu[i] = far_mode[i] - near[i];
+    }
+    const Errors e_whole = compare(whole, reference, reference);
+    const Errors e_far = compare(far_gpu, far_cpu, far_cpu);
+    std::printf(
+        "[ gpu fmm ] %-11s p = %2d, k = %g, %-7s: whole %.2e (2-norm) %.2e (max), far field "
+        "%.2e %.2e\n",
+        c.adaptive ? "two spheres" : "icosphere", c.order, c.k, name(s), e_whole.norm, e_whole.max,
+        e_far.norm, e_far.max);
+    EXPECT_LE(e_whole.norm, kTolerance) << name(s);
+    EXPECT_LE(e_whole.max, kTolerance) << name(s);
+    EXPECT_LE(e_far.norm, kTolerance) << name(s);
+    EXPECT_LE(e_far.max, kTolerance) << name(s);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Trees, GpuFmmTest,
+                         ::testing::Values(Case{false, 4, 0.0}, Case{false, 4, 8.0},
+                                           Case{false, 8, 0.0}, Case{false, 8, 8.0},
+                                           Case{false, 16, 0.0}, Case{false, 16, 8.0},
+                                           Case{true, 4, 0.0}, Case{true, 4, 8.0},
+                                           Case{true, 8, 0.0}, Case{true, 8, 8.0},
+                                           Case{true, 16, 0.0}, Case{true, 16, 8.0}),
+                         [](const auto& info) {
+                           return std::string(info.param.adaptive ? "TwoSpheres" : "Icosphere") +
+                                  "P" + std::to_string(info.param.order) +
+                                  (info.param.k == 0.0 ? "Laplace" : "HelmholtzK8");
+                         });
+
+// apply from host arrays is apply_device between one copy in and one copy out: the same kernels
+// in the same order, so the same numbers to the bit; null strengths are zero.
+TEST(GpuFmm, HostApplyIsApplyDevice) {
+  SKIP_WITHOUT_GPU();
+  const testing::Cloud cloud = testing::two_sphere_cloud();
+  const std::vector<Vec3> normals = unit_normals(cloud.sources);
+  const Fmm gpu(8.0, cloud.sources, normals, cloud.targets,
+                options_for(8, 32, FmmOptions::Device::gpu));
+  const std::size_t ns = cloud.sources.size(), nt = cloud.targets.size();
+  const std::vector<cplx> charges = testing::random_coefficients(ns, 5),
+                          dipoles = testing::random_coefficients(ns, 6);
+  DeviceArray d_charges(ns), d_dipoles(ns), d_potential(nt);
+  d_charges.upload(charges.data());
+  d_dipoles.upload(dipoles.data());
+  for (int with = 1; with <= 3; ++with) {
+    const bool c = with & 1, d = with & 2;
+    std::vector<cplx> host(nt), device(nt, cplx(3.0));
+    gpu.apply(c ? charges : std::vector<cplx>{}, d ? dipoles : std::vector<cplx>{}, host);
+    d_potential.upload(device.data());  // poisoned
+    gpu.apply_device(c ? d_charges.data() : nullptr, d ? d_dipoles.data() : nullptr,
+                     d_potential.data());
+    d_potential.download(device.data());
+    EXPECT_EQ(host, device) << "charges " << c << ", dipoles " << d;
+  }
+}
+
+struct Recorder : FmmObserver {
+  std::vector<std::string> events;
+  void begin(FmmPhase p) override { events.push_back(std::string("+") + phase_name(p)); }
+  void end(FmmPhase p) override { events.push_back(std::string("-") + phase_name(p)); }
+};
+
+// With an observer every phase is reported, in order, and the result does not change.
+TEST(GpuFmm, TheObserverSeesEveryPhase) {
+  SKIP_WITHOUT_GPU();
+  const testing::Cloud cloud = testing::icosphere_cloud(3);
+  const std::vector<Vec3> normals = unit_normals(cloud.sources);
+  const Fmm gpu(2.0, cloud.sources, normals, cloud.targets,
+                options_for(8, 40, FmmOptions::Device::gpu));
+  const std::vector<cplx> charges = testing::random_coefficients(cloud.sources.size(), 8);
+  std::vector<cplx> quiet(cloud.targets.size()), observed(cloud.targets.size());
+  gpu.apply(charges, {}, quiet);
+  Recorder recorder;
+  gpu.apply(charges, {}, observed, &recorder);
+  EXPECT_EQ(quiet, observed);
+  const std::vector<std::string> expected{"+P2M", "-P2M", "+M2M", "-M2M", "+M2L",  "-M2L",
+                                          "+L2L", "-L2L", "+L2P", "-L2P", "+Near", "-Near"};
+  EXPECT_EQ(recorder.events, expected);
+}
+
+// share_upward_pass on the GPU: part 0's moments on the GPU, part 1's (from a CPU FMM) added by
+// combine, equal the unshared CPU result.
+TEST(GpuFmm, ASharedUpwardPassCombinesThroughTheHost) {
+  SKIP_WITHOUT_GPU();
+  const testing::Cloud cloud = testing::icosphere_cloud(4);
+  const std::vector<Vec3> normals = unit_normals(cloud.sources);
+  const std::size_t ns = cloud.sources.size(), nt = cloud.targets.size();
+  const std::vector<cplx> charges = testing::random_coefficients(ns, 31),
+                          dipoles = testing::random_coefficients(ns, 32);
+  using D = FmmOptions::Device;
+  const Fmm whole(8.0, cloud.sources, normals, cloud.targets, options_for(8, 60, D::cpu));
+  std::vector<cplx> reference(nt);
+  whole.apply(charges, dipoles, reference);
+
+  Fmm cpu_part(8.0, cloud.sources, normals, cloud.targets, options_for(8, 60, D::cpu));
+  std::vector<cplx> part1_moments;
+  cpu_part.share_upward_pass(1, 2,
+                             [&](std::span<cplx> m) { part1_moments.assign(m.begin(), m.end()); });
+  std::vector<cplx> scratch(nt);
+  cpu_part.apply(charges, dipoles, scratch);
+
+  Fmm gpu_part(8.0, cloud.sources, normals, cloud.targets, options_for(8, 60, D::gpu));
+  int calls = 0;
+  gpu_part.share_upward_pass(0, 2, [&](std::span<cplx> m) {
+    ASSERT_EQ(m.size(), part1_moments.size());
+    for (std::size_t i = 0; i < m.size(); ++i) m[i] += part1_moments[i];
+    ++calls;
+  });
+  std::vector<cplx> shared(nt);
+  gpu_part.apply(charges, dipoles, shared);
+  EXPECT_EQ(calls, 1);
+  const Errors e = compare(shared, reference, reference);
+  std::printf("[ gpu fmm ] shared upward pass: %.2e (2-norm) %.2e (max)\n", e.norm, e.max);
+  EXPECT_LE(e.norm, kTolerance);
+  EXPECT_LE(e.max, kTolerance);
+}
+
+// More device memory than allowed is one clear error naming the bytes.
+TEST(GpuFmm, OutOfMemoryIsAClearError) {
+  SKIP_WITHOUT_GPU();
+  const testing::Cloud cloud = testing::icosphere_cloud(4);
+  FmmOptions o = options_for(16, 60, FmmOptions::Device::gpu);
+  o.gpu_memory_limit = std::size_t(1) << 20;
+  try {
+    const Fmm fmm(8.0, cloud.sources, {}, cloud.targets, o);
+    FAIL() << "1 MiB sufficed";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("GPU out of memory"), std::string::npos) << what;
+    EXPECT_NE(what.find("needs"), std::string::npos) << what;
+  }
+  // The far field's own check, with M2L and near field within the limit.
+  const Fmm fits(8.0, cloud.sources, {}, cloud.targets,
+                 options_for(16, 60, FmmOptions::Device::gpu));
+  const std::size_t staging = (cloud.sources.size() + cloud.targets.size()) * sizeof(cplx);
+  o.gpu_memory_limit = fits.statistics().gpu_bytes - staging - 1;
+  try {
+    const Fmm fmm(8.0, cloud.sources, {}, cloud.targets, o);
+    FAIL() << "the far field fitted in a byte less than it needs";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("far field"), std::string::npos) << what;
+    EXPECT_NE(what.find("needs"), std::string::npos) << what;
+  }
+}
+
+// apply_device without the whole FMM on the GPU is refused.
+TEST(GpuFmm, ApplyDeviceNeedsEveryPhaseOnTheGpu) {
+  const testing::Cloud cloud = testing::icosphere_cloud(2);
+  const Fmm cpu(1.0, cloud.sources, {}, cloud.targets, options_for(4, 30, FmmOptions::Device::cpu));
+  EXPECT_FALSE(cpu.runs_on_gpu());
+  EXPECT_THROW(cpu.apply_device(nullptr, nullptr, nullptr), Error);
+}
+
+}  // namespace
+}  // namespace fmbem::fmm
