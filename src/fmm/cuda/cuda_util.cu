@@ -1,11 +1,24 @@
+#include <climits>
+#include <cstdint>
+#include <sstream>
+
 #include "cuda_util.cuh"
 #include "fmbem/core/error.hpp"
 
 namespace fmbem::fmm::cuda {
 
-namespace {
-std::string mib(std::size_t bytes) { return std::to_string((bytes + (1u << 19)) >> 20) + " MiB"; }
-}  // namespace
+std::string mib(std::size_t bytes) {
+  std::ostringstream out;
+  out.precision(1);
+  out << std::fixed << bytes / (1024.0 * 1024.0) << " MiB";
+  return out.str();
+}
+
+int checked_int(const char* owner, std::size_t n, const char* what) {
+  if (n > static_cast<std::size_t>(INT32_MAX))
+    throw Error(std::string(owner) + ": too many " + what + " for 32-bit indices");
+  return static_cast<int>(n);
+}
 
 void throw_cuda_error(cudaError_t status, const char* what) {
   cudaGetLastError();  // clear a sticky-free error so that later calls can report their own

@@ -19,6 +19,12 @@ inline void check(cudaError_t status, const char* what) {
 // After a kernel launch: a bad launch configuration shows here, a fault at the next sync.
 inline void check_launch(const char* kernel) { check(cudaGetLastError(), kernel); }
 
+// "12.3 MiB": memory sizes in the GPU code's messages.
+std::string mib(std::size_t bytes);
+
+// n as a kernel's 32-bit index or count; owner ("GPU M2L") and what name it in the error.
+int checked_int(const char* owner, std::size_t n, const char* what);
+
 // cudaMalloc with an fmbem::Error naming what did not fit.
 void* device_allocate(std::size_t bytes, const std::string& what);
 

@@ -16,21 +16,14 @@
 namespace fmbem::fmm {
 
 using cuda::DeviceVector;
+using cuda::mib;
+
+using cuda::checked_int;
+
+// Names this executor in errors about 32-bit index limits.
+constexpr const char* kExecutor = "GPU FMM";
 
 namespace {
-
-int checked_int(std::size_t n, const char* what) {
-  if (n > static_cast<std::size_t>(INT32_MAX))
-    throw Error(std::string("GPU FMM: too many ") + what + " for 32-bit indices");
-  return static_cast<int>(n);
-}
-
-std::string mib(std::size_t bytes) {
-  std::ostringstream out;
-  out.precision(1);
-  out << std::fixed << bytes / (1024.0 * 1024.0) << " MiB";
-  return out.str();
-}
 
 template <class T>
 std::size_t bytes_of(const std::vector<T>& v) {
@@ -105,7 +98,7 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
   d.num_cells = cells.size();
   d.with_normals = !plan.normals.empty();
   d.tile = cuda::shift_parents_per_block(p);
-  checked_int(cells.size() * size, "expansion coefficients");
+  checked_int(kExecutor, cells.size() * size, "expansion coefficients");
 
   // Host copies first, so that the bytes needed are known before anything is allocated.
   const auto sorted = [](std::span<const Vec3> points, std::span<const std::size_t> order,
@@ -124,8 +117,8 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
   sorted(plan.sources, tree.source_order(), hsx, hsy, hsz);
   if (d.with_normals) sorted(plan.normals, tree.source_order(), hnx, hny, hnz);
   sorted(plan.targets, tree.target_order(), htx, hty, htz);
-  checked_int(hsx.size(), "sources");
-  checked_int(htx.size(), "targets");
+  checked_int(kExecutor, hsx.size(), "sources");
+  checked_int(kExecutor, htx.size(), "targets");
   const std::vector<int> hsource_order(tree.source_order().begin(), tree.source_order().end());
   const std::vector<int> htarget_order(tree.target_order().begin(), tree.target_order().end());
 
@@ -262,7 +255,7 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
     for (std::size_t i = 0; i < host.size(); ++i) {
       Impl::ShiftLevel lv;
       lv.child_level = host[i].child_level;
-      lv.slots = checked_int(host[i].in_cell.size() / 8, "cells of a level");
+      lv.slots = checked_int(kExecutor, host[i].in_cell.size() / 8, "cells of a level");
       lv.matrix_offset = offsets[i];
       lv.in_cell = DeviceVector<int>(host[i].in_cell, "M2M/L2L lists");
       lv.out_cell = DeviceVector<int>(host[i].out_cell, "M2M/L2L lists");

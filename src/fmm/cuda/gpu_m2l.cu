@@ -18,6 +18,12 @@
 namespace fmbem::fmm {
 
 using cuda::DeviceVector;
+using cuda::mib;
+
+using cuda::checked_int;
+
+// Names this executor in errors about 32-bit index limits.
+constexpr const char* kExecutor = "GPU M2L";
 
 bool gpu_available(std::string* why) {
   int count = 0;
@@ -58,12 +64,6 @@ std::uint64_t chunk_key(const std::array<int, 3>& c, int chunk_cells) {
 
 int octant_of(const std::array<int, 3>& c) {
   return (c[0] & 1) | (c[1] & 1) << 1 | (c[2] & 1) << 2;
-}
-
-int checked_int(std::size_t n, const char* what) {
-  if (n > static_cast<std::size_t>(INT32_MAX))
-    throw Error(std::string("GPU M2L: too many ") + what + " for 32-bit indices");
-  return static_cast<int>(n);
 }
 
 // Column-major copies of a level's matrices: entry (i, j) at j row_pad + i of a row_pad x
@@ -160,13 +160,13 @@ void GpuM2L::Impl::build_basic(const M2LLevelPlan& lv, Level& out, GpuM2LLevelSt
   for (std::size_t x = 0; x < order.size(); ++x) {
     const M2LPair& pair = lv.pairs[order[x]];
     if (targets.empty() || targets.back() != pair.target) {
-      if (!targets.empty()) offsets.push_back(checked_int(entries.size(), "pairs"));
+      if (!targets.empty()) offsets.push_back(checked_int(kExecutor, entries.size(), "pairs"));
       targets.push_back(pair.target);
     }
     entries.push_back(int2{pair.source, pair.matrix});
   }
-  offsets.push_back(checked_int(entries.size(), "pairs"));
-  out.blocks = checked_int(targets.size(), "targets");
+  offsets.push_back(checked_int(kExecutor, entries.size(), "pairs"));
+  out.blocks = checked_int(kExecutor, targets.size(), "targets");
   out.staged = std::max<int>(1, std::min<int>(32, int(32768 / (size * kComplexBytes))));
   out.targets = DeviceVector<int>(targets, "basic targets");
   out.offsets = DeviceVector<int>(offsets, "basic offsets");
@@ -200,7 +200,7 @@ void GpuM2L::Impl::build_sibling(const M2LPlan& plan, const M2LLevelPlan& lv, Le
     const bool new_item = new_cluster || e.source_parent != entries[x - 1].source_parent ||
                           e.matrix != entries[x - 1].matrix;
     if (new_cluster) {
-      if (x > 0) item_offsets.push_back(checked_int(items.size(), "sibling items"));
+      if (x > 0) item_offsets.push_back(checked_int(kExecutor, items.size(), "sibling items"));
       cluster_targets.insert(cluster_targets.end(), 8, -1);
     }
     if (new_item) {
@@ -214,8 +214,8 @@ void GpuM2L::Impl::build_sibling(const M2LPlan& plan, const M2LLevelPlan& lv, Le
     slot = e.source;
     cluster_targets[cluster_targets.size() - 8 + e.octant] = e.target;
   }
-  item_offsets.push_back(checked_int(items.size(), "sibling items"));
-  out.clusters = checked_int(cluster_targets.size() / 8, "clusters");
+  item_offsets.push_back(checked_int(kExecutor, items.size(), "sibling items"));
+  out.clusters = checked_int(kExecutor, cluster_targets.size() / 8, "clusters");
   out.cluster_targets = DeviceVector<int>(cluster_targets, "sibling targets");
   out.item_offsets = DeviceVector<int>(item_offsets, "sibling offsets");
   out.sibling_items = DeviceVector<cuda::SiblingItem>(items, "sibling items");
@@ -285,7 +285,7 @@ void GpuM2L::Impl::build_cluster(const M2LPlan& plan, const M2LLevelPlan& lv, Le
       const int n = int(y - x), parts = (n + cuda::kClusterColumns - 1) / cuda::kClusterColumns;
       for (int k = 0, at = 0; k < parts; ++k) {
         const int width = n / parts + (k < n % parts ? 1 : 0);
-        const int first = checked_int(b.pairs.size() + at, "pairs");
+        const int first = checked_int(kExecutor, b.pairs.size() + at, "pairs");
         b.jobs.push_back({entries[x].matrix, first, first + width});
         int padded = 1;
         while (padded < width) padded *= 2;
@@ -313,7 +313,7 @@ void GpuM2L::Impl::build_cluster(const M2LPlan& plan, const M2LLevelPlan& lv, Le
   std::vector<int2> pairs;
   int max_targets = 0;
   for (const Block& b : blocks) {
-    const int base = checked_int(pairs.size(), "pairs");
+    const int base = checked_int(kExecutor, pairs.size(), "pairs");
     for (cuda::ClusterItem job : b.jobs) {
       job.begin += base;
       job.end += base;
@@ -321,11 +321,11 @@ void GpuM2L::Impl::build_cluster(const M2LPlan& plan, const M2LLevelPlan& lv, Le
     }
     pairs.insert(pairs.end(), b.pairs.begin(), b.pairs.end());
     targets.insert(targets.end(), b.targets.begin(), b.targets.end());
-    target_offsets.push_back(checked_int(targets.size(), "targets"));
-    item_offsets.push_back(checked_int(all_jobs.size(), "cluster jobs"));
+    target_offsets.push_back(checked_int(kExecutor, targets.size(), "targets"));
+    item_offsets.push_back(checked_int(kExecutor, all_jobs.size(), "cluster jobs"));
     max_targets = std::max(max_targets, int(b.targets.size()));
   }
-  out.chunks = checked_int(blocks.size(), "chunks");
+  out.chunks = checked_int(kExecutor, blocks.size(), "chunks");
   out.rows = rows;
   out.max_targets = max_targets;
   out.target_offsets = DeviceVector<int>(target_offsets, "cluster target offsets");
@@ -525,15 +525,15 @@ void GpuM2L::Impl::build_ij(const M2LPlan& plan, const M2LLevelPlan& lv, Level& 
     sources.insert(sources.end(), b.sources.begin(), b.sources.end());
     matrices.insert(matrices.end(), b.matrices.begin(), b.matrices.end());
     targets.insert(targets.end(), b.targets.begin(), b.targets.end());
-    source_offsets.push_back(checked_int(sources.size(), "sources"));
-    matrix_offsets.push_back(checked_int(matrices.size(), "matrices"));
-    target_offsets.push_back(checked_int(targets.size(), "targets"));
+    source_offsets.push_back(checked_int(kExecutor, sources.size(), "sources"));
+    matrix_offsets.push_back(checked_int(kExecutor, matrices.size(), "matrices"));
+    target_offsets.push_back(checked_int(kExecutor, targets.size(), "targets"));
     counts.push_back(b.count);
     source_bytes += double(b.sources.size()) * size * kComplexBytes;
     matrix_loads += double(b.matrices.size());
     list_bytes += double(b.count) * teams * 4.0;
   }
-  out.chunks = checked_int(blocks.size(), "chunks");
+  out.chunks = checked_int(kExecutor, blocks.size(), "chunks");
   out.tm = tm;
   out.rows = cuda::kIjTeam * tm;
   out.teams = teams;
@@ -581,13 +581,13 @@ void GpuM2L::Impl::build_columns(const M2LLevelPlan& lv, int width, Level& out,
   std::vector<int> cells, offsets{0}, columns;
   for (std::size_t x : order) {
     if (!cells.empty() && cells.back() != lv.pairs[x].target)
-      offsets.push_back(checked_int(columns.size(), "pairs"));
+      offsets.push_back(checked_int(kExecutor, columns.size(), "pairs"));
     if (cells.empty() || cells.back() != lv.pairs[x].target) cells.push_back(lv.pairs[x].target);
-    columns.push_back(checked_int(pair_column[x], "columns"));
+    columns.push_back(checked_int(kExecutor, pair_column[x], "columns"));
   }
-  offsets.push_back(checked_int(columns.size(), "pairs"));
+  offsets.push_back(checked_int(kExecutor, columns.size(), "pairs"));
   out.padded_columns = column_source.size();
-  out.reduce_targets = checked_int(cells.size(), "targets");
+  out.reduce_targets = checked_int(kExecutor, cells.size(), "targets");
   out.column_source = DeviceVector<int>(column_source, "M2L column sources");
   out.reduce_cells = DeviceVector<int>(cells, "M2L reduce targets");
   out.reduce_offsets = DeviceVector<int>(offsets, "M2L reduce offsets");
@@ -706,7 +706,7 @@ GpuM2L::GpuM2L(const M2LPlan& plan, M2LScheme scheme, const GpuM2LOptions& optio
         std::vector<int> chunk_matrix;
         d.build_columns(lv, width, out, st, chunk_matrix);
         out.gemm_columns = width;
-        out.batch = checked_int(chunk_matrix.size(), "batched products");
+        out.batch = checked_int(kExecutor, chunk_matrix.size(), "batched products");
         out.scratch_offset = scratch_columns;
         scratch_columns += out.padded_columns;
         out.cublas = std::make_unique<cuda::CublasHandle>();
@@ -721,7 +721,7 @@ GpuM2L::GpuM2L(const M2LPlan& plan, M2LScheme scheme, const GpuM2LOptions& optio
       case M2LScheme::dmma: {
         std::vector<int> chunk_matrix;
         d.build_columns(lv, cuda::kDmmaColumns, out, st, chunk_matrix);
-        out.tiles = checked_int(chunk_matrix.size(), "dmma tiles");
+        out.tiles = checked_int(kExecutor, chunk_matrix.size(), "dmma tiles");
         out.row_pad =
             (size + cuda::dmma_rows(size) - 1) / cuda::dmma_rows(size) * cuda::dmma_rows(size);
         out.col_pad = (size + 15) / 16 * 16;

@@ -17,14 +17,14 @@
 namespace fmbem::fmm {
 
 using cuda::DeviceVector;
+using cuda::mib;
+
+using cuda::checked_int;
+
+// Names this executor in errors about 32-bit index limits.
+constexpr const char* kExecutor = "GPU near field";
 
 namespace {
-
-int checked_int(std::size_t n, const char* what) {
-  if (n > static_cast<std::size_t>(INT32_MAX))
-    throw Error(std::string("GPU near field: too many ") + what + " for 32-bit indices");
-  return static_cast<int>(n);
-}
 
 // Pinned host memory for the potentials' copy back.
 class PinnedBuffer {
@@ -82,8 +82,8 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
   d.options = options;
   d.k = lists.k;
   d.skip2 = lists.skip_radius * lists.skip_radius;
-  d.num_sources = checked_int(lists.sources.size(), "sources");
-  d.num_targets = checked_int(lists.targets.size(), "targets");
+  d.num_sources = checked_int(kExecutor, lists.sources.size(), "sources");
+  d.num_targets = checked_int(kExecutor, lists.targets.size(), "targets");
   d.with_normals = !lists.normals.empty();
 
   // Points in tree order, one array a coordinate.
@@ -126,7 +126,7 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
       if (end < begin || end > lists.sources.size())
         throw Error("GPU near field: a source range out of bounds");
       position += end - begin;
-      ranges.push_back(int2{checked_int(position, "sources of one leaf"),
+      ranges.push_back(int2{checked_int(kExecutor, position, "sources of one leaf"),
                             int(std::int64_t(begin) - std::int64_t(position - (end - begin)))});
     }
     const auto [first, last] = lists.leaf_targets[l];
@@ -149,14 +149,15 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
     }
     for (std::size_t c = 0; c < best_c; ++c) {
       const std::size_t t0 = first + nt * c / best_c, t1 = first + nt * (c + 1) / best_c;
-      items.push_back(int4{checked_int(lists.offsets[l], "ranges"),
-                           checked_int(lists.offsets[l + 1], "ranges"), checked_int(t0, "targets"),
-                           checked_int(t1 - t0, "targets")});
+      items.push_back(int4{checked_int(kExecutor, lists.offsets[l], "ranges"),
+                           checked_int(kExecutor, lists.offsets[l + 1], "ranges"),
+                           checked_int(kExecutor, t0, "targets"),
+                           checked_int(kExecutor, t1 - t0, "targets")});
       const std::size_t slots = (t1 - t0 + per_thread - 1) / per_thread, phases = threads / slots;
       capacity += double(threads) * per_thread * double((ns + phases - 1) / phases);
     }
   }
-  d.num_items = checked_int(items.size(), "work items");
+  d.num_items = checked_int(kExecutor, items.size(), "work items");
   d.ranges = DeviceVector<int2>(ranges, "near-field ranges");
   d.items = DeviceVector<int4>(items, "near-field items");
   d.statistics.items = items.size();
