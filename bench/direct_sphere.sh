@@ -8,7 +8,7 @@ levels=${2:-"3 4 5"}
 echo "| L | N | iterations | max error | relative L2 error | set-up s | solve s | s per MatMult |"
 echo "|---|---|---|---|---|---|---|---|"
 for level in $levels; do
-  out=$("$build/bin/bem_solve" -mesh "icosphere:$level" -k 8 -bem_operator direct)
+  out=$("$build/bin/bem_solve" -mesh "icosphere:$level" -k 8 -bem_formulation cbie -bem_operator direct)
   n=$(sed -n 's/.*N = \([0-9]*\) elements.*/\1/p' <<<"$out")
   its=$(sed -n 's/.*solver *\([0-9]*\) iterations.*/\1/p' <<<"$out")
   maxe=$(sed -n 's/.*max |u - exact| = \([^,]*\),.*/\1/p' <<<"$out")

@@ -3,7 +3,8 @@
 # same solution (relative difference of the CSV solutions, which bounds the difference of the
 # errors against the Mie series), then the MatMult split by phase at a large size.
 #   bench/gpu_solve_check.sh BEM_SOLVE [LEVEL=5] ["8:8 7:16" (big level:p pairs)]
-# Needs bash, awk, sed. Prints Markdown tables; logs in LOG_DIR (gpu_solve_logs).
+# FORMULATION: cbie (default, the reference paper's equation) or bm. Needs bash, awk, sed.
+# Prints Markdown tables; logs in LOG_DIR (gpu_solve_logs).
 set -euo pipefail
 bem=$1
 level=${2:-5}
@@ -18,7 +19,7 @@ field() { sed -n "$2" "$1"; }
 echo "| p | device, scheme | iterations | relative L2 error | solution vs cpu | s per MatMult |"
 echo "|---|---|---|---|---|---|"
 for p in 8 16; do
-  base=(-mesh "icosphere:$level" -k 8 -fmm_p "$p" -ksp_rtol 1e-10)
+  base=(-mesh "icosphere:$level" -k 8 -bem_formulation "${FORMULATION:-cbie}" -fmm_p "$p" -ksp_rtol 1e-10)
   for run in cpu basic sibling cluster ij gemm dmma; do
     if [ "$run" = cpu ]; then extra=(-fmm_device cpu); else extra=(-fmm_device gpu -fmm_m2l_scheme "$run"); fi
     log="$log_dir/p${p}_$run.txt"
@@ -44,7 +45,7 @@ for run in $big_runs; do
   p=${run#*:}
   for device in cpu gpu; do
     log="$log_dir/big_p${p}_$device.txt"
-    if ! "$bem" -mesh "icosphere:$big" -k 8 -fmm_p "$p" -fmm_device "$device" -log_view \
+    if ! "$bem" -mesh "icosphere:$big" -k 8 -bem_formulation "${FORMULATION:-cbie}" -fmm_p "$p" -fmm_device "$device" -log_view \
         >"$log" 2>&1; then
       echo "| $p | $device | failed: $(tail -1 "$log") |"
       continue

@@ -30,7 +30,7 @@ for layout in $layouts; do
   log="$log_dir/L${level}_${layout}.txt"
   # shellcheck disable=SC2086  # EXTRA is a list of options
   if ! OMP_NUM_THREADS=$threads "$mpiexec" --allow-run-as-root --oversubscribe --bind-to none \
-      -x OMP_NUM_THREADS -n "$ranks" "$bem" -mesh "icosphere:$level" -k 8 -fmm_p 8 -log_view \
+      -x OMP_NUM_THREADS -n "$ranks" "$bem" -mesh "icosphere:$level" -k 8 -bem_formulation cbie -fmm_p 8 -log_view \
       ${EXTRA:-} >"$log" 2>&1; then
     echo "| $ranks x $threads | failed: see $log | | | | | |"
     continue

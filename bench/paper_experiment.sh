@@ -124,7 +124,7 @@ run_one() {
   log="$log_dir/${device}_$(echo "$label" | tr ':/' '__')_p$p.txt"
   local extra=() cmd
   read -r -a extra <<<"${EXTRA:-}"
-  cmd=("$bem" -mesh "$mesh" -k 8 -fmm_p "$p" -fmm_device "$device" -bem_quad_order 3
+  cmd=("$bem" -mesh "$mesh" -k 8 -bem_formulation cbie -fmm_p "$p" -fmm_device "$device" -bem_quad_order 3
        -ksp_type gmres -pc_type jacobi -ksp_rtol 1e-5 -fmm_view -log_view "${extra[@]}")
   echo "${cmd[*]}" >"$log"
   start=$(date +%s.%N)
@@ -216,7 +216,7 @@ write_table() {
     awk -F, 'NR > 1 { k = "* " $32 ", " $33 ", commit `" $34 "`, OMP_NUM_THREADS=" $30 \
         ($31 != "" ? ", extra `" $31 "`" : ""); if (!(k in seen)) { seen[k] = 1; print k } }' "$csv"
     echo
-    echo "Command per row: \`bem_solve -mesh MESH -k 8 -fmm_p P -fmm_device $device -bem_quad_order 3"
+    echo "Command per row: \`bem_solve -mesh MESH -k 8 -bem_formulation cbie -fmm_p P -fmm_device $device -bem_quad_order 3"
     echo "-ksp_type gmres -pc_type jacobi -ksp_rtol 1e-5 -fmm_view -log_view\` (the defaults, spelled"
     echo "out). Set-up: from the start to the solve (mesh read included; \"operator\" = the"
     echo "\`BEMNearSetup\` event: octree, translations and the near-field correction). Per-phase"

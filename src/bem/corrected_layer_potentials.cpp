@@ -13,8 +13,12 @@ struct CorrectedLayerPotentials::DeviceBuffers {
 
 CorrectedLayerPotentials::CorrectedLayerPotentials(const Discretization& disc, double k,
                                                    RowRange rows,
-                                                   const NearFieldOptions& near_options)
-    : disc_(&disc), rows_(rows), near_(disc, k, rows, near_options) {}
+                                                   const NearFieldOptions& near_options,
+                                                   cplx coupling)
+    : disc_(&disc),
+      rows_(rows),
+      coupling_(coupling),
+      near_(disc, k, rows, near_options, coupling) {}
 
 CorrectedLayerPotentials::~CorrectedLayerPotentials() = default;
 

@@ -8,8 +8,8 @@
 namespace fmbem {
 
 DirectLayerPotentials::DirectLayerPotentials(const Discretization& disc, double k, RowRange rows,
-                                             const NearFieldOptions& near_options)
-    : CorrectedLayerPotentials(disc, k, rows, near_options),
+                                             const NearFieldOptions& near_options, cplx coupling)
+    : CorrectedLayerPotentials(disc, k, rows, near_options, coupling),
       k_(k),
       normals_(quadrature_point_normals(disc)),
       order_(disc.quadrature_points().size()) {
@@ -25,9 +25,19 @@ void DirectLayerPotentials::regular_sum(std::span<const cplx> double_density,
                                   point_strengths(disc, double_density));
   const double skip2 = disc.coincidence_radius() * disc.coincidence_radius();
   const RowRange r = rows();
+  const cplx alpha = coupling();
+  const auto& collocation_normals = disc.mesh().normals();
 #pragma omp parallel for schedule(dynamic, 16)
-  for (std::size_t i = r.begin; i < r.end; ++i)
-    y[i - r.begin] = sources.potential(0, sources.size(), k_, disc.collocation_points()[i], skip2);
+  for (std::size_t i = r.begin; i < r.end; ++i) {
+    const Vec3& x = disc.collocation_points()[i];
+    if (alpha == cplx(0.0)) {
+      y[i - r.begin] = sources.potential(0, sources.size(), k_, x, skip2);
+    } else {
+      const auto both = sources.potential_and_normal_derivative(0, sources.size(), k_, x,
+                                                                collocation_normals[i], skip2);
+      y[i - r.begin] = both.value + alpha * both.normal_derivative;
+    }
+  }
 }
 
 }  // namespace fmbem

@@ -19,8 +19,8 @@ NearFieldOptions with_device(NearFieldOptions near, const fmm::FmmOptions& fmm_o
 FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, RowRange rows,
                                        const NearFieldOptions& near_options,
                                        const fmm::FmmOptions& fmm_options,
-                                       fmm::FmmObserver* observer)
-    : CorrectedLayerPotentials(disc, k, rows, with_device(near_options, fmm_options)),
+                                       fmm::FmmObserver* observer, cplx coupling)
+    : CorrectedLayerPotentials(disc, k, rows, with_device(near_options, fmm_options), coupling),
       observer_(observer) {
   const std::span<const Vec3> collocation_points = disc.collocation_points();
   const std::span<const Vec3> targets = collocation_points.subspan(rows.begin, rows.size());
@@ -28,8 +28,14 @@ FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, Row
   options.skip_radius = disc.coincidence_radius();
   // All collocation points split the tree, so that every row block (MPI rank) builds the same
   // one and a leaf holds at most max_leaf elements whatever the number of ranks.
+  // Burton-Miller: the FMM adds alpha times the derivative along the collocation point's normal.
+  const std::span<const Vec3> target_normals =
+      coupling == cplx(0.0)
+          ? std::span<const Vec3>{}
+          : std::span<const Vec3>(disc.mesh().normals()).subspan(rows.begin, rows.size());
   fmm_ = std::make_unique<fmm::Fmm>(k, disc.quadrature_points(), quadrature_point_normals(disc),
-                                    targets, collocation_points, options, observer);
+                                    targets, collocation_points, options, observer,
+                                    fmm::TargetNormalDerivative{target_normals, coupling});
 }
 
 void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,

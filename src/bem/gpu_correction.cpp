@@ -21,6 +21,12 @@ GpuNearFieldCorrection::GpuNearFieldCorrection(const Discretization&, double, Ro
                                                const GaussLegendre&) {
   no_cuda();
 }
+GpuNearFieldCorrection::GpuNearFieldCorrection(RowRange, std::span<const std::int64_t>,
+                                               std::span<const std::int32_t>, std::span<const cplx>,
+                                               std::span<const cplx>, std::span<const cplx>,
+                                               std::span<const cplx>) {
+  no_cuda();
+}
 GpuNearFieldCorrection::~GpuNearFieldCorrection() = default;
 void GpuNearFieldCorrection::download_entries(std::span<cplx>, std::span<cplx>) const { no_cuda(); }
 void GpuNearFieldCorrection::download_self_terms(std::span<cplx>, std::span<cplx>) const {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "fmbem/bem/gpu_correction.hpp"
+#include "fmbem/bem/hypersingular_integrals.hpp"
 #include "fmbem/bem/panel_integrals.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/kernel/kernel.hpp"
@@ -153,7 +154,7 @@ NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near
 }
 
 NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
-                                         const NearFieldOptions& options)
+                                         const NearFieldOptions& options, cplx coupling)
     : rows_(rows) {
   if (!(options.near_factor >= 1.0))
     throw Error("-bem_near_factor must be at least 1 (it is " +
@@ -167,7 +168,8 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
 
   // Pass 2: accurate minus regular integrals, on the GPU or here.
   const GaussLegendre angular(options.angular_points);
-  if (options.gpu) {
+  const bool burton_miller = coupling != cplx(0.0);
+  if (options.gpu && !burton_miller) {
     gpu_ = std::make_unique<GpuNearFieldCorrection>(disc, k, rows, row_start_, columns_, angular);
     gpu_->download_self_terms(self_single_, self_double_);
     return;
@@ -178,18 +180,38 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
   for (std::size_t i = rows.begin; i < rows.end; ++i) {
     const std::size_t r = i - rows.begin;
     const Vec3& x = mesh.centroids()[i];
+    const Vec3& n_x = mesh.normals()[i];
     for (std::int64_t at = row_start_[r]; at < row_start_[r + 1]; ++at) {
       const std::size_t j = std::size_t(columns_[std::size_t(at)]);
-      const PanelIntegrals exact =
-          panel_integrals(k, mesh.corner(j, 0), mesh.corner(j, 1), mesh.corner(j, 2), x, angular);
+      const Vec3 &a = mesh.corner(j, 0), &b = mesh.corner(j, 1), &c = mesh.corner(j, 2);
       const RegularPair regular = regular_integrals(disc, k, j, x);
-      single_[std::size_t(at)] = exact.single_layer - regular.single_layer;
-      double_[std::size_t(at)] = exact.double_layer - regular.double_layer;
+      cplx exact_single, exact_double, regular_single = regular.single_layer,
+                                       regular_double = regular.double_layer;
+      if (burton_miller) {
+        const HypersingularIntegrals exact = hypersingular_integrals(k, a, b, c, x, n_x, angular);
+        const RegularBurtonMiller extra = regular_burton_miller_integrals(disc, k, j, x, n_x);
+        exact_single = exact.single_layer + coupling * exact.adjoint_double_layer;
+        exact_double = exact.double_layer + coupling * exact.hypersingular;
+        regular_single += coupling * extra.adjoint_double_layer;
+        regular_double += coupling * extra.hypersingular;
+      } else {
+        const PanelIntegrals exact = panel_integrals(k, a, b, c, x, angular);
+        exact_single = exact.single_layer;
+        exact_double = exact.double_layer;
+      }
+      single_[std::size_t(at)] = exact_single - regular_single;
+      double_[std::size_t(at)] = exact_double - regular_double;
       if (j == i) {
-        self_single_[r] = exact.single_layer;
-        self_double_[r] = exact.double_layer;
+        self_single_[r] = exact_single;
+        self_double_[r] = exact_double;
       }
     }
+  }
+  if (options.gpu) {
+    // The SpMV resident on the GPU; the host copies stay (add_to and the accessors).
+    gpu_ = std::make_unique<GpuNearFieldCorrection>(rows, row_start_, columns_, single_, double_,
+                                                    self_single_, self_double_);
+    std::call_once(downloaded_, [] {});
   }
 }
 

@@ -83,4 +83,53 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) cplx PointSources::p
   return cplx(acc_re, acc_im) * inv_4pi;
 }
 
+// With d = y - x, t = d . n_x, D = d n_y (the dipole vector), f = exp(ikr)(ikr - 1) / r^3 and
+// g = exp(ikr)(3 - k^2 r^2 - 3ikr) / r^5 (4 pi G'(r) / r and 4 pi F'(r) / r of kernel.hpp):
+//   4 pi value             = exp(ikr) / r q + f (d . D),
+//   4 pi normal derivative = -(f (t q + n_x . D) + g t (d . D)).
+__attribute__((target_clones("arch=x86-64-v3", "default"))) PointSources::ValueAndNormalDerivative
+PointSources::potential_and_normal_derivative(std::size_t begin, std::size_t end, double k,
+                                              const Vec3& x, const Vec3& n_x,
+                                              double skip_radius2) const {
+  const double* __restrict px = x_.data();
+  const double* __restrict py = y_.data();
+  const double* __restrict pz = z_.data();
+  const double* __restrict qr = q_re_.data();
+  const double* __restrict qi = q_im_.data();
+  const double* __restrict drx = d_re_x_.data();
+  const double* __restrict dry = d_re_y_.data();
+  const double* __restrict drz = d_re_z_.data();
+  const double* __restrict dix = d_im_x_.data();
+  const double* __restrict diy = d_im_y_.data();
+  const double* __restrict diz = d_im_z_.data();
+  const double nx = n_x.x, ny = n_x.y, nz = n_x.z;
+  double v_re = 0.0, v_im = 0.0, b_re = 0.0, b_im = 0.0;
+#pragma omp simd reduction(+ : v_re, v_im, b_re, b_im)
+  for (std::size_t q = begin; q < end; ++q) {
+    const double dx = px[q] - x.x, dy = py[q] - x.y, dz = pz[q] - x.z;  // y - x
+    const double r2 = dx * dx + dy * dy + dz * dz;
+    const double r = std::sqrt(r2);
+    // Skipped pairs: see potential().
+    const double keep = std::fmin(1.0, std::fmax(0.0, (r2 - skip_radius2) * 1e300));
+    const double inv_r = keep / std::fmax(r, 1e-300);
+    const double kr = k * r;
+    const double c = std::cos(kr), s = std::sin(kr);
+    const double inv_r2 = inv_r * inv_r, inv_r3 = inv_r2 * inv_r;
+    const double f_re = (-c - s * kr) * inv_r3, f_im = (c * kr - s) * inv_r3;
+    const double a = 3.0 - kr * kr, b = -3.0 * kr, inv_r5 = inv_r3 * inv_r2;
+    const double g_re = (c * a - s * b) * inv_r5, g_im = (c * b + s * a) * inv_r5;
+    const double p_re = dx * drx[q] + dy * dry[q] + dz * drz[q];  // d . D
+    const double p_im = dx * dix[q] + dy * diy[q] + dz * diz[q];
+    const double m_re = nx * drx[q] + ny * dry[q] + nz * drz[q];  // n_x . D
+    const double m_im = nx * dix[q] + ny * diy[q] + nz * diz[q];
+    const double t = dx * nx + dy * ny + dz * nz;
+    v_re += (c * qr[q] - s * qi[q]) * inv_r + f_re * p_re - f_im * p_im;
+    v_im += (c * qi[q] + s * qr[q]) * inv_r + f_re * p_im + f_im * p_re;
+    const double u_re = t * qr[q] + m_re, u_im = t * qi[q] + m_im;  // t q + n_x . D
+    b_re += f_re * u_re - f_im * u_im + t * (g_re * p_re - g_im * p_im);
+    b_im += f_re * u_im + f_im * u_re + t * (g_re * p_im + g_im * p_re);
+  }
+  return {cplx(v_re, v_im) * inv_4pi, -cplx(b_re, b_im) * inv_4pi};
+}
+
 }  // namespace fmbem::fmm

@@ -86,7 +86,8 @@ Fmm::~Fmm() = default;
 
 Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_normals,
          std::span<const Vec3> targets, std::span<const Vec3> splitting_points,
-         const FmmOptions& options, FmmObserver* observer)
+         const FmmOptions& options, FmmObserver* observer,
+         const TargetNormalDerivative& normal_derivative)
     : k_(k),
       options_(options),
       sources_(sources.begin(), sources.end()),
@@ -98,6 +99,15 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
   if (options.max_leaf < 1) throw Error("FMM: the leaf size must be at least 1");
   if (!source_normals.empty() && source_normals.size() != sources.size())
     throw Error("FMM: one normal per source is needed");
+  if (!normal_derivative.normals.empty() && normal_derivative.normals.size() != targets.size())
+    throw Error("FMM: the target normal derivative needs one normal per target (" +
+                std::to_string(normal_derivative.normals.size()) + " normals for " +
+                std::to_string(targets.size()) + " targets)");
+  // Weight 0 asks for phi alone: the plan without normals gives it, at no extra cost.
+  if (!normal_derivative.normals.empty() && normal_derivative.weight != 0.0) {
+    target_normals_.assign(normal_derivative.normals.begin(), normal_derivative.normals.end());
+    target_normal_weight_ = normal_derivative.weight;
+  }
   order_ = options.order > 0 ? options.order : order_for_tolerance(options.tolerance);
   if (options.measured_max_leaf)
     options_.max_leaf =
@@ -164,7 +174,9 @@ void Fmm::set_up_gpu() {
                        .targets = targets_,
                        .target_leaves = target_leaves_,
                        .levels = {},
-                       .memory_limit = limit > 0 ? limit - statistics_.gpu_bytes : 0};
+                       .memory_limit = limit > 0 ? limit - statistics_.gpu_bytes : 0,
+                       .target_normals = target_normals_,
+                       .target_normal_weight = target_normal_weight_};
   if (limit > 0 && plan.memory_limit == 0) plan.memory_limit = 1;
   for (const Level& lv : levels_) {
     GpuFarFieldPlan::Level& out = plan.levels.emplace_back();
@@ -197,7 +209,9 @@ NearFieldLists Fmm::near_field_lists() const {
                         .target_order = tree_->target_order(),
                         .leaf_targets = near_targets_,
                         .offsets = near_offsets_,
-                        .ranges = near_ranges_};
+                        .ranges = near_ranges_,
+                        .target_normals = target_normals_,
+                        .target_normal_weight = target_normal_weight_};
 }
 
 void Fmm::build_near_lists() {
@@ -304,7 +318,8 @@ void Fmm::build_translations() {
         (tree.near(c).size() + tree.m2l(c).size() + tree.w_list(c).size() + tree.x_list(c).size()) *
         sizeof(int);
   statistics_.expansion_bytes = 2 * cells.size() * size * sizeof(cplx);
-  statistics_.source_bytes = sources_.size() * (2 * sizeof(Vec3) + 11 * sizeof(double));
+  statistics_.source_bytes = sources_.size() * (2 * sizeof(Vec3) + 11 * sizeof(double)) +
+                             target_normals_.size() * sizeof(Vec3);
 }
 
 void Fmm::share_upward_pass(int part, int parts,
@@ -444,22 +459,49 @@ void Fmm::l2l_cpu(std::span<cplx> local) const {
 void Fmm::l2p_cpu(std::span<const cplx> local, std::span<cplx> potential) const {
   const auto& cells = tree_->cells();
   const auto target_order = tree_->target_order();
-  const int p = order_, size = p * p;
+  const int p = order_, size = p * p, extended = (p + 1) * (p + 1);
   const auto& leaves = target_leaves_;
+  const bool with_normals = !target_normals_.empty();
 #pragma omp parallel
   {
-    std::vector<cplx> basis(size);
+    // With target normals: grad Rhat_n^m = sum over terms of c g_q Rhat_a^(m-q) (degree a up to
+    // p), so n . grad phi = sum_q (n . g_q) sum_a Rhat_a Lq_a with Lq_a = sum of c L_nm over the
+    // terms (q, a) (no conjugation: L2P uses Rhat itself), formed once per leaf; per target one
+    // combined vector L + weight sum_q (n . g_q) Lq and one dot product with Rhat to degree p.
+    std::vector<cplx> basis(with_normals ? extended : size);
+    std::vector<cplx> by_q(with_normals ? 3 * extended : 0), combined(with_normals ? extended : 0);
+    const HarmonicGradient g[3] = {harmonic_gradient(-1), harmonic_gradient(0),
+                                   harmonic_gradient(1)};
 #pragma omp for schedule(dynamic, 8)
     for (std::size_t l = 0; l < leaves.size(); ++l) {
       const Cell& cell = cells[leaves[l]];
       if (cell.level < 2) continue;
+      const Level& lv = levels_[cell.level];
       const cplx* lc = &local[leaves[l] * size];
+      if (with_normals) {
+        std::fill(by_q.begin(), by_q.end(), cplx(0.0));
+        for (const GradientTerm& term : lv.gradient)
+          by_q[(term.q + 1) * extended + term.source] += term.coefficient * lc[term.target];
+      }
       for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
         const std::size_t t = target_order[i];
-        regular_basis(p - 1, k_, levels_[cell.level].sigma, targets_[t] - cell.center,
-                      basis.data());
         cplx sum = 0.0;
-        for (int c = 0; c < size; ++c) sum += lc[c] * basis[c];
+        if (!with_normals) {
+          regular_basis(p - 1, k_, lv.sigma, targets_[t] - cell.center, basis.data());
+          for (int c = 0; c < size; ++c) sum += lc[c] * basis[c];
+        } else {
+          regular_basis(p, k_, lv.sigma, targets_[t] - cell.center, basis.data());
+          const Vec3& n = target_normals_[t];
+          cplx w[3];
+          for (int q = 0; q < 3; ++q)
+            w[q] = target_normal_weight_ * (g[q].x * n.x + g[q].y * n.y + g[q].z * n.z);
+          for (int c = 0; c < extended; ++c) {
+            const cplx from_gradient =
+                w[0] * by_q[c] + w[1] * by_q[extended + c] + w[2] * by_q[2 * extended + c];
+            combined[c] = c < size ? lc[c] + from_gradient : from_gradient;
+          }
+          for (int c = 0; c < extended; ++c) sum += combined[c] * basis[c];
+        }
         potential[t] += sum;
       }
     }
@@ -543,6 +585,12 @@ std::string Fmm::describe() const {
       << s.leaves << " leaves; " << targets_.size() << " targets in " << s.target_leaves
       << " of them (max " << s.max_leaf_targets << ", mean " << std::fixed << std::setprecision(1)
       << s.mean_leaf_targets << " a leaf)\n";
+  if (!target_normals_.empty())
+    out << "  output phi + w dphi/dn_t (target normals), w = " << std::defaultfloat
+        << std::setprecision(6) << target_normal_weight_.real()
+        << (target_normal_weight_.imag() < 0 ? " - " : " + ")
+        << std::abs(target_normal_weight_.imag()) << "i\n"
+        << std::fixed;
   out << "  level   cells  leaves  M2L pairs  transfer matrices\n";
   for (int l = 0; l < s.levels; ++l)
     out << "  " << std::setw(5) << l << std::setw(8) << s.cells_per_level[l] << std::setw(8)

@@ -1,5 +1,6 @@
 #include "fmbem/fmm/near_field.hpp"
 
+#include "fmbem/core/error.hpp"
 #include "fmbem/fmm/direct_sum.hpp"
 
 namespace fmbem::fmm {
@@ -14,16 +15,33 @@ std::size_t NearFieldLists::pair_count() const {
 
 void add_near_field_cpu(const NearFieldLists& lists, std::span<const cplx> charges,
                         std::span<const cplx> dipoles, std::span<cplx> potential) {
+  if (!lists.target_normals.empty() && lists.target_normals.size() != lists.targets.size())
+    throw Error("near field: one target normal per target is needed");
   const PointSources sorted(lists.sources, lists.normals, lists.source_order, charges, dipoles);
   const double skip2 = lists.skip_radius * lists.skip_radius;
+  const bool with_normals = !lists.target_normals.empty();
+  const cplx weight = lists.target_normal_weight;
 #pragma omp parallel for schedule(dynamic, 4)
   for (std::size_t l = 0; l < lists.leaf_targets.size(); ++l)
     for (std::size_t i = lists.leaf_targets[l][0]; i < lists.leaf_targets[l][1]; ++i) {
       const std::size_t t = lists.target_order[i];
       cplx sum = 0.0;
-      for (std::size_t r = lists.offsets[l]; r < lists.offsets[l + 1]; ++r)
-        sum += sorted.potential(lists.ranges[r][0], lists.ranges[r][1], lists.k, lists.targets[t],
-                                skip2);
+      if (!with_normals) {
+        for (std::size_t r = lists.offsets[l]; r < lists.offsets[l + 1]; ++r)
+          sum += sorted.potential(lists.ranges[r][0], lists.ranges[r][1], lists.k, lists.targets[t],
+                                  skip2);
+      } else {
+        // phi + weight dphi/dn_t, the value and the derivative summed apart.
+        cplx value = 0.0, derivative = 0.0;
+        for (std::size_t r = lists.offsets[l]; r < lists.offsets[l + 1]; ++r) {
+          const auto v = sorted.potential_and_normal_derivative(
+              lists.ranges[r][0], lists.ranges[r][1], lists.k, lists.targets[t],
+              lists.target_normals[t], skip2);
+          value += v.value;
+          derivative += v.normal_derivative;
+        }
+        sum = value + weight * derivative;
+      }
       potential[t] += sum;
     }
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 #include <sstream>
 
@@ -151,9 +152,30 @@ ErrorNorms error_norms(const Mesh &mesh, const std::vector<cplx> &solution,
   return {max_abs, std::sqrt(error2 / exact2)};
 }
 
+const char *formulation_name(Formulation formulation) {
+  return formulation == Formulation::BurtonMiller ? "bm" : "cbie";
+}
+
+cplx default_bm_alpha(double k) { return cplx(0.0, 1.0 / k); }
+
 Problem::Problem(const Mesh &mesh, const ProblemSpec &spec) : mesh_(&mesh), spec_(spec) {
   if (!std::isfinite(spec.k) || spec.k < 0.0)
     throw Error("the wavenumber k must be finite and >= 0 (k = 0 is Laplace)");
+  if (spec.formulation == Formulation::BurtonMiller) {
+    if (spec.k == 0.0)
+      throw Error(
+          "the Burton-Miller formulation needs k > 0 (Laplace has no fictitious frequencies: use "
+          "-bem_formulation cbie)");
+    coupling_ = spec.bm_alpha == cplx(0.0) ? default_bm_alpha(spec.k) : spec.bm_alpha;
+    if (!std::isfinite(coupling_.real()) || !std::isfinite(coupling_.imag()) ||
+        coupling_.imag() == 0.0)
+      throw Error(
+          "the Burton-Miller coupling alpha must be finite with a non-zero imaginary part (a real "
+          "alpha does not remove the fictitious frequencies; the default is i/k)");
+  } else if (spec.bm_alpha != cplx(0.0)) {
+    throw Error(
+        "-bem_bm_alpha applies to the Burton-Miller formulation only (-bem_formulation bm)");
+  }
   const std::size_t n = mesh.size();
   const auto &x = mesh.centroids();
   const auto &normals = mesh.normals();
@@ -198,17 +220,25 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec) : mesh_(&mesh), spec
 }
 
 OperatorCoefficients Problem::coefficients() const {
+  // The layers carry alpha D' and alpha N; only the identity's share is added here: the
+  // Dirichlet equation's alpha (1/2) q (the jump of the single layer's normal derivative).
   if (spec_.bc == BoundaryCondition::Neumann) return {0.5, -1.0, 0.0};
-  return {0.0, 0.0, 1.0};
+  return {0.5 * coupling_, 0.0, 1.0};
 }
 
 std::vector<cplx> Problem::right_hand_side(const LayerPotentials &layers) const {
+  if (layers.coupling() != coupling_)
+    throw Error("right-hand side: the layer potentials' coupling is not the problem's");
   const RowRange rows = layers.rows();
   const auto &x = mesh_->centroids();
   std::vector<cplx> f(rows.size());
   if (spec_.kind == ProblemKind::Scattering) {
-    for (std::size_t i = rows.begin; i < rows.end; ++i)
+    for (std::size_t i = rows.begin; i < rows.end; ++i) {
       f[i - rows.begin] = exact::incident_field(spec_.k, spec_.incident, x[i]);
+      if (coupling_ != cplx(0.0))
+        f[i - rows.begin] += coupling_ * exact::incident_normal_derivative(
+                                             spec_.k, spec_.incident, x[i], mesh_->normals()[i]);
+    }
     return f;
   }
   // Radiation: the monopole's boundary data on every element, then the
@@ -222,6 +252,9 @@ std::vector<cplx> Problem::right_hand_side(const LayerPotentials &layers) const 
                   : exact::monopole(spec_.k, spec_.source, x[e]);            // D u - u/2
   if (spec_.bc == BoundaryCondition::Neumann) {
     layers.apply({}, data, f);
+    if (coupling_ != cplx(0.0))  // -(alpha/2) q_s
+      for (std::size_t i = rows.begin; i < rows.end; ++i)
+        f[i - rows.begin] += 0.5 * coupling_ * data[i];
   } else {
     layers.apply(data, {}, f);
     for (std::size_t i = rows.begin; i < rows.end; ++i) f[i - rows.begin] -= 0.5 * data[i];
@@ -247,6 +280,13 @@ std::string Problem::description() const {
     text += " of a monopole at " + format_point(spec_.source);
   }
   return text;
+}
+
+std::string Problem::formulation_description() const {
+  if (coupling_ == cplx(0.0)) return "conventional equation (cbie)";
+  char alpha[96];
+  std::snprintf(alpha, sizeof alpha, "%.6g%+.6gi", coupling_.real(), coupling_.imag());
+  return std::string("Burton-Miller (bm), alpha = ") + alpha;
 }
 
 }  // namespace fmbem

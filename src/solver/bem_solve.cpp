@@ -333,7 +333,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(PetscLogEventBegin(events.near_setup, 0, 0, 0, 0));
   if (opt.operator_backend == "fmm") {
     auto fast = std::make_unique<FmmLayerPotentials>(disc, opt.problem.k, rows, opt.near, opt.fmm,
-                                                     &fmm_events);
+                                                     &fmm_events, problem.coupling());
     // Every rank has the same tree: each forms the moments of its share of the leaves, and one
     // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).
     if (size > 1)
@@ -344,7 +344,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     fmm_layers = fast.get();
     layer_potentials = std::move(fast);
   } else {
-    layer_potentials = std::make_unique<DirectLayerPotentials>(disc, opt.problem.k, rows, opt.near);
+    layer_potentials = std::make_unique<DirectLayerPotentials>(disc, opt.problem.k, rows, opt.near,
+                                                               problem.coupling());
   }
   PetscCall(PetscLogEventEnd(events.near_setup, 0, 0, 0, 0));
   const CorrectedLayerPotentials &layers = *layer_potentials;
@@ -458,6 +459,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                             mesh.flipped_triangles()));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "  problem         %s, k = %g\n",
                           problem.description().c_str(), opt.problem.k));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "  formulation     %s\n",
+                          problem.formulation_description().c_str()));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  discretization  piecewise constant, collocation "
                           "at centroids, %d-point Gauss rule\n",

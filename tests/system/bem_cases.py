@@ -156,8 +156,8 @@ def mpi_tree():
 
 if CASE == "rigid_k8":
     # The issue's floor for plain dense collocation (3-point rule, no near
-    # care): 9.9e-2 (320), 2.5e-2 (1,280), given to two digits.
-    res = refinement(["-k", "8"], [2, 3], 3.5, "rigid sphere k=8")
+    # care) of the conventional equation: 9.9e-2 (320), 2.5e-2 (1,280), given to two digits.
+    res = refinement(["-k", "8", "-bem_formulation", "cbie"], [2, 3], 3.5, "rigid sphere k=8")
     check(res[0]["l2"] < 9.95e-2, f"L=2 L2 error {res[0]['l2']:.3e} within the 9.9e-2 floor")
     check(res[1]["l2"] < 2.55e-2, f"L=3 L2 error {res[1]['l2']:.3e} within the 2.5e-2 floor")
     check("Mie series" in res[0]["out"], "the Mie series is the reference")
@@ -177,6 +177,54 @@ elif CASE == "laplace":
 elif CASE == "point_source_k4":
     refinement(["-k", "4", "-bem_incident", "pointsource", "-bem_source", "1.5,0,0.5"], [2, 3], 3.5,
                "rigid sphere k=4, point source")
+elif CASE == "burton_miller":
+    # Issue 10. j_3 has a zero at k = 6.98793: an interior Dirichlet eigenvalue of the unit
+    # sphere, where the conventional equation of the rigid and the soft problem loses
+    # uniqueness. On icosphere:3 (1,280 elements) the conventional error there is twice that at
+    # the neighbouring k (measured 4.05e-2 against 1.9e-2 to 2.1e-2); Burton-Miller's stays
+    # within 1.5 times its neighbours' median (the issue's criterion; measured 1.00).
+    import statistics
+    ico3 = ["-mesh", "icosphere:3"]
+    zero = 6.98793
+    around = (6.8, 6.9, 7.1, 7.2)
+    # The same for radiation of an off-centre monopole (Neumann and Dirichlet data), whose
+    # conventional equations are the same operators.
+    problems = [("rigid", ["-bem_bc", "neumann"]), ("soft", ["-bem_bc", "dirichlet"]),
+                ("radiation, Neumann data", ["-bem_problem", "radiation", "-bem_bc", "neumann",
+                                             "-bem_source", "0.4,0.3,-0.3"]),
+                ("radiation, Dirichlet data", ["-bem_problem", "radiation", "-bem_bc",
+                                               "dirichlet", "-bem_source", "0.4,0.3,-0.3"])]
+    for name, args in problems:
+        for form in ("cbie", "bm"):
+            at_zero = summary(ico3 + args + ["-k", str(zero), "-bem_formulation", form])
+            near = statistics.median(
+                summary(ico3 + args + ["-k", str(k), "-bem_formulation", form])["l2"]
+                for k in around)
+            ratio = at_zero["l2"] / near
+            if form == "bm":
+                check(ratio < 1.5, f"{name} bm at the zero of j_3: L2 error {at_zero['l2']:.3e}, "
+                      f"{ratio:.2f} times the neighbours' median {near:.3e} (< 1.5)")
+            else:
+                # The spike this formulation exists to remove (the test would see it).
+                check(ratio > 1.5, f"{name} cbie at the zero of j_3: L2 error "
+                      f"{at_zero['l2']:.3e}, {ratio:.2f} times the neighbours' median {near:.3e} "
+                      "(> 1.5: the spike)")
+    # The summary names the formulation and alpha (default i/k); cbie stays the default until
+    # bm's hypersingular operator is consistent (README, Formulation).
+    r = summary(["-mesh", "icosphere:2", "-k", "8", "-bem_formulation", "bm"])
+    check("Burton-Miller (bm), alpha = 0+0.125i" in r["out"], "bm's default alpha is i/k")
+    r = summary(["-mesh", "icosphere:2", "-k", "8"])
+    check("conventional equation (cbie)" in r["out"], "the conventional equation is the default")
+    r = summary(["-mesh", "icosphere:2", "-k", "8", "-bem_formulation", "bm",
+                 "-bem_bm_alpha", "0.1-0.2i"])
+    check("alpha = 0.1-0.2i" in r["out"], "-bem_bm_alpha sets alpha")
+    # Refinement at k = 8, rigid and soft, at the levels CI affords: the error falls by more than
+    # 3 from icosphere:2 to 3 (measured 4.0 and 3.7). Not beyond: the discrete hypersingular
+    # operator is inconsistent on these meshes and the rate falls to 2.2 from icosphere:4 to 5,
+    # the error grows from icosphere:6 on (README, Formulation; issue 10 stays open on it).
+    refinement(["-k", "8", "-bem_formulation", "bm"], [2, 3], 3.0, "rigid sphere k=8, bm")
+    refinement(["-k", "8", "-bem_formulation", "bm", "-bem_bc", "dirichlet"], [2, 3], 3.0,
+               "soft sphere k=8, bm")
 elif CASE == "radiation_cube":
     # Nested uniform refinements of a coarse cube: exact geometry, so the
     # error is the discretisation's alone. Sharp edges make the solution
@@ -283,6 +331,7 @@ elif CASE == "bad_input":
     expect_error(ico + ["-fmm_eps", "0"], "-fmm_eps")
     expect_error(ico + ["-fmm_eps", "1.5"], "-fmm_eps")
     expect_error(ico + ["-fmm_max_leaf", "0"], "-fmm_max_leaf")
+
 elif CASE == "hostile_options":
     # Issue 12: every bad option, value or output gives one line naming the
     # option, exit status 1, and nothing written; a failed solve exits 2.
@@ -315,7 +364,15 @@ elif CASE == "hostile_options":
             (["-k", "1e-300"], "use -k 0"), (["-k", "1e300"], "elements per wavelength"),
             (["-k", "30"], "elements per wavelength"), (["-bem_near_quad", "0"], "-bem_near_quad"),
             (["-o", "x.csv"], ".vtu"), (["-bem_csv", "/nonexistent/x.csv"], "/nonexistent"),
-            (["-bem_csv", "/dev/null"], "not a regular file")]:
+            (["-bem_csv", "/dev/null"], "not a regular file"),
+            (["-bem_formulation", "bm", "-bem_bm_alpha", "abc"],
+             "-bem_bm_alpha abc: not a complex number"),
+            (["-bem_formulation", "bm", "-bem_bm_alpha", "1+i2"], "not a complex number"),
+            (["-bem_formulation", "bm", "-bem_bm_alpha", "0.5"], "non-zero imaginary part"),
+            (["-bem_bm_alpha", "0.1i"], "applies only"),
+            (["-bem_formulation", "bm", "-k", "0"], "needs k > 0"),
+            (["-bem_formulation", "cbie", "-bem_bm_alpha", "0.1i"], "applies only"),
+            (["-bem_formulation", "bem"], "-bem_formulation bem is not known (choose cbie, bm)")]:
         one_line_error(ico + args, needle)
     # The same on several ranks, without hanging (run() has a timeout).
     for ranks in (2, 3):

@@ -28,18 +28,19 @@ class CorrectedLayerPotentials : public LayerPotentials {
   }
   RowRange rows() const final { return rows_; }
   std::size_t columns() const final { return disc_->size(); }
+  cplx coupling() const final { return coupling_; }
   const NearFieldCorrection& near_field() const { return near_; }
   // Whether apply runs on the GPU with the densities and y copied once.
   bool resident_on_device() const { return near_.on_device() && regular_sum_on_device(); }
 
  protected:
   CorrectedLayerPotentials(const Discretization& disc, double k, RowRange rows,
-                           const NearFieldOptions& near_options);
+                           const NearFieldOptions& near_options, cplx coupling = 0.0);
   const Discretization& discretization() const { return *disc_; }
 
  private:
-  // y[i - rows().begin] = the regular rule's sum for row i; densities have
-  // the right sizes (checked by apply).
+  // y[i - rows().begin] = the regular rule's sum for row i (with coupling(): of the
+  // Burton-Miller operators); densities have the right sizes (checked by apply).
   virtual void regular_sum(std::span<const cplx> double_density,
                            std::span<const cplx> single_density, std::span<cplx> y) const = 0;
   // The same on device arrays (null density: zero; device_y overwritten), enqueued on the CUDA
@@ -52,6 +53,7 @@ class CorrectedLayerPotentials : public LayerPotentials {
 
   const Discretization* disc_;
   RowRange rows_;
+  cplx coupling_;
   NearFieldCorrection near_;
   // The densities and y on the device, allocated at the first resident apply.
   mutable std::unique_ptr<DeviceBuffers> device_;

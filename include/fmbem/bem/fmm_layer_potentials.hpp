@@ -23,7 +23,7 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   // each apply.
   FmmLayerPotentials(const Discretization& disc, double k, RowRange rows,
                      const NearFieldOptions& near_options, const fmm::FmmOptions& fmm_options,
-                     fmm::FmmObserver* observer = nullptr);
+                     fmm::FmmObserver* observer = nullptr, cplx coupling = 0.0);
 
   const fmm::Fmm& fmm() const { return *fmm_; }
   // Row blocks (MPI ranks) split the upward pass: fmm::Fmm::share_upward_pass.

@@ -26,6 +26,12 @@ class GpuNearFieldCorrection {
   GpuNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
                          std::span<const std::int64_t> row_start,
                          std::span<const std::int32_t> columns, const GaussLegendre& angular);
+  // Entries computed elsewhere (on the CPU: the Burton-Miller operators), uploaded: single and
+  // dbl one per nonzero, self_single and self_double one per row.
+  GpuNearFieldCorrection(RowRange rows, std::span<const std::int64_t> row_start,
+                         std::span<const std::int32_t> columns, std::span<const cplx> single,
+                         std::span<const cplx> dbl, std::span<const cplx> self_single,
+                         std::span<const cplx> self_double);
   ~GpuNearFieldCorrection();
   GpuNearFieldCorrection(const GpuNearFieldCorrection&) = delete;
   GpuNearFieldCorrection& operator=(const GpuNearFieldCorrection&) = delete;

@@ -17,20 +17,32 @@ struct RowRange {
 // collocation, S_ij = integral over element j of G(x_i - y) and
 // D_ij = integral over element j of dG/dn_y (x_i, y), for the rows of one
 // process. Backends: direct (O(N^2), here) and the FMM.
+//
+// With a Burton-Miller coupling alpha != 0 (coupling()) the two operators are
+//   S + alpha D'  and  D + alpha N,
+// D'_ij = integral over element j of dG/dn_x (x_i, y) (adjoint double layer) and
+// N_ij = n_i . grad_x of D_ij's integral (hypersingular, finite part on the diagonal), n_i the
+// collocation point's normal: each conventional operator plus alpha times its normal derivative
+// at the collocation point, which is what every Burton-Miller equation is made of
+// (docs/burton-miller.md). One apply forms both parts in one pass.
 class LayerPotentials {
  public:
   virtual ~LayerPotentials() = default;
 
-  // y[i - rows().begin] = sum_j D_ij double_density[j] + S_ij single_density[j].
-  // Densities have one entry per element; an empty span skips that layer.
+  // y[i - rows().begin] = sum_j (D + alpha N)_ij double_density[j] +
+  // (S + alpha D')_ij single_density[j]. Densities have one entry per element; an empty span
+  // skips that layer.
   virtual void apply(std::span<const cplx> double_density, std::span<const cplx> single_density,
                      std::span<cplx> y) const = 0;
 
-  // S_ii and D_ii for the rows (accurately integrated self terms).
+  // The diagonals of the two operators for the rows (accurately integrated self terms):
+  // S_ii + alpha D'_ii (D'_ii = 0 on a flat element) and D_ii + alpha N_ii.
   virtual const std::vector<cplx>& single_layer_diagonal() const = 0;
   virtual const std::vector<cplx>& double_layer_diagonal() const = 0;
   virtual RowRange rows() const = 0;
   virtual std::size_t columns() const = 0;
+  // alpha (0: the conventional operators).
+  virtual cplx coupling() const = 0;
 };
 
 }  // namespace fmbem

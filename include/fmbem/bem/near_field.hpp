@@ -37,10 +37,15 @@ NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near
 // (panel_integrals) minus what the regular Gauss rule gives for the pair, so
 // that regular sum + correction is accurate for every pair. Stored in CSR
 // form, one row per collocation point of `rows`.
+//
+// With a Burton-Miller coupling alpha != 0 the entries are those of S + alpha D' and
+// D + alpha N (LayerPotentials): accurate integrals by hypersingular_integrals, regular ones by
+// regular_integrals and regular_burton_miller_integrals, combined once, so that the SpMV costs
+// what the conventional one does. These are computed on the CPU and, with options.gpu, uploaded.
 class NearFieldCorrection {
  public:
   NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
-                      const NearFieldOptions& options);
+                      const NearFieldOptions& options, cplx coupling = 0.0);
   ~NearFieldCorrection();
   NearFieldCorrection(const NearFieldCorrection&) = delete;
   NearFieldCorrection& operator=(const NearFieldCorrection&) = delete;
@@ -56,6 +61,7 @@ class NearFieldCorrection {
   void apply_device(const cplx* device_double_density, const cplx* device_single_density,
                     cplx* device_y) const;
 
+  // S_ii + alpha D'_ii and D_ii + alpha N_ii (accurate).
   const std::vector<cplx>& single_layer_diagonal() const { return self_single_; }
   const std::vector<cplx>& double_layer_diagonal() const { return self_double_; }
   std::size_t nonzeros() const { return columns_.size(); }

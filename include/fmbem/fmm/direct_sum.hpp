@@ -25,6 +25,17 @@ class PointSources {
   cplx potential(std::size_t begin, std::size_t end, double k, const Vec3& x,
                  double skip_radius2) const;
 
+  // The same sum and its derivative along the unit vector n_x at x (the target's normal):
+  //   value             = sum G q + dG/dn_y d,
+  //   normal_derivative = sum dG/dn_x q + d^2G/dn_x dn_y d
+  // (the adjoint double and the hypersingular kernel: what Burton-Miller adds), in one pass.
+  struct ValueAndNormalDerivative {
+    cplx value, normal_derivative;
+  };
+  ValueAndNormalDerivative potential_and_normal_derivative(std::size_t begin, std::size_t end,
+                                                           double k, const Vec3& x, const Vec3& n_x,
+                                                           double skip_radius2) const;
+
  private:
   std::vector<double> x_, y_, z_, q_re_, q_im_, d_re_x_, d_re_y_, d_re_z_, d_im_x_, d_im_y_,
       d_im_z_;

@@ -98,6 +98,16 @@ struct FmmStatistics {
   }
 };
 
+// What apply gives at each target besides the potential phi: with normals (one unit vector per
+// target, input order) the output is phi + weight * n_t . grad phi, the normal derivative formed
+// in the same pass (L2P differentiates the local expansion, the near field sums the kernels'
+// derivatives). Burton-Miller's operators S + alpha D' and D + alpha N in one FMM. Without
+// normals (the default) the output is phi.
+struct TargetNormalDerivative {
+  std::span<const Vec3> normals;
+  cplx weight = 0.0;
+};
+
 // Whether the expansions of order p converge on the coarsest M2L level: the
 // low-frequency method needs p above about k times the cell diagonal there
 // (tests/unit/fmm/fmm_test.cpp measures where it stops).
@@ -123,7 +133,8 @@ class Fmm {
  public:
   Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_normals,
       std::span<const Vec3> targets, std::span<const Vec3> splitting_points,
-      const FmmOptions& options, FmmObserver* observer = nullptr);
+      const FmmOptions& options, FmmObserver* observer = nullptr,
+      const TargetNormalDerivative& normal_derivative = {});
   // The targets are the splitting points.
   Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_normals,
       std::span<const Vec3> targets, const FmmOptions& options, FmmObserver* observer = nullptr)
@@ -132,7 +143,8 @@ class Fmm {
   Fmm(const Fmm&) = delete;
   Fmm& operator=(const Fmm&) = delete;
 
-  // potential has one entry per target; charges or dipoles may be empty.
+  // potential has one entry per target (phi, or phi + weight n_t . grad phi with a
+  // TargetNormalDerivative); charges or dipoles may be empty.
   void apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
              std::span<cplx> potential, FmmObserver* observer = nullptr) const;
 
@@ -191,6 +203,10 @@ class Fmm {
   int order_;
   FmmOptions options_;
   std::vector<Vec3> sources_, normals_, targets_;
+  // TargetNormalDerivative: the targets' unit normals (input order; empty: the output is phi)
+  // and the weight of n_t . grad phi.
+  std::vector<Vec3> target_normals_;
+  cplx target_normal_weight_ = 0.0;
   std::unique_ptr<Octree> tree_;
   std::vector<Level> levels_;
   // The leaves holding targets, ascending: L2P and the near field visit only these.

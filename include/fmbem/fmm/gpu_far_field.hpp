@@ -25,7 +25,9 @@
 //        (column-major, coalesced) multiplying all of them, so a matrix entry read from L2
 //        feeds up to 16 complex FMAs.
 //   L2P  one block per target leaf, its locals in shared memory, a thread per target forming
-//        Rhat by the same recurrences and summing L Rhat.
+//        Rhat by the same recurrences and summing L Rhat. With target normals the block first
+//        forms the three vectors Lq (the gradient terms applied to L, in shared memory) and
+//        each thread sums (L + w sum_q (n_t . g_q) Lq) Rhat with Rhat to degree p.
 namespace fmbem::fmm {
 
 // What the GPU far field needs of an FMM plan (views: they need live only during construction).
@@ -44,6 +46,10 @@ struct GpuFarFieldPlan {
   std::vector<Level> levels;
   // Device memory this executor may take (0: whatever is free); bytes above it are an error.
   std::size_t memory_limit = 0;
+  // With target normals (input order, one per target) L2P gives phi + target_normal_weight
+  // n_t . grad phi (TargetNormalDerivative); empty: phi.
+  std::span<const Vec3> target_normals;
+  cplx target_normal_weight = 0.0;
 };
 
 class GpuFarField {
@@ -67,8 +73,8 @@ class GpuFarField {
            std::size_t leaf_end);
   void m2m();
   void l2l();
-  // potential[t] = the local expansion at t for the targets of leaves at levels >= 2 (others
-  // are left alone).
+  // potential[t] = the local expansion at t (with target normals: plus the weight times its
+  // normal derivative) for the targets of leaves at levels >= 2 (others are left alone).
   void l2p(cplx* device_potential);
   // potential[t] = 0 for every target.
   void zero_potential(cplx* device_potential);

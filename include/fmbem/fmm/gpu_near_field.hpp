@@ -18,7 +18,9 @@
 // threads for the targets are repeated as often as fit the block, phase p summing the tile's
 // sources p, p + P, ...), so that a small leaf still keeps the whole block busy. The phases'
 // sums are added in shared memory, in a fixed order, at the end. Complex double throughout;
-// sin and cos of kr in double (sincos), 1 / r by rsqrt.
+// sin and cos of kr in double (sincos), 1 / r by rsqrt. With the lists' target normals a
+// separate instantiation also sums the derivative along each target's normal (the adjoint
+// double layer's and the hypersingular kernel) and adds it with the lists' weight.
 namespace fmbem::fmm {
 
 // The default is the fastest measured on an H100 at leaves of up to 100 targets; 128 x 2 is

@@ -24,6 +24,11 @@ struct NearFieldLists {
   std::span<const std::array<std::size_t, 2>> leaf_targets;
   std::span<const std::size_t> offsets;
   std::span<const std::array<std::size_t, 2>> ranges;
+  // With target normals (input order) the sum is phi + target_normal_weight n_t . grad phi:
+  // the adjoint double layer's kernel dG/dn_x for the charges, the hypersingular
+  // d^2G/dn_x dn_y for the dipoles (TargetNormalDerivative).
+  std::span<const Vec3> target_normals;
+  cplx target_normal_weight = 0.0;
 
   // Source-target point pairs (skipped ones included).
   std::size_t pair_count() const;

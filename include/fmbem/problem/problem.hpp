@@ -13,6 +13,11 @@ namespace fmbem {
 
 enum class ProblemKind { Scattering, Radiation };
 enum class BoundaryCondition { Neumann, Dirichlet };  // rigid / soft for scattering
+// Conventional: the boundary integral equation (CBIE) alone, which fails at the interior
+// eigenfrequencies of the body; BurtonMiller: CBIE + alpha times its normal derivative
+// (docs/burton-miller.md), unique at every k > 0.
+enum class Formulation { Conventional, BurtonMiller };
+const char *formulation_name(Formulation formulation);  // "cbie" / "bm"
 
 struct ProblemSpec {
   ProblemKind kind = ProblemKind::Scattering;
@@ -20,7 +25,14 @@ struct ProblemSpec {
   double k = 1.0;
   exact::Incident incident;  // scattering only
   Vec3 source;               // radiation: the monopole inside the body
+  Formulation formulation = Formulation::Conventional;
+  // Burton-Miller's coupling alpha; 0: the default i / k (with exp(-i omega t), the sign whose
+  // eigenvalues cluster about 1: docs/burton-miller.md). Must have a non-zero imaginary part.
+  cplx bm_alpha = 0.0;
 };
+
+// The default Burton-Miller coupling i / k.
+cplx default_bm_alpha(double k);
 
 // The boundary integral equation of a problem, with n pointing out of the
 // body and u = u_inc + D u - S q in the exterior:
@@ -28,6 +40,10 @@ struct ProblemSpec {
 //   Dirichlet (soft, or radiation with u given):            S q = f
 // Scattering: f = u_inc. Radiation by a monopole at s inside the body:
 //   Neumann f = -S q_s, Dirichlet f = D u_s - (1/2) u_s (u_s, q_s its data).
+// Burton-Miller (coupling alpha, layers with the same coupling: LayerPotentials):
+//   Neumann    (1/2) u - (D + alpha N) u = f,   Dirichlet (S + alpha D') q + (alpha/2) q = f,
+// scattering f = u_inc + alpha du_inc/dn; radiation Neumann f = -(S + alpha D') q_s -
+// (alpha/2) q_s, Dirichlet f = (D + alpha N) u_s - (1/2) u_s.
 class Problem {
  public:
   // Validates the spec against the mesh (k >= 0 and finite, point source
@@ -36,12 +52,18 @@ class Problem {
   Problem(const Mesh &mesh, const ProblemSpec &spec);
 
   const ProblemSpec &spec() const { return spec_; }
+  // Burton-Miller's alpha (the spec's or the default), 0 for the conventional equation: the
+  // coupling the layer potentials must be built with.
+  cplx coupling() const { return coupling_; }
   OperatorCoefficients coefficients() const;
-  // f for the rows of `layers` (radiation applies the layer operators).
+  // f for the rows of `layers` (radiation applies the layer operators); layers.coupling() must
+  // be coupling().
   std::vector<cplx> right_hand_side(const LayerPotentials &layers) const;
   // What the solution is: "u" (Neumann) or "q" (Dirichlet).
   std::string unknown_name() const;
   std::string description() const;
+  // "conventional equation (cbie)" or "Burton-Miller (bm), alpha = 0+0.125i".
+  std::string formulation_description() const;
 
   // The exact surface solution at every collocation point, where one exists:
   // the rigid/soft sphere (Mie series, or its Laplace analogue at k = 0) when
@@ -55,6 +77,7 @@ class Problem {
  private:
   const Mesh *mesh_;
   ProblemSpec spec_;
+  cplx coupling_ = 0.0;
   std::optional<std::vector<cplx>> exact_;
   std::string exact_name_;
   std::vector<std::string> warnings_;

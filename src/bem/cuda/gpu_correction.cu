@@ -12,66 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "../../fmm/cuda/cuda_util.cuh"
 #include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/core/error.hpp"
 
 namespace fmbem {
 namespace {
 
-[[noreturn]] void throw_cuda(cudaError_t status, const char* what) {
-  cudaGetLastError();
-  if (status == cudaErrorMemoryAllocation) {
-    std::size_t free_bytes = 0, total_bytes = 0;
-    cudaMemGetInfo(&free_bytes, &total_bytes);
-    throw Error(std::string("GPU out of memory in ") + what + " (" +
-                std::to_string(free_bytes >> 20) + " MiB free of " +
-                std::to_string(total_bytes >> 20) + " MiB)");
-  }
-  throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(status));
-}
-
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw_cuda(status, what);
-}
-
-// A device array that frees itself.
+using fmm::cuda::check;
+// A device array that frees itself (the FMM's).
 template <class T>
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(std::size_t count, const char* what) : count_(count) {
-    if (count > 0) check(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)), what);
-  }
-  Buffer(const T* host, std::size_t count, const char* what) : Buffer(count, what) {
-    if (count > 0) check(cudaMemcpy(data_, host, count * sizeof(T), cudaMemcpyHostToDevice), what);
-  }
-  ~Buffer() {
-    if (data_) cudaFree(data_);
-  }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  Buffer& operator=(Buffer&& other) noexcept {
-    if (this != &other) {
-      if (data_) cudaFree(data_);
-      data_ = other.data_;
-      count_ = other.count_;
-      other.data_ = nullptr;
-      other.count_ = 0;
-    }
-    return *this;
-  }
-  T* data() const { return data_; }
-  std::size_t size() const { return count_; }
-  std::size_t bytes() const { return count_ * sizeof(T); }
-  void download(T* host, const char* what) const {
-    if (count_ > 0)
-      check(cudaMemcpy(host, data_, count_ * sizeof(T), cudaMemcpyDeviceToHost), what);
-  }
-
- private:
-  T* data_ = nullptr;
-  std::size_t count_ = 0;
-};
+using Buffer = fmm::cuda::DeviceVector<T>;
 
 // Vec3 and std::complex<double> as the CPU code uses them (-fcx-limited-range products).
 struct V3 {
@@ -381,6 +332,26 @@ GpuNearFieldCorrection::GpuNearFieldCorrection(const Discretization& disc, doubl
   }
   // The geometry buffers are freed on return: wait for the kernel first.
   check(cudaDeviceSynchronize(), "the near-field entry kernel");
+}
+
+GpuNearFieldCorrection::GpuNearFieldCorrection(
+    RowRange rows, std::span<const std::int64_t> row_start, std::span<const std::int32_t> columns,
+    std::span<const cplx> single, std::span<const cplx> dbl, std::span<const cplx> self_single,
+    std::span<const cplx> self_double)
+    : impl_(std::make_unique<Impl>()) {
+  if (row_start.size() != rows.size() + 1 || std::size_t(row_start.back()) != columns.size() ||
+      single.size() != columns.size() || dbl.size() != columns.size() ||
+      self_single.size() != rows.size() || self_double.size() != rows.size())
+    throw Error("GPU near-field correction: CSR pattern or entries of the wrong size");
+  Impl& d = *impl_;
+  d.rows = std::int64_t(rows.size());
+  const auto z = [](std::span<const cplx> v) { return reinterpret_cast<const Z*>(v.data()); };
+  d.row_start = Buffer<std::int64_t>(row_start.data(), row_start.size(), "near-field rows");
+  d.columns = Buffer<std::int32_t>(columns.data(), columns.size(), "near-field columns");
+  d.single = Buffer<Z>(z(single), single.size(), "near-field single-layer entries");
+  d.dbl = Buffer<Z>(z(dbl), dbl.size(), "near-field double-layer entries");
+  d.self_single = Buffer<Z>(z(self_single), self_single.size(), "self terms");
+  d.self_double = Buffer<Z>(z(self_double), self_double.size(), "self terms");
 }
 
 GpuNearFieldCorrection::~GpuNearFieldCorrection() = default;

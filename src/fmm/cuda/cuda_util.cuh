@@ -1,5 +1,5 @@
 #pragma once
-// Error checking and device memory for the CUDA sources of fmm/ (not a public header).
+// Error checking and device memory for the CUDA sources of fmm/ and bem/ (not a public header).
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -34,11 +34,12 @@ class DeviceVector {
  public:
   DeviceVector() = default;
   DeviceVector(std::size_t count, const std::string& what) { allocate(count, what); }
-  explicit DeviceVector(const std::vector<T>& host, const std::string& what) {
-    allocate(host.size(), what);
-    if (!host.empty())
-      check(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
-            "upload");
+  explicit DeviceVector(const std::vector<T>& host, const std::string& what)
+      : DeviceVector(host.data(), host.size(), what) {}
+  DeviceVector(const T* host, std::size_t count, const std::string& what) {
+    allocate(count, what);
+    if (count > 0)
+      check(cudaMemcpy(data_, host, count * sizeof(T), cudaMemcpyHostToDevice), "upload");
   }
   ~DeviceVector() { release(); }
   DeviceVector(DeviceVector&& other) noexcept : data_(other.data_), count_(other.count_) {
@@ -68,6 +69,11 @@ class DeviceVector {
   const T* data() const { return data_; }
   std::size_t size() const { return count_; }
   std::size_t bytes() const { return count_ * sizeof(T); }
+  // Copies all of it to host (count_ elements); what names the copy in an error.
+  void download(T* host, const char* what) const {
+    if (count_ > 0)
+      check(cudaMemcpy(host, data_, count_ * sizeof(T), cudaMemcpyDeviceToHost), what);
+  }
 
  private:
   void release() {

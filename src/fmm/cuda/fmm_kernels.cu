@@ -278,19 +278,60 @@ __global__ void p2m_kernel(const P2MArgs a, const double2 g0, const double2 g1x,
   }
 }
 
+// kNormal: the output is phi + weight n . grad phi (L2PArgs); the shared memory then holds the
+// three vectors Lq of (p+1)^2 after the locals, and the basis runs to degree p.
+template <bool kNormal>
 __global__ void l2p_kernel(const L2PArgs a) {
   extern __shared__ double2 shared[];
-  const int size = a.order * a.order, max_n = a.order - 1;
+  const int size = a.order * a.order, max_n = kNormal ? a.order : a.order - 1;
+  const int extended = kNormal ? (a.order + 1) * (a.order + 1) : 0;
   double2* local = shared;
-  double* radial = reinterpret_cast<double*>(shared + size) + threadIdx.x * a.order;
+  double2* lq = shared + size;  // kNormal: [3][extended]
+  double* radial =
+      reinterpret_cast<double*>(shared + size + 3 * extended) + threadIdx.x * (max_n + 1);
   const LeafItem leaf = a.leaves[blockIdx.x];
   for (int c = threadIdx.x; c < size; c += blockDim.x)
     local[c] = a.local[std::size_t(leaf.cell) * size + c];
   __syncthreads();
+  if constexpr (kNormal) {
+    // Lq[slot] = sum over the slot's terms of coefficient L[target] (the CPU's by_q).
+    const int* offsets = a.gradient_offsets + std::size_t(leaf.level) * (3 * extended + 1);
+    for (int slot = threadIdx.x; slot < 3 * extended; slot += blockDim.x) {
+      double2 sum = make_double2(0, 0);
+      for (int t = offsets[slot]; t < offsets[slot + 1]; ++t) {
+        const LocalGradientItem term = a.gradient[t];
+        cadd(sum, cmul(term.coefficient, local[term.target]));
+      }
+      lq[slot] = sum;
+    }
+    __syncthreads();
+  }
   for (int i = leaf.begin + threadIdx.x; i < leaf.end; i += blockDim.x) {
     const double x = a.tx[i] - leaf.cx, y = a.ty[i] - leaf.cy, z = a.tz[i] - leaf.cz;
     regular_radial(max_n, a.k, leaf.sigma, x, y, z, radial);
     const Direction d = direction_of(x, y, z);
+    // kNormal: w_q = weight (n . g_q), the combined coefficient L + sum_q w_q Lq.
+    double2 w[3];
+    if constexpr (kNormal) {
+      const double nx = a.nx[i], ny = a.ny[i], nz = a.nz[i];
+#pragma unroll
+      for (int q = 0; q < 3; ++q) {
+        const double2 g = make_double2(a.gx[q].x * nx + a.gy[q].x * ny + a.gz[q].x * nz,
+                                       a.gx[q].y * nx + a.gy[q].y * ny + a.gz[q].y * nz);
+        w[q] = cmul(a.weight, g);
+      }
+    }
+    const auto coefficient = [&](int c, int n) {
+      if constexpr (!kNormal) {
+        return local[c];
+      } else {
+        double2 v = cmul(w[0], lq[c]);
+        cadd(v, cmul(w[1], lq[extended + c]));
+        cadd(v, cmul(w[2], lq[2 * extended + c]));
+        if (n < a.order) v = make_double2(local[c].x + v.x, local[c].y + v.y);
+        return v;
+      }
+    };
     double2 sum = make_double2(0, 0), e = make_double2(1.0, 0.0);
     double p_mm = a.legendre.p00;
     for (int m = 0; m <= max_n; ++m) {
@@ -311,8 +352,8 @@ __global__ void l2p_kernel(const L2PArgs a) {
           p_cur = p_next;
         }
         const int c = n * n + n;
-        cadd(sum, cmul(local[c + m], basis_value(m, p_cur, e, radial[n])));
-        if (m > 0) cadd(sum, cmul(local[c - m], basis_value(-m, p_cur, e, radial[n])));
+        cadd(sum, cmul(coefficient(c + m, n), basis_value(m, p_cur, e, radial[n])));
+        if (m > 0) cadd(sum, cmul(coefficient(c - m, n), basis_value(-m, p_cur, e, radial[n])));
       }
     }
     a.potential[a.target_order[i]] = sum;
@@ -401,11 +442,21 @@ void launch_p2m(const P2MArgs& a, int leaves, cudaStream_t stream) {
 
 void launch_l2p(const L2PArgs& a, int leaves, cudaStream_t stream) {
   if (leaves == 0) return;
-  const std::size_t bytes =
-      std::size_t(a.order) * a.order * sizeof(double2) + std::size_t(kL2PThreads) * a.order * 8;
-  set_shared_limit(reinterpret_cast<const void*>(l2p_kernel), bytes);
-  l2p_kernel<<<leaves, kL2PThreads, bytes, stream>>>(a);
-  check_launch("the L2P kernel");
+  if (a.nx == nullptr) {
+    const std::size_t bytes =
+        std::size_t(a.order) * a.order * sizeof(double2) + std::size_t(kL2PThreads) * a.order * 8;
+    set_shared_limit(reinterpret_cast<const void*>(l2p_kernel<false>), bytes);
+    l2p_kernel<false><<<leaves, kL2PThreads, bytes, stream>>>(a);
+    check_launch("the L2P kernel");
+    return;
+  }
+  // The locals, the three Lq of (p+1)^2 and the radial factors of degrees 0..p a thread.
+  const std::size_t extended = std::size_t(a.order + 1) * (a.order + 1);
+  const std::size_t bytes = (std::size_t(a.order) * a.order + 3 * extended) * sizeof(double2) +
+                            std::size_t(kL2PThreads) * (a.order + 1) * 8;
+  set_shared_limit(reinterpret_cast<const void*>(l2p_kernel<true>), bytes);
+  l2p_kernel<true><<<leaves, kL2PThreads, bytes, stream>>>(a);
+  check_launch("the L2P kernel (with the target normal derivative)");
 }
 
 int shift_parents_per_block(int order) {

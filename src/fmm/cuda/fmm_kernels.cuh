@@ -45,6 +45,13 @@ struct P2MArgs {
 };
 void launch_p2m(const P2MArgs& args, int leaves, cudaStream_t stream);
 
+// One term of grad Rhat as L2P applies it: Lq[slot] += coefficient L[target], slot =
+// (q + 1) (p + 1)^2 + coefficient_index(a, m - q) (GradientTerm, coefficient unconjugated).
+struct LocalGradientItem {
+  double2 coefficient;
+  int target, unused = 0;
+};
+
 struct L2PArgs {
   const LeafItem* leaves = nullptr;
   const double *tx = nullptr, *ty = nullptr, *tz = nullptr;
@@ -54,6 +61,14 @@ struct L2PArgs {
   double2* potential = nullptr;  // potential[target] = the local expansion at the target
   double k = 0.0;
   int order = 0;
+  // With target normals (tree order; null: phi alone) potential[target] = phi + weight n . grad
+  // phi: per level, offsets (3 (p+1)^2 + 1 of them) into gradient by slot; g[q + 1] the
+  // vectors g_q of harmonic_gradient as complex (x, y, z) components.
+  const double *nx = nullptr, *ny = nullptr, *nz = nullptr;
+  const int* gradient_offsets = nullptr;
+  const LocalGradientItem* gradient = nullptr;
+  double2 weight{0.0, 0.0};
+  double2 gx[3] = {}, gy[3] = {}, gz[3] = {};
 };
 void launch_l2p(const L2PArgs& args, int leaves, cudaStream_t stream);
 

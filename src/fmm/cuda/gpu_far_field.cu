@@ -65,6 +65,12 @@ struct GpuFarField::Impl {
   std::size_t num_cells = 0;
   bool with_normals = false;
   DeviceVector<double> sx, sy, sz, nx, ny, nz, tx, ty, tz;
+  // The target normal derivative (L2P): target normals in tree order (empty: phi alone), the
+  // gradient terms by level and Lq slot, the weight.
+  DeviceVector<double> tnx, tny, tnz;
+  DeviceVector<int> l2p_gradient_offsets;
+  DeviceVector<cuda::LocalGradientItem> l2p_gradient;
+  cplx target_normal_weight = 0.0;
   DeviceVector<int> source_order, target_order;
   DeviceVector<cuda::LeafItem> p2m_leaves, l2p_leaves;
   std::vector<std::size_t> p2m_leaf_index;  // per P2M item: its index into tree.leaves()
@@ -97,6 +103,9 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
   d.size = size;
   d.num_cells = cells.size();
   d.with_normals = !plan.normals.empty();
+  if (!plan.target_normals.empty() && plan.target_normals.size() != plan.targets.size())
+    throw Error("GPU FMM: one target normal per target is needed");
+  d.target_normal_weight = plan.target_normal_weight;
   d.tile = cuda::shift_parents_per_block(p);
   checked_int(kExecutor, cells.size() * size, "expansion coefficients");
 
@@ -117,6 +126,9 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
   sorted(plan.sources, tree.source_order(), hsx, hsy, hsz);
   if (d.with_normals) sorted(plan.normals, tree.source_order(), hnx, hny, hnz);
   sorted(plan.targets, tree.target_order(), htx, hty, htz);
+  std::vector<double> htnx, htny, htnz;
+  if (!plan.target_normals.empty())
+    sorted(plan.target_normals, tree.target_order(), htnx, htny, htnz);
   checked_int(kExecutor, hsx.size(), "sources");
   checked_int(kExecutor, htx.size(), "targets");
   const std::vector<int> hsource_order(tree.source_order().begin(), tree.source_order().end());
@@ -158,7 +170,35 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
     if (t != terms.size()) throw Error("GPU FMM: gradient terms out of order");
   }
 
-  // Legendre recurrence up to degree p (P2M with dipoles).
+  // With target normals, the same terms by level and L2P slot (q + 1) (p+1)^2 + source, the
+  // coefficients unconjugated (L2P differentiates Rhat itself).
+  const int extended = (p + 1) * (p + 1);
+  std::vector<int> hl2p_offsets;
+  std::vector<cuda::LocalGradientItem> hl2p_gradient;
+  if (!plan.target_normals.empty()) {
+    hl2p_offsets.assign(std::size_t(num_levels) * (3 * extended + 1), 0);
+    for (int level = 0; level < num_levels; ++level) {
+      const auto& terms = plan.levels[level].gradient;
+      std::vector<std::vector<std::size_t>> by_slot(3 * extended);
+      for (std::size_t t = 0; t < terms.size(); ++t) {
+        if (terms[t].source < 0 || terms[t].source >= extended || terms[t].q < -1 ||
+            terms[t].q > 1 || terms[t].target < 0 || terms[t].target >= size)
+          throw Error("GPU FMM: a gradient term out of range");
+        by_slot[(terms[t].q + 1) * extended + terms[t].source].push_back(t);
+      }
+      int* offsets = &hl2p_offsets[std::size_t(level) * (3 * extended + 1)];
+      for (int slot = 0; slot < 3 * extended; ++slot) {
+        offsets[slot] = int(hl2p_gradient.size());
+        for (std::size_t t : by_slot[slot]) {
+          const cplx v = terms[t].coefficient;
+          hl2p_gradient.push_back({double2{v.real(), v.imag()}, terms[t].target, 0});
+        }
+      }
+      offsets[3 * extended] = int(hl2p_gradient.size());
+    }
+  }
+
+  // Legendre recurrence up to degree p (P2M with dipoles, L2P with target normals).
   const LegendreRecurrence rec = legendre_recurrence();
   const std::size_t width = p + 1, square = width * width;
   const std::vector<double> hdiagonal(rec.diagonal.begin(), rec.diagonal.begin() + width),
@@ -211,8 +251,10 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
 
   std::size_t needed = 2 * d.num_cells * size * sizeof(double2);
   for (const std::vector<double>* v : std::initializer_list<const std::vector<double>*>{
-           &hsx, &hsy, &hsz, &hnx, &hny, &hnz, &htx, &hty, &htz, &hdiagonal, &hfirst, &ha, &hb})
+           &hsx, &hsy, &hsz, &hnx, &hny, &hnz, &htx, &hty, &htz, &htnx, &htny, &htnz, &hdiagonal,
+           &hfirst, &ha, &hb})
     needed += bytes_of(*v);
+  needed += bytes_of(hl2p_offsets) + bytes_of(hl2p_gradient);
   needed += bytes_of(hsource_order) + bytes_of(htarget_order) + bytes_of(hp2m) + bytes_of(hl2p) +
             bytes_of(hoffsets) + bytes_of(hgradient) + bytes_of(hm2m_matrices) +
             bytes_of(hl2l_matrices);
@@ -236,6 +278,11 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
   d.tx = DeviceVector<double>(htx, "FMM targets");
   d.ty = DeviceVector<double>(hty, "FMM targets");
   d.tz = DeviceVector<double>(htz, "FMM targets");
+  d.tnx = DeviceVector<double>(htnx, "FMM target normals");
+  d.tny = DeviceVector<double>(htny, "FMM target normals");
+  d.tnz = DeviceVector<double>(htnz, "FMM target normals");
+  d.l2p_gradient_offsets = DeviceVector<int>(hl2p_offsets, "L2P gradient terms");
+  d.l2p_gradient = DeviceVector<cuda::LocalGradientItem>(hl2p_gradient, "L2P gradient terms");
   d.source_order = DeviceVector<int>(hsource_order, "FMM source order");
   d.target_order = DeviceVector<int>(htarget_order, "FMM target order");
   d.p2m_leaves = DeviceVector<cuda::LeafItem>(hp2m, "P2M leaves");
@@ -337,6 +384,20 @@ void GpuFarField::l2p(cplx* device_potential) {
   a.potential = reinterpret_cast<double2*>(device_potential);
   a.k = d.k;
   a.order = d.order;
+  if (d.tnx.size() > 0) {
+    a.nx = d.tnx.data();
+    a.ny = d.tny.data();
+    a.nz = d.tnz.data();
+    a.gradient_offsets = d.l2p_gradient_offsets.data();
+    a.gradient = d.l2p_gradient.data();
+    a.weight = double2{d.target_normal_weight.real(), d.target_normal_weight.imag()};
+    for (int q = -1; q <= 1; ++q) {
+      const HarmonicGradient g = harmonic_gradient(q);
+      a.gx[q + 1] = double2{g.x.real(), g.x.imag()};
+      a.gy[q + 1] = double2{g.y.real(), g.y.imag()};
+      a.gz[q + 1] = double2{g.z.real(), g.z.imag()};
+    }
+  }
   cuda::launch_l2p(a, int(d.l2p_leaves.size()), nullptr);
 }
 
@@ -371,6 +432,7 @@ std::string GpuFarField::describe() const {
   out << "P2M " << d.p2m_leaves.size() << " leaf blocks, M2M " << d.m2m_levels.size() << " and L2L "
       << d.l2l_levels.size() << " level launches (up to " << d.tile << " parents a block), L2P "
       << d.l2p_leaves.size() << " leaf blocks";
+  if (d.tnx.size() > 0) out << " (with the target normal derivative)";
   return out.str();
 }
 

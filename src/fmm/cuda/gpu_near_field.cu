@@ -53,6 +53,9 @@ struct GpuNearField::Impl {
   int num_sources = 0, num_targets = 0, num_items = 0;
   bool with_normals = false;
   DeviceVector<double> sx, sy, sz, nx, ny, nz, tx, ty, tz;
+  // The target normal derivative: the targets' normals in tree order (empty: phi alone).
+  DeviceVector<double> tnx, tny, tnz;
+  cplx target_normal_weight = 0.0;
   DeviceVector<int> source_order, target_order;
   DeviceVector<int4> items;
   DeviceVector<int2> ranges;
@@ -76,6 +79,7 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
   if (lists.source_order.size() != lists.sources.size() ||
       lists.target_order.size() != lists.targets.size() ||
       (!lists.normals.empty() && lists.normals.size() != lists.sources.size()) ||
+      (!lists.target_normals.empty() && lists.target_normals.size() != lists.targets.size()) ||
       lists.offsets.size() != lists.leaf_targets.size() + 1 ||
       (!lists.offsets.empty() && lists.offsets.back() != lists.ranges.size()))
     throw Error("GPU near field: inconsistent lists");
@@ -105,6 +109,11 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
   if (d.with_normals)
     upload_sorted(lists.normals, lists.source_order, d.nx, d.ny, d.nz, "near-field normals");
   upload_sorted(lists.targets, lists.target_order, d.tx, d.ty, d.tz, "near-field targets");
+  if (!lists.target_normals.empty()) {
+    upload_sorted(lists.target_normals, lists.target_order, d.tnx, d.tny, d.tnz,
+                  "near-field target normals");
+    d.target_normal_weight = lists.target_normal_weight;
+  }
   const auto to_int = [](std::span<const std::size_t> v) {
     return std::vector<int>(v.begin(), v.end());
   };
@@ -173,10 +182,10 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
   d.host_potential.allocate(nt, "near-field potentials");
   d.staging.allocate(nt);
   d.statistics.device_bytes = d.sx.bytes() * 3 + d.nx.bytes() * 3 + d.tx.bytes() * 3 +
-                              d.source_order.bytes() + d.target_order.bytes() + d.items.bytes() +
-                              d.ranges.bytes() + d.sorted_charges.bytes() + d.host_charges.bytes() +
-                              d.sorted_dipoles.bytes() + d.host_dipoles.bytes() +
-                              d.host_potential.bytes();
+                              d.tnx.bytes() * 3 + d.source_order.bytes() + d.target_order.bytes() +
+                              d.items.bytes() + d.ranges.bytes() + d.sorted_charges.bytes() +
+                              d.host_charges.bytes() + d.sorted_dipoles.bytes() +
+                              d.host_dipoles.bytes() + d.host_potential.bytes();
 }
 
 GpuNearField::~GpuNearField() = default;
@@ -214,6 +223,12 @@ void GpuNearField::apply_device(const cplx* device_charges, const cplx* device_d
   a.potential = reinterpret_cast<double2*>(device_potential);
   a.k = d.k;
   a.skip2 = d.skip2;
+  if (d.tnx.size() > 0) {
+    a.tnx = d.tnx.data();
+    a.tny = d.tny.data();
+    a.tnz = d.tnz.data();
+    a.weight = double2{d.target_normal_weight.real(), d.target_normal_weight.imag()};
+  }
   cuda::launch_near_field(a, d.num_items, d.options.threads, d.options.targets_per_thread, nullptr);
 }
 
@@ -261,10 +276,11 @@ std::string GpuNearField::describe() const {
   out << d.num_items << " blocks of " << d.options.threads << " threads, "
       << d.options.targets_per_thread << " target(s) a thread, "
       << cuda::near_field_shared_bytes(true, d.with_normals, d.options.threads,
-                                       d.options.targets_per_thread) /
+                                       d.options.targets_per_thread, d.tnx.size() > 0) /
              1024.0
       << " KiB shared, thread utilisation " << int(100.0 * d.statistics.thread_utilisation + 0.5)
       << "%";
+  if (d.tnx.size() > 0) out << ", with the target normal derivative";
   return out.str();
 }
 

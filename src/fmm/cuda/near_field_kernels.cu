@@ -53,7 +53,73 @@ __device__ __forceinline__ void add_pair(double x, double y, double z, double qr
   }
 }
 
-template <bool kHelmholtz, bool kCharges, bool kDipoles, int R>
+// add_pair, and der += minus the derivative of the pair's term along the target's unit normal
+// (mx, my, mz), without the factor 1 / (4 pi): the CPU's potential_and_normal_derivative
+// (direct_sum.cpp) with e = exp(ikr) / r, t = d . n_x, w = d . n_y / r^2, d = y - x,
+//   der = e / r^2 ((ikr - 1) (t q + n_x . n_y d) + (3 - k^2 r^2 - 3ikr) t w d).
+// The value is add_pair's, to the same operations.
+template <bool kHelmholtz, bool kCharges, bool kDipoles>
+__device__ __forceinline__ void add_pair_normal(double x, double y, double z, double qr, double qi,
+                                                double nx, double ny, double nz, double dr,
+                                                double di, double tx, double ty, double tz,
+                                                double mx, double my, double mz, double k,
+                                                double skip2, double& acc_re, double& acc_im,
+                                                double& der_re, double& der_im) {
+  const double dx = x - tx, dy = y - ty, dz = z - tz;  // y - x
+  const double r2 = fma(dx, dx, fma(dy, dy, dz * dz));
+  const double inv_r = r2 > skip2 ? rsqrt(r2) : 0.0;
+  const double inv_r2 = inv_r * inv_r;
+  const double t = fma(dx, mx, fma(dy, my, dz * mz));
+  double fr = kCharges ? qr : 0.0, fi = kCharges ? qi : 0.0;
+  // a = t q + (n_x . n_y) d, b = t w d.
+  double ar = kCharges ? t * qr : 0.0, ai = kCharges ? t * qi : 0.0, br = 0.0, bi = 0.0, w = 0.0;
+  if constexpr (kDipoles) {
+    w = fma(dx, nx, fma(dy, ny, dz * nz)) * inv_r2;
+    const double nn = fma(mx, nx, fma(my, ny, mz * nz));
+    ar = fma(nn, dr, ar);
+    ai = fma(nn, di, ai);
+    const double tw = t * w;
+    br = tw * dr;
+    bi = tw * di;
+  }
+  if constexpr (kHelmholtz) {
+    const double kr = k * (r2 * inv_r);
+    double s, c;
+    sincos(kr, &s, &c);
+    if constexpr (kDipoles) {
+      const double wr = w * dr, wi = w * di;
+      fr = fma(-kr, wi, fr - wr);
+      fi = fma(kr, wr, fi - wi);
+    }
+    const double er = c * inv_r, ei = s * inv_r;
+    acc_re = fma(er, fr, fma(-ei, fi, acc_re));
+    acc_im = fma(er, fi, fma(ei, fr, acc_im));
+    // (ikr - 1) a + (3 - k^2 r^2 - 3ikr) b
+    double gr = fma(-kr, ai, -ar), gi = fma(kr, ar, -ai);
+    if constexpr (kDipoles) {
+      const double h = fma(-kr, kr, 3.0), kr3 = 3.0 * kr;
+      gr = fma(h, br, fma(kr3, bi, gr));
+      gi = fma(h, bi, fma(-kr3, br, gi));
+    }
+    const double e2r = er * inv_r2, e2i = ei * inv_r2;
+    der_re = fma(e2r, gr, fma(-e2i, gi, der_re));
+    der_im = fma(e2r, gi, fma(e2i, gr, der_im));
+  } else {
+    if constexpr (kDipoles) {
+      fr = fma(-w, dr, fr);
+      fi = fma(-w, di, fi);
+    }
+    acc_re = fma(inv_r, fr, acc_re);
+    acc_im = fma(inv_r, fi, acc_im);
+    // -a + 3 b
+    const double e3 = inv_r * inv_r2;
+    der_re = fma(e3, fma(3.0, br, -ar), der_re);
+    der_im = fma(e3, fma(3.0, bi, -ai), der_im);
+  }
+}
+
+// kNormal: the sum is phi + weight dphi/dn_t (NearFieldArgs' target normals).
+template <bool kHelmholtz, bool kCharges, bool kDipoles, bool kNormal, int R>
 __global__ void __launch_bounds__(kNearFieldMaxThreads) near_field_kernel(const NearFieldArgs a) {
   extern __shared__ double shared[];
   const int B = blockDim.x, tid = threadIdx.x;
@@ -62,6 +128,9 @@ __global__ void __launch_bounds__(kNearFieldMaxThreads) near_field_kernel(const 
   const int slot = tid % slots, phase = tid / slots;
   // This thread's targets: slot, slot + slots, ... (the last repeated where m runs out).
   double tx[R], ty[R], tz[R], acc_re[R], acc_im[R];
+  // kNormal: the targets' normals and the derivative sums.
+  double mx[kNormal ? R : 1], my[kNormal ? R : 1], mz[kNormal ? R : 1], der_re[kNormal ? R : 1],
+      der_im[kNormal ? R : 1];
 #pragma unroll
   for (int i = 0; i < R; ++i) {
     const int t = item.z + min(slot + i * slots, m - 1);
@@ -69,6 +138,12 @@ __global__ void __launch_bounds__(kNearFieldMaxThreads) near_field_kernel(const 
     ty[i] = a.ty[t];
     tz[i] = a.tz[t];
     acc_re[i] = acc_im[i] = 0.0;
+    if constexpr (kNormal) {
+      mx[i] = a.tnx[t];
+      my[i] = a.tny[t];
+      mz[i] = a.tnz[t];
+      der_re[i] = der_im[i] = 0.0;
+    }
   }
   double* s_x = shared;
   double* s_y = s_x + B;
@@ -117,21 +192,31 @@ __global__ void __launch_bounds__(kNearFieldMaxThreads) near_field_kernel(const 
                      nz = kDipoles ? s_nz[j] : 0.0, dr = kDipoles ? s_dr[j] : 0.0,
                      di = kDipoles ? s_di[j] : 0.0;
 #pragma unroll
-        for (int i = 0; i < R; ++i)
-          add_pair<kHelmholtz, kCharges, kDipoles>(x, y, z, qr, qi, nx, ny, nz, dr, di, tx[i],
-                                                   ty[i], tz[i], a.k, a.skip2, acc_re[i],
-                                                   acc_im[i]);
+        for (int i = 0; i < R; ++i) {
+          if constexpr (kNormal)
+            add_pair_normal<kHelmholtz, kCharges, kDipoles>(
+                x, y, z, qr, qi, nx, ny, nz, dr, di, tx[i], ty[i], tz[i], mx[i], my[i], mz[i], a.k,
+                a.skip2, acc_re[i], acc_im[i], der_re[i], der_im[i]);
+          else
+            add_pair<kHelmholtz, kCharges, kDipoles>(x, y, z, qr, qi, nx, ny, nz, dr, di, tx[i],
+                                                     ty[i], tz[i], a.k, a.skip2, acc_re[i],
+                                                     acc_im[i]);
+        }
       }
     }
     __syncthreads();
   }
-  // The phases' sums of target u = i slots + slot at partial[phase * R slots + u], added in
-  // phase order.
+  // The phases' sums of target u = i slots + slot at partial[phase * R slots + u] (kNormal: the
+  // derivative sums at derivative[...] after them), added in phase order.
   double2* partial = reinterpret_cast<double2*>(shared);
   const int width = R * slots;
+  double2* derivative = partial + P * width;
   if (phase < P) {
 #pragma unroll
-    for (int i = 0; i < R; ++i) partial[phase * width + i * slots + slot] = {acc_re[i], acc_im[i]};
+    for (int i = 0; i < R; ++i) {
+      partial[phase * width + i * slots + slot] = {acc_re[i], acc_im[i]};
+      if constexpr (kNormal) derivative[phase * width + i * slots + slot] = {der_re[i], der_im[i]};
+    }
   }
   __syncthreads();
   for (int u = tid; u < m; u += B) {
@@ -141,6 +226,17 @@ __global__ void __launch_bounds__(kNearFieldMaxThreads) near_field_kernel(const 
       re += v.x;
       im += v.y;
     }
+    if constexpr (kNormal) {
+      // value + weight dphi/dn_t, dphi/dn_t = -(the derivative sums).
+      double dre = 0.0, dim = 0.0;
+      for (int p = 0; p < P; ++p) {
+        const double2 v = derivative[p * width + u];
+        dre += v.x;
+        dim += v.y;
+      }
+      re -= a.weight.x * dre - a.weight.y * dim;
+      im -= a.weight.x * dim + a.weight.y * dre;
+    }
     double2* out = a.potential + a.target_order[item.z + u];
     double2 value = *out;
     value.x += re * kInv4Pi;
@@ -149,27 +245,29 @@ __global__ void __launch_bounds__(kNearFieldMaxThreads) near_field_kernel(const 
   }
 }
 
-template <bool kHelmholtz, bool kCharges, bool kDipoles>
+template <bool kHelmholtz, bool kCharges, bool kDipoles, bool kNormal>
 void launch(const NearFieldArgs& a, int items, int threads, int targets_per_thread,
             cudaStream_t stream) {
   const std::size_t bytes =
-      near_field_shared_bytes(kCharges, kDipoles, threads, targets_per_thread);
+      near_field_shared_bytes(kCharges, kDipoles, threads, targets_per_thread, kNormal);
   if (targets_per_thread == 1)
-    near_field_kernel<kHelmholtz, kCharges, kDipoles, 1><<<items, threads, bytes, stream>>>(a);
+    near_field_kernel<kHelmholtz, kCharges, kDipoles, kNormal, 1>
+        <<<items, threads, bytes, stream>>>(a);
   else
-    near_field_kernel<kHelmholtz, kCharges, kDipoles, 2><<<items, threads, bytes, stream>>>(a);
+    near_field_kernel<kHelmholtz, kCharges, kDipoles, kNormal, 2>
+        <<<items, threads, bytes, stream>>>(a);
   check_launch("near_field_kernel");
 }
 
-template <bool kHelmholtz>
+template <bool kHelmholtz, bool kNormal>
 void launch_kind(const NearFieldArgs& a, int items, int threads, int targets_per_thread,
                  cudaStream_t stream) {
   if (a.charges && a.dipoles)
-    launch<kHelmholtz, true, true>(a, items, threads, targets_per_thread, stream);
+    launch<kHelmholtz, true, true, kNormal>(a, items, threads, targets_per_thread, stream);
   else if (a.charges)
-    launch<kHelmholtz, true, false>(a, items, threads, targets_per_thread, stream);
+    launch<kHelmholtz, true, false, kNormal>(a, items, threads, targets_per_thread, stream);
   else if (a.dipoles)
-    launch<kHelmholtz, false, true>(a, items, threads, targets_per_thread, stream);
+    launch<kHelmholtz, false, true, kNormal>(a, items, threads, targets_per_thread, stream);
 }
 
 __global__ void gather_kernel(int n, const int* __restrict__ order, const double2* __restrict__ in,
@@ -180,10 +278,12 @@ __global__ void gather_kernel(int n, const int* __restrict__ order, const double
 
 }  // namespace
 
-std::size_t near_field_shared_bytes(bool charges, bool dipoles, int threads,
-                                    int targets_per_thread) {
+std::size_t near_field_shared_bytes(bool charges, bool dipoles, int threads, int targets_per_thread,
+                                    bool target_normals) {
   const std::size_t staged = std::size_t(fields(charges, dipoles)) * threads * sizeof(double);
-  const std::size_t partial = std::size_t(targets_per_thread) * threads * sizeof(double2);
+  // The phases' sums (target normals: and the derivative sums).
+  const std::size_t partial =
+      std::size_t(target_normals ? 2 : 1) * targets_per_thread * threads * sizeof(double2);
   return staged > partial ? staged : partial;
 }
 
@@ -193,10 +293,15 @@ void launch_near_field(const NearFieldArgs& args, int items, int threads, int ta
   if (threads % 32 != 0 || threads < 32 || threads > kNearFieldMaxThreads ||
       (targets_per_thread != 1 && targets_per_thread != 2))
     throw Error("GPU near field: bad launch shape");
-  if (args.k != 0.0)
-    launch_kind<true>(args, items, threads, targets_per_thread, stream);
+  const bool normals = args.tnx != nullptr;
+  if (args.k != 0.0 && normals)
+    launch_kind<true, true>(args, items, threads, targets_per_thread, stream);
+  else if (args.k != 0.0)
+    launch_kind<true, false>(args, items, threads, targets_per_thread, stream);
+  else if (normals)
+    launch_kind<false, true>(args, items, threads, targets_per_thread, stream);
   else
-    launch_kind<false>(args, items, threads, targets_per_thread, stream);
+    launch_kind<false, false>(args, items, threads, targets_per_thread, stream);
 }
 
 void launch_gather_strengths(int n, const int* order, const double2* in, double2* sorted,

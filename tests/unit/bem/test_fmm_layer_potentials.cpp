@@ -3,12 +3,16 @@
 #include <cmath>
 #include <random>
 
+#include "bem_test_support.hpp"
 #include "fmbem/bem/direct_layer_potentials.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/mesh/mesh.hpp"
 
 namespace fmbem {
 namespace {
+
+using test::random_density;
+using test::relative_error;
 
 // Surface of the box [-1.5, 1.5] x [-0.5, 0.5] x [-0.5, 0.5], each unit
 // square face split into n x n squares of two triangles: sharp edges and a
@@ -39,23 +43,6 @@ Surface make_box(int n) {
   for (double side : {-0.5, 0.5}) add_face(1, side, n, nx, -0.5, -1.5);
   for (double side : {-0.5, 0.5}) add_face(2, side, nx, n, -1.5, -0.5);
   return s;  // coincident edge vertices are merged by Mesh::from_surface
-}
-
-std::vector<cplx> random_density(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<cplx> d(n);
-  for (auto& v : d) v = cplx(u(rng), u(rng));
-  return d;
-}
-
-double relative_error(const std::vector<cplx>& a, const std::vector<cplx>& b) {
-  double num = 0.0, den = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += std::norm(a[i] - b[i]);
-    den += std::norm(b[i]);
-  }
-  return std::sqrt(num / den);
 }
 
 struct Case {

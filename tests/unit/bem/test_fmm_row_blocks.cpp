@@ -4,19 +4,14 @@
 #include <memory>
 #include <random>
 
+#include "bem_test_support.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/mesh/mesh.hpp"
 
 namespace fmbem {
 namespace {
 
-std::vector<cplx> random_density(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<cplx> d(n);
-  for (auto& v : d) v = cplx(u(rng), u(rng));
-  return d;
-}
+using test::random_density;
 
 // Rows split as MPI ranks own them (PETSc's contiguous blocks): each block builds its own FMM
 // from all collocation points as splitting points, so every block has the tree of the whole

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "../fmm/gpu_test_skip.hpp"
+#include "bem_test_support.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/bem/near_field.hpp"
@@ -17,6 +18,8 @@
 
 namespace fmbem {
 namespace {
+
+using test::random_density;
 
 // The GPU's entries follow the CPU's formulas operation for operation, with the same IEEE
 // additions, multiplications, divisions and square roots (the .cu file is built with
@@ -47,14 +50,6 @@ Mesh two_spheres(int level, double gap) {
     s.triangles.push_back(tri);
   }
   return Mesh::from_surface(std::move(s), "two spheres");
-}
-
-std::vector<cplx> random_vector(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<cplx> v(n);
-  for (auto& x : v) x = cplx(u(rng), u(rng));
-  return v;
 }
 
 double corner_radius(const Mesh& mesh, std::size_t e) {
@@ -154,7 +149,8 @@ TEST(GpuNearFieldCorrection, EntriesMatchCpuOnNearlyTouchingSpheres) {
   }
 }
 
-// apply_device (accumulating; null density = zero) against add_to with the same entries.
+// apply_device (accumulating; null density = zero) against add_to with the same entries; with a
+// Burton-Miller coupling the entries are computed on the CPU and uploaded.
 TEST(GpuNearFieldCorrection, SpmvMatchesAddTo) {
   SKIP_WITHOUT_GPU();
   const Mesh mesh = icosphere(4);
@@ -162,28 +158,31 @@ TEST(GpuNearFieldCorrection, SpmvMatchesAddTo) {
   NearFieldOptions options;
   options.gpu = true;
   const RowRange rows{500, 4000};
-  const NearFieldCorrection near(disc, 8.0, rows, options);
-  const auto dd = random_vector(mesh.size(), 1), sd = random_vector(mesh.size(), 2);
-  const auto y0 = random_vector(rows.size(), 3);
-  fmm::DeviceArray d_dd(dd.size()), d_sd(sd.size()), d_y(y0.size());
-  d_dd.upload(dd.data());
-  d_sd.upload(sd.data());
-  for (int which = 0; which < 4; ++which) {
-    const bool with_d = which & 1, with_s = which & 2;
-    std::vector<cplx> expected = y0, got(y0.size());
-    near.add_to(with_d ? std::span<const cplx>(dd) : std::span<const cplx>(),
-                with_s ? std::span<const cplx>(sd) : std::span<const cplx>(), expected);
-    d_y.upload(y0.data());
-    near.apply_device(with_d ? d_dd.data() : nullptr, with_s ? d_sd.data() : nullptr, d_y.data());
-    d_y.download(got.data());
-    double worst = 0.0, scale = 0.0;
-    for (std::size_t r = 0; r < got.size(); ++r) {
-      worst = std::max(worst, std::abs(got[r] - expected[r]));
-      scale = std::max(scale, std::abs(expected[r]));
+  for (const cplx coupling : {cplx(0.0), cplx(0.0, 0.125)}) {
+    const NearFieldCorrection near(disc, 8.0, rows, options, coupling);
+    EXPECT_TRUE(near.on_device());
+    const auto dd = random_density(mesh.size(), 1), sd = random_density(mesh.size(), 2);
+    const auto y0 = random_density(rows.size(), 3);
+    fmm::DeviceArray d_dd(dd.size()), d_sd(sd.size()), d_y(y0.size());
+    d_dd.upload(dd.data());
+    d_sd.upload(sd.data());
+    for (int which = 0; which < 4; ++which) {
+      const bool with_d = which & 1, with_s = which & 2;
+      std::vector<cplx> expected = y0, got(y0.size());
+      near.add_to(with_d ? std::span<const cplx>(dd) : std::span<const cplx>(),
+                  with_s ? std::span<const cplx>(sd) : std::span<const cplx>(), expected);
+      d_y.upload(y0.data());
+      near.apply_device(with_d ? d_dd.data() : nullptr, with_s ? d_sd.data() : nullptr, d_y.data());
+      d_y.download(got.data());
+      double worst = 0.0, scale = 0.0;
+      for (std::size_t r = 0; r < got.size(); ++r) {
+        worst = std::max(worst, std::abs(got[r] - expected[r]));
+        scale = std::max(scale, std::abs(expected[r]));
+      }
+      // Only the order of about 20 products summed differs.
+      EXPECT_LE(worst, 1e-14 * scale) << "double " << with_d << " single " << with_s;
+      if (which == 0) EXPECT_EQ(got, y0);
     }
-    // Only the order of about 20 products summed differs.
-    EXPECT_LE(worst, 1e-14 * scale) << "double " << with_d << " single " << with_s;
-    if (which == 0) EXPECT_EQ(got, y0);
   }
 }
 
@@ -192,7 +191,7 @@ TEST(GpuNearFieldCorrection, PointStrengthsKernelMatchesHost) {
   const Mesh mesh = icosphere(3);
   for (int points : {1, 3, 7}) {
     const Discretization disc(mesh, points);
-    const auto density = random_vector(mesh.size(), 4);
+    const auto density = random_density(mesh.size(), 4);
     const GpuPointStrengths kernel(disc);
     ASSERT_EQ(kernel.points(), disc.quadrature_points().size());
     fmm::DeviceArray d_density(density.size()), d_strengths(kernel.points());
@@ -252,7 +251,7 @@ TEST(GpuNearFieldCorrection, ResidentApplyMatchesHostApply) {
   const HostDirectBackend host(disc, 8.0, rows, false), device(disc, 8.0, rows, true);
   EXPECT_FALSE(host.resident_on_device());
   EXPECT_TRUE(device.resident_on_device());
-  const auto dd = random_vector(mesh.size(), 5), sd = random_vector(mesh.size(), 6);
+  const auto dd = random_density(mesh.size(), 5), sd = random_density(mesh.size(), 6);
   for (int which = 1; which < 4; ++which) {
     const std::span<const cplx> d = which & 1 ? std::span<const cplx>(dd) : std::span<const cplx>();
     const std::span<const cplx> s = which & 2 ? std::span<const cplx>(sd) : std::span<const cplx>();
@@ -280,21 +279,25 @@ TEST(GpuNearFieldCorrection, FmmLayerPotentialsWithGpuOptions) {
   cpu_options.device = fmm::FmmOptions::Device::cpu;
   fmm::FmmOptions gpu_options = cpu_options;
   gpu_options.device = fmm::FmmOptions::Device::automatic;
-  const FmmLayerPotentials cpu(disc, 8.0, rows, {}, cpu_options);
-  const FmmLayerPotentials gpu(disc, 8.0, rows, {}, gpu_options);
-  EXPECT_FALSE(cpu.near_field().on_device());
-  EXPECT_TRUE(gpu.near_field().on_device());
-  EXPECT_EQ(gpu.resident_on_device(), gpu.fmm().runs_on_gpu());
-  const auto dd = random_vector(mesh.size(), 7), sd = random_vector(mesh.size(), 8);
-  std::vector<cplx> a(rows.size()), b(rows.size());
-  cpu.apply(dd, sd, a);
-  gpu.apply(dd, sd, b);
-  double num = 0.0, den = 0.0;
-  for (std::size_t r = 0; r < a.size(); ++r) {
-    num += std::norm(a[r] - b[r]);
-    den += std::norm(a[r]);
+  // The conventional operators, then Burton-Miller's (the FMM's target-normal derivative on the
+  // GPU, the correction's entries from the CPU).
+  for (const cplx coupling : {cplx(0.0), cplx(0.0, 0.125)}) {
+    const FmmLayerPotentials cpu(disc, 8.0, rows, {}, cpu_options, nullptr, coupling);
+    const FmmLayerPotentials gpu(disc, 8.0, rows, {}, gpu_options, nullptr, coupling);
+    EXPECT_FALSE(cpu.near_field().on_device());
+    EXPECT_TRUE(gpu.near_field().on_device());
+    EXPECT_EQ(gpu.resident_on_device(), gpu.fmm().runs_on_gpu());
+    const auto dd = random_density(mesh.size(), 7), sd = random_density(mesh.size(), 8);
+    std::vector<cplx> a(rows.size()), b(rows.size());
+    cpu.apply(dd, sd, a);
+    gpu.apply(dd, sd, b);
+    double num = 0.0, den = 0.0;
+    for (std::size_t r = 0; r < a.size(); ++r) {
+      num += std::norm(a[r] - b[r]);
+      den += std::norm(a[r]);
+    }
+    EXPECT_LE(std::sqrt(num / den), 1e-10) << "coupling " << coupling;
   }
-  EXPECT_LE(std::sqrt(num / den), 1e-10);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,86 @@ INSTANTIATE_TEST_SUITE_P(Trees, GpuFmmTest,
                                            Case{false, 8, 0.0}, Case{false, 8, 8.0},
                                            Case{false, 16, 0.0}, Case{false, 16, 8.0},
                                            Case{true, 4, 0.0}, Case{true, 4, 8.0},
+                                           Case{true, 8, 0.0}, Case{true, 8, 8.0},
+                                           Case{true, 16, 0.0}, Case{true, 16, 8.0}),
+                         [](const auto& info) {
+                           return std::string(info.param.adaptive ? "TwoSpheres" : "Icosphere") +
+                                  "P" + std::to_string(info.param.order) +
+                                  (info.param.k == 0.0 ? "Laplace" : "HelmholtzK8");
+                         });
+
+// The same with the target normal derivative (output phi + w dphi/dn_t): L2P on the GPU forms the
+// gradient terms' Lq per leaf and sums to degree p, the near field the combined kernel. The
+// tolerance's argument holds unchanged: L2P's sums have (p+1)^2 instead of p^2 terms of the same
+// size, each within the same few ulp (the gradient coefficients are the CPU's, copied), and the
+// near field's terms gain one factor (t / r^2 or w) formed to a few more roundings; the
+// derivative's sums of moduli exceed its value by the same square-root factor.
+class GpuFmmNormalTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GpuFmmNormalTest, EveryPhaseMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const Case c = GetParam();
+  const testing::Cloud cloud =
+      c.adaptive ? testing::two_sphere_cloud() : testing::icosphere_cloud(4);
+  const std::vector<Vec3> normals = unit_normals(cloud.sources),
+                          target_normals = unit_normals(cloud.targets);
+  const TargetNormalDerivative derivative{target_normals,
+                                          c.k > 0.0 ? cplx(0.0, 1.0 / c.k) : cplx(0.5, 1.0)};
+  const int max_leaf = c.adaptive ? 32 : 60;
+  using D = FmmOptions::Device;
+  const auto make = [&](FmmOptions::Device device, bool gpu_near) {
+    return std::make_unique<Fmm>(c.k, cloud.sources, normals, cloud.targets, cloud.targets,
+                                 options_for(c.order, max_leaf, device, gpu_near), nullptr,
+                                 derivative);
+  };
+  const auto cpu = make(D::cpu, true), gpu = make(D::gpu, true), gpu_far = make(D::gpu, false);
+  ASSERT_TRUE(gpu->runs_on_gpu());
+  ASSERT_FALSE(gpu_far->runs_on_gpu());
+  EXPECT_NE(gpu->describe().find("output phi + w dphi/dn_t"), std::string::npos) << gpu->describe();
+  EXPECT_NE(gpu->describe().find("with the target normal derivative"), std::string::npos)
+      << gpu->describe();
+  const std::size_t ns = cloud.sources.size(), nt = cloud.targets.size();
+  for (Strengths s : {Strengths::charges, Strengths::dipoles, Strengths::both}) {
+    std::vector<cplx> charges, dipoles;
+    if (s != Strengths::dipoles) charges = testing::random_coefficients(ns, 13 + c.order);
+    if (s != Strengths::charges) dipoles = testing::random_coefficients(ns, 29 + c.order);
+    std::vector<cplx> reference(nt), near(nt, 0.0), whole(nt, cplx(7.0)), far_mode(nt, cplx(7.0));
+    cpu->apply(charges, dipoles, reference);
+    add_near_field_cpu(cpu->near_field_lists(), charges, dipoles, near);
+    gpu->apply(charges, dipoles, whole);  // poisoned: the potentials are overwritten
+    gpu_far->apply(charges, dipoles, far_mode);
+    std::vector<cplx> far_cpu(nt), far_gpu(nt);
+    for (std::size_t i = 0; i < nt; ++i) {
+      far_cpu[i] = reference[i] - near[i];
+      far_gpu[i] = far_mode[i] - near[i];
+    }
+    const Errors e_whole = compare(whole, reference, reference);
+    const Errors e_far = compare(far_gpu, far_cpu, far_cpu);
+    std::printf(
+        "[ gpu fmm ] %-11s p = %2d, k = %g, %-7s, phi + w dphi/dn: whole %.2e (2-norm) %.2e "
+        "(max), far field %.2e %.2e\n",
+        c.adaptive ? "two spheres" : "icosphere", c.order, c.k, name(s), e_whole.norm, e_whole.max,
+        e_far.norm, e_far.max);
+    EXPECT_LE(e_whole.norm, kTolerance) << name(s);
+    EXPECT_LE(e_whole.max, kTolerance) << name(s);
+    EXPECT_LE(e_far.norm, kTolerance) << name(s);
+    EXPECT_LE(e_far.max, kTolerance) << name(s);
+    // apply_device: the same kernels, the same numbers to the bit.
+    DeviceArray d_charges(ns), d_dipoles(ns), d_potential(nt);
+    if (!charges.empty()) d_charges.upload(charges.data());
+    if (!dipoles.empty()) d_dipoles.upload(dipoles.data());
+    std::vector<cplx> device(nt, cplx(3.0));
+    d_potential.upload(device.data());  // poisoned
+    gpu->apply_device(charges.empty() ? nullptr : d_charges.data(),
+                      dipoles.empty() ? nullptr : d_dipoles.data(), d_potential.data());
+    d_potential.download(device.data());
+    EXPECT_EQ(device, whole) << name(s);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Trees, GpuFmmNormalTest,
+                         ::testing::Values(Case{false, 8, 0.0}, Case{false, 8, 8.0},
+                                           Case{false, 16, 0.0}, Case{false, 16, 8.0},
                                            Case{true, 8, 0.0}, Case{true, 8, 8.0},
                                            Case{true, 16, 0.0}, Case{true, 16, 8.0}),
                          [](const auto& info) {

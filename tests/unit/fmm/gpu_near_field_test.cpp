@@ -119,6 +119,78 @@ INSTANTIATE_TEST_SUITE_P(Trees, GpuNearFieldTest,
                                   (info.param.k == 0.0 ? "Laplace" : "HelmholtzK8");
                          });
 
+// The same with target normals (phi + w dphi/dn_t: the adjoint double layer's and the
+// hypersingular kernel added in the same pass). The tolerance's argument holds as above: the
+// derivative's terms carry one more factor (t / r^2 or w, formed to a few more roundings) and
+// fall as 1 / r^2 and 1 / r^3, so fewer terms dominate and the square-root factor is smaller.
+class GpuNearFieldNormalTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GpuNearFieldNormalTest, MatchesTheCpuDirectSumOnTheSamePlan) {
+  SKIP_WITHOUT_GPU();
+  const Case c = GetParam();
+  const testing::Cloud cloud =
+      c.adaptive ? testing::two_sphere_cloud() : testing::icosphere_cloud(4);
+  const std::vector<Vec3> normals = unit_normals(cloud.sources),
+                          target_normals = unit_normals(cloud.targets);
+  const cplx weight = c.k > 0.0 ? cplx(0.0, 1.0 / c.k) : cplx(0.5, 1.0);
+  const Fmm fmm(c.k, cloud.sources, normals, cloud.targets, cloud.targets,
+                FmmOptions{.order = 4, .max_leaf = c.adaptive ? 32 : 60}, nullptr,
+                TargetNormalDerivative{target_normals, weight});
+  ASSERT_EQ(fmm.near_field_lists().target_normals.size(), cloud.targets.size());
+  const std::size_t pairs = fmm.near_field_lists().pair_count();
+  for (Strengths s : {Strengths::charges, Strengths::dipoles, Strengths::both})
+    check_against_cpu(
+        fmm, s, c.adaptive ? "two spheres, phi + w dphi/dn" : "icosphere, phi + w dphi/dn", pairs);
+  GpuNearField gpu(fmm.near_field_lists());
+  EXPECT_NE(gpu.describe().find("with the target normal derivative"), std::string::npos)
+      << gpu.describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Trees, GpuNearFieldNormalTest,
+                         ::testing::Values(Case{false, 0.0}, Case{false, 8.0}, Case{true, 0.0},
+                                           Case{true, 8.0}),
+                         [](const auto& info) {
+                           return std::string(info.param.adaptive ? "TwoSpheres" : "Icosphere") +
+                                  (info.param.k == 0.0 ? "Laplace" : "HelmholtzK8");
+                         });
+
+// Skipped pairs with target normals, and the device entry point: both as without normals.
+TEST(GpuNearFieldNormal, SkipsThePairsTheCpuSkipsAndAccumulatesOnTheDevice) {
+  SKIP_WITHOUT_GPU();
+  testing::Cloud cloud = testing::icosphere_cloud(3);
+  cloud.sources.insert(cloud.sources.end(), cloud.targets.begin(), cloud.targets.end());
+  const std::vector<Vec3> normals = unit_normals(cloud.sources),
+                          target_normals = unit_normals(cloud.targets);
+  for (double skip : {1e-9, 0.04}) {
+    const Fmm fmm(8.0, cloud.sources, normals, cloud.targets, cloud.targets,
+                  FmmOptions{.order = 4, .max_leaf = 50, .skip_radius = skip}, nullptr,
+                  TargetNormalDerivative{target_normals, cplx(0.0, 0.125)});
+    check_against_cpu(
+        fmm, Strengths::both,
+        skip < 1e-3 ? "coincident pairs, phi + w dphi/dn" : "skip radius, phi + w dphi/dn",
+        fmm.statistics().near_pairs);
+    const NearFieldLists lists = fmm.near_field_lists();
+    const std::size_t ns = cloud.sources.size(), nt = cloud.targets.size();
+    const std::vector<cplx> charges = testing::random_coefficients(ns, 54),
+                            dipoles = testing::random_coefficients(ns, 55),
+                            base = testing::random_coefficients(nt, 56);
+    std::vector<cplx> reference = base;
+    add_near_field_cpu(lists, charges, dipoles, reference);
+    GpuNearField gpu(lists);
+    DeviceArray d_charges(ns), d_dipoles(ns), d_potential(nt);
+    d_charges.upload(charges.data());
+    d_dipoles.upload(dipoles.data());
+    d_potential.upload(base.data());
+    gpu.apply_device(d_charges.data(), d_dipoles.data(), d_potential.data());
+    gpu.synchronize();
+    std::vector<cplx> potential(nt);
+    d_potential.download(potential.data());
+    const Errors e = compare(potential, reference, base);
+    EXPECT_LE(e.norm, kTolerance);
+    EXPECT_LE(e.max, kTolerance);
+  }
+}
+
 // Skipped pairs: every target is also a source (the coincident pairs must be skipped, as the
 // CPU does) and a skip radius of about a tenth of the point spacing skips some more.
 TEST(GpuNearField, SkipsThePairsTheCpuSkips) {
