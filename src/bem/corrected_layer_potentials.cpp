@@ -1,5 +1,6 @@
 #include "fmbem/bem/corrected_layer_potentials.hpp"
 
+#include "fmbem/bem/hypersingular_integrals.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
 
@@ -17,6 +18,7 @@ CorrectedLayerPotentials::CorrectedLayerPotentials(const Discretization& disc, d
                                                    cplx coupling)
     : disc_(&disc),
       rows_(rows),
+      k_(k),
       coupling_(coupling),
       near_(disc, k, rows, near_options, coupling) {}
 
@@ -48,6 +50,34 @@ void CorrectedLayerPotentials::apply(std::span<const cplx> double_density,
   regular_sum_device(dd, sd, device_->y.data());
   near_.apply_device(dd, sd, device_->y.data());
   if (!y.empty()) device_->y.download(y.data());
+}
+
+std::vector<cplx> CorrectedLayerPotentials::near_block(const OperatorCoefficients& c) const {
+  const auto row_start = near_.row_start();
+  const auto columns = near_.columns();
+  const auto single = near_.single_entries(), dbl = near_.double_entries();
+  const Mesh& mesh = disc_->mesh();
+  std::vector<cplx> block(columns.size());
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::size_t r = 0; r < rows_.size(); ++r) {
+    const std::size_t i = rows_.begin + r;
+    const Vec3& x = mesh.centroids()[i];
+    for (std::int64_t at = row_start[r]; at < row_start[r + 1]; ++at) {
+      const std::size_t j = std::size_t(columns[std::size_t(at)]);
+      const RegularPair regular = regular_integrals(*disc_, k_, j, x);
+      cplx s = regular.single_layer + single[std::size_t(at)];
+      cplx d = regular.double_layer + dbl[std::size_t(at)];
+      if (coupling_ != cplx(0.0)) {
+        const RegularBurtonMiller extra =
+            regular_burton_miller_integrals(*disc_, k_, j, x, mesh.normals()[i]);
+        s += coupling_ * extra.adjoint_double_layer;
+        d += coupling_ * extra.hypersingular;
+      }
+      block[std::size_t(at)] =
+          c.double_layer * d + c.single_layer * s + (i == j ? c.identity : cplx(0.0));
+    }
+  }
+  return block;
 }
 
 void CorrectedLayerPotentials::regular_sum_device(const cplx*, const cplx*, cplx*) const {

@@ -270,6 +270,43 @@ PetscErrorCode check_tolerances(KSP ksp) {
   PetscFunctionReturn(0);
 }
 
+// The near-field block of the operator (CorrectedLayerPotentials::near_block) as an AIJ matrix
+// with this rank's rows: sequential on one rank, MPI (diagonal and off-diagonal blocks) on more.
+PetscErrorCode assemble_near_matrix(MPI_Comm comm, const CorrectedLayerPotentials &layers,
+                                    const OperatorCoefficients &coefficients, PetscInt n,
+                                    Mat *matrix) {
+  PetscFunctionBeginUser;
+  const NearFieldCorrection &near = layers.near_field();
+  const std::vector<cplx> block = layers.near_block(coefficients);
+  const RowRange rows = layers.rows();
+  const auto row_start = near.row_start();
+  const auto columns = near.columns();
+  const PetscInt m = PetscInt(rows.size());
+  std::vector<PetscInt> diagonal_nnz(rows.size()), off_diagonal_nnz(rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (std::int64_t at = row_start[r]; at < row_start[r + 1]; ++at) {
+      const std::size_t j = std::size_t(columns[std::size_t(at)]);
+      (j >= rows.begin && j < rows.end ? diagonal_nnz : off_diagonal_nnz)[r]++;
+    }
+  PetscCall(MatCreate(comm, matrix));
+  PetscCall(MatSetSizes(*matrix, m, m, n, n));
+  PetscCall(MatSetType(*matrix, MATAIJ));
+  PetscCall(MatSeqAIJSetPreallocation(*matrix, 0, diagonal_nnz.data()));
+  PetscCall(MatMPIAIJSetPreallocation(*matrix, 0, diagonal_nnz.data(), 0, off_diagonal_nnz.data()));
+  std::vector<PetscInt> row_columns;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const PetscInt row = PetscInt(rows.begin + r);
+    const std::int64_t first = row_start[r], count = row_start[r + 1] - first;
+    row_columns.assign(columns.begin() + first, columns.begin() + first + count);
+    PetscCall(MatSetValues(*matrix, 1, &row, PetscInt(count), row_columns.data(),
+                           reinterpret_cast<const PetscScalar *>(block.data() + first),
+                           INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*matrix, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*matrix, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
 // Everything the user gave that nothing read is a typo or does not apply.
 void refuse_unused_options() {
   const std::vector<std::string> unused = unused_options(false);
@@ -388,6 +425,36 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
   PetscCall(KSPSetFromOptions(ksp));
   PetscCall(check_tolerances(ksp));
+  // The near-field block as the preconditioning matrix, for the PCs that factor or split one.
+  Mat near_matrix = nullptr;
+  double near_matrix_seconds = 0.0, near_matrix_nonzeros = 0.0, near_matrix_bytes = 0.0;
+  std::string pc_name;
+  {
+    PCType pc_type;
+    PetscCall(PCGetType(pc, &pc_type));
+    const std::string type = pc_type ? pc_type : "";
+    pc_name = type;
+    const bool matrix_free = type == PCJACOBI || type == PCNONE;
+    const bool assemble = opt.near_matrix == "on" || (opt.near_matrix == "auto" && !matrix_free);
+    if (!assemble && !matrix_free)
+      throw Error("-pc_type " + type +
+                  " needs an assembled matrix, and -bem_near_matrix off leaves none (the "
+                  "operator is matrix-free: use -pc_type jacobi or none, or drop "
+                  "-bem_near_matrix off)");
+    if (assemble) {
+      PetscLogDouble t0, t1;
+      PetscCall(PetscTime(&t0));
+      PetscCall(assemble_near_matrix(comm, layers, problem.coefficients(), n, &near_matrix));
+      PetscCall(PetscTime(&t1));
+      near_matrix_seconds = t1 - t0;
+      MatInfo info;
+      PetscCall(MatGetInfo(near_matrix, MAT_GLOBAL_SUM, &info));
+      near_matrix_nonzeros = info.nz_used;
+      // Values and column indices (AIJ's row offsets are small beside them).
+      near_matrix_bytes = info.nz_allocated * double(sizeof(PetscScalar) + sizeof(PetscInt));
+      PetscCall(KSPSetOperators(ksp, A, near_matrix));
+    }
+  }
   PetscCall(KSPSetUp(ksp));
   refuse_unused_options();
   PetscCall(KSPSolve(ksp, b, x));
@@ -479,6 +546,16 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                             stats.total_bytes() / 1e6, stats.far_field_device.c_str(),
                             stats.m2l_device.c_str(), stats.near_field_device.c_str()));
     }
+    if (near_matrix)
+      PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                            "  preconditioner  %s on the near-field matrix (%.0f nonzeros, "
+                            "%.1f MB, assembled in %.3f s)\n",
+                            pc_name.c_str(), near_matrix_nonzeros, near_matrix_bytes / 1e6,
+                            near_matrix_seconds));
+    else
+      PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                            "  preconditioner  %s (matrix-free: no near-field matrix)\n",
+                            pc_name.c_str()));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  solver          %" PetscInt_FMT
                           " iterations, %s, true relative residual %.2e\n",
@@ -541,6 +618,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(VecDestroy(&x0));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&near_matrix));
   PetscCall(VecScatterDestroy(&ctx.gather));
   PetscCall(VecDestroy(&ctx.x_all));
   PetscCall(VecDestroy(&x));

@@ -45,6 +45,10 @@ constexpr OptionSpec kOptions[] = {
     {"bem_quad_order", "3", "Gauss points per triangle: 1, 3, 6 or 7"},
     {"bem_near_factor", "2.5", "Close pair: centroid distance < factor * element radius (1..10)"},
     {"bem_near_quad", "16", "Angular Gauss points of the accurate integrals (2..128)"},
+    {"bem_near_matrix", "auto",
+     "The near-field block (close pairs, accurate) assembled as the preconditioning matrix, so "
+     "that -pc_type ilu, bjacobi, asm, lu, ... apply to it: auto (when the PC is neither jacobi "
+     "nor none), on, off"},
     {"bem_allow_coarse", "false",
      "Solve even below 2 elements per wavelength (the answer is then "
      "meaningless)"},
@@ -372,6 +376,8 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->near.angular_points =
       int(parse_integer("-bem_near_quad", text_or("bem_near_quad", "16"), 2, 128));
   opt->allow_coarse = parse_bool("-bem_allow_coarse", text_or("bem_allow_coarse", "false"));
+  opt->near_matrix =
+      choose("-bem_near_matrix", text_or("bem_near_matrix", "auto"), {"auto", "on", "off"});
 
   opt->operator_backend =
       choose("-bem_operator", text_or("bem_operator", "fmm"), {"fmm", "direct"});

@@ -1,6 +1,7 @@
 #pragma once
 #include <memory>
 
+#include "fmbem/bem/boundary_operator.hpp"
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
 #include "fmbem/bem/near_field.hpp"
@@ -30,6 +31,11 @@ class CorrectedLayerPotentials : public LayerPotentials {
   std::size_t columns() const final { return disc_->size(); }
   cplx coupling() const final { return coupling_; }
   const NearFieldCorrection& near_field() const { return near_; }
+  // The accurate entries of the close pairs of the operator c.identity I + c.double_layer
+  // (D + alpha N) + c.single_layer (S + alpha D'), in the correction's CSR pattern
+  // (near_field().row_start() and columns()): the near-field block that preconditioners factor.
+  // Regular part plus correction per pair (the regular integrals are formed again here).
+  std::vector<cplx> near_block(const OperatorCoefficients& c) const;
   // Whether apply runs on the GPU with the densities and y copied once.
   bool resident_on_device() const { return near_.on_device() && regular_sum_on_device(); }
 
@@ -53,6 +59,7 @@ class CorrectedLayerPotentials : public LayerPotentials {
 
   const Discretization* disc_;
   RowRange rows_;
+  double k_;
   cplx coupling_;
   NearFieldCorrection near_;
   // The densities and y on the device, allocated at the first resident apply.

@@ -31,6 +31,9 @@ struct SolveOptions {
   std::string operator_backend = "fmm";
   fmm::FmmOptions fmm = default_fmm_options();
   bool fmm_view = false;
+  // The near-field block as the preconditioning matrix: auto (assembled when the PC needs a
+  // matrix, i.e. is neither jacobi nor none), on, off.
+  std::string near_matrix = "auto";
   std::string vtu_path, csv_path;
   bool source_given = false;  // radiation defaults to the centre of the bounding box
   bool allow_coarse = false;  // solve even below 2 elements per wavelength
