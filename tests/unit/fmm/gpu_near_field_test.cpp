@@ -90,6 +90,35 @@ void check_against_cpu(const Fmm& fmm, Strengths strengths, const char* what,
   }
 }
 
+// apply_device on device arrays (random strengths and a random potential to accumulate into,
+// from seed, seed + 1, seed + 2) against add_near_field_cpu on the same lists; keeps the
+// executor and the device potential for further checks.
+struct DeviceEntry {
+  DeviceEntry(const NearFieldLists& lists, unsigned seed)
+      : gpu(lists), d_potential(lists.targets.size()) {
+    const std::size_t ns = lists.sources.size(), nt = lists.targets.size();
+    const std::vector<cplx> charges = testing::random_coefficients(ns, seed),
+                            dipoles = testing::random_coefficients(ns, seed + 1),
+                            base = testing::random_coefficients(nt, seed + 2);
+    std::vector<cplx> reference = base;
+    add_near_field_cpu(lists, charges, dipoles, reference);
+    DeviceArray d_charges(ns), d_dipoles(ns);
+    d_charges.upload(charges.data());
+    d_dipoles.upload(dipoles.data());
+    d_potential.upload(base.data());
+    gpu.apply_device(d_charges.data(), d_dipoles.data(), d_potential.data());
+    gpu.synchronize();
+    potential.resize(nt);
+    d_potential.download(potential.data());
+    const Errors e = compare(potential, reference, base);
+    EXPECT_LE(e.norm, kTolerance);
+    EXPECT_LE(e.max, kTolerance);
+  }
+  GpuNearField gpu;
+  DeviceArray d_potential;
+  std::vector<cplx> potential;
+};
+
 struct Case {
   bool adaptive;
   double k;
@@ -169,25 +198,7 @@ TEST(GpuNearFieldNormal, SkipsThePairsTheCpuSkipsAndAccumulatesOnTheDevice) {
         fmm, Strengths::both,
         skip < 1e-3 ? "coincident pairs, phi + w dphi/dn" : "skip radius, phi + w dphi/dn",
         fmm.statistics().near_pairs);
-    const NearFieldLists lists = fmm.near_field_lists();
-    const std::size_t ns = cloud.sources.size(), nt = cloud.targets.size();
-    const std::vector<cplx> charges = testing::random_coefficients(ns, 54),
-                            dipoles = testing::random_coefficients(ns, 55),
-                            base = testing::random_coefficients(nt, 56);
-    std::vector<cplx> reference = base;
-    add_near_field_cpu(lists, charges, dipoles, reference);
-    GpuNearField gpu(lists);
-    DeviceArray d_charges(ns), d_dipoles(ns), d_potential(nt);
-    d_charges.upload(charges.data());
-    d_dipoles.upload(dipoles.data());
-    d_potential.upload(base.data());
-    gpu.apply_device(d_charges.data(), d_dipoles.data(), d_potential.data());
-    gpu.synchronize();
-    std::vector<cplx> potential(nt);
-    d_potential.download(potential.data());
-    const Errors e = compare(potential, reference, base);
-    EXPECT_LE(e.norm, kTolerance);
-    EXPECT_LE(e.max, kTolerance);
+    DeviceEntry run(fmm.near_field_lists(), 54);
   }
 }
 
@@ -261,31 +272,13 @@ TEST(GpuNearField, TheDeviceEntryPointAccumulates) {
   const testing::Cloud cloud = testing::two_sphere_cloud();
   const std::vector<Vec3> normals = unit_normals(cloud.sources);
   const Fmm fmm(4.0, cloud.sources, normals, cloud.targets, FmmOptions{.order = 4, .max_leaf = 20});
-  const NearFieldLists lists = fmm.near_field_lists();
-  const std::size_t ns = cloud.sources.size(), nt = cloud.targets.size();
-  const std::vector<cplx> charges = testing::random_coefficients(ns, 51),
-                          dipoles = testing::random_coefficients(ns, 52),
-                          base = testing::random_coefficients(nt, 53);
-  std::vector<cplx> reference = base;
-  add_near_field_cpu(lists, charges, dipoles, reference);
-  GpuNearField gpu(lists);
-  DeviceArray d_charges(ns), d_dipoles(ns), d_potential(nt);
-  d_charges.upload(charges.data());
-  d_dipoles.upload(dipoles.data());
-  d_potential.upload(base.data());
-  gpu.apply_device(d_charges.data(), d_dipoles.data(), d_potential.data());
-  gpu.synchronize();
-  std::vector<cplx> potential(nt);
-  d_potential.download(potential.data());
-  const Errors e = compare(potential, reference, base);
-  EXPECT_LE(e.norm, kTolerance);
-  EXPECT_LE(e.max, kTolerance);
+  DeviceEntry run(fmm.near_field_lists(), 51);
   // Nothing to sum: nothing changes.
-  gpu.apply_device(nullptr, nullptr, d_potential.data());
-  gpu.synchronize();
-  std::vector<cplx> again(nt);
-  d_potential.download(again.data());
-  EXPECT_EQ(again, potential);
+  run.gpu.apply_device(nullptr, nullptr, run.d_potential.data());
+  run.gpu.synchronize();
+  std::vector<cplx> again(run.potential.size());
+  run.d_potential.download(again.data());
+  EXPECT_EQ(again, run.potential);
 }
 
 TEST(GpuNearField, BadInputIsAnError) {
