@@ -49,12 +49,9 @@ struct Args {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string key = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error("missing value after " + key);
-      return argv[++i];
-    };
+  for (Arguments args(argc, argv); args.next();) {
+    const std::string& key = args.key();
+    const auto value = [&] { return args.value(); };
     if (key == "-L")
       a.levels = int_list(value());
     else if (key == "-max_leaf")
