@@ -208,7 +208,8 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
     }
   }
   if (options.gpu) {
-    // The SpMV resident on the GPU; the host copies stay (add_to and the accessors).
+    // The SpMV resident on the GPU; the host copies stay (add_to and the accessors), so the
+    // lazy download (download_entries) is marked done without copying anything back.
     gpu_ = std::make_unique<GpuNearFieldCorrection>(rows, row_start_, columns_, single_, double_,
                                                     self_single_, self_double_);
     std::call_once(downloaded_, [] {});
