@@ -22,6 +22,7 @@
 #include "fmbem/io/output_file.hpp"
 #include "fmbem/io/vtk_writer.hpp"
 #include "fmbem/solver/options.hpp"
+#include "fmbem/solver/threaded_vector.hpp"
 
 namespace fmbem {
 namespace {
@@ -358,6 +359,9 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   Vec x, b;
   PetscCall(VecCreate(comm, &x));
   PetscCall(VecSetSizes(x, PETSC_DECIDE, n));
+  // GMRES's vector work on every core (-vec_type still overrides).
+  PetscCall(register_threaded_vector_type());
+  PetscCall(VecSetType(x, threaded_vector_type));
   PetscCall(VecSetFromOptions(x));
   PetscCall(VecDuplicate(x, &b));
   PetscInt row_begin, row_end;
