@@ -109,9 +109,9 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     target_normal_weight_ = normal_derivative.weight;
   }
   order_ = options.order > 0 ? options.order : order_for_tolerance(options.tolerance);
-  if (options.measured_max_leaf)
-    options_.max_leaf =
-        default_max_leaf(options.device != FmmOptions::Device::cpu && gpu_available(), order_);
+  // The GPU executors are built (or -fmm_device gpu fails) unless on the CPU by choice or need.
+  const bool gpu = options.device != FmmOptions::Device::cpu && gpu_available();
+  if (options.measured_max_leaf) options_.max_leaf = default_max_leaf(gpu, order_);
   statistics_.max_leaf = options_.max_leaf;
   {
     PhaseScope scope(observer, FmmPhase::tree);
@@ -125,7 +125,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
   }
   {
     PhaseScope scope(observer, FmmPhase::translations);
-    build_translations();
+    build_translations(gpu);
     set_up_gpu();
   }
 }
@@ -255,7 +255,7 @@ void Fmm::build_near_lists() {
   statistics_.near_pairs = pairs;
 }
 
-void Fmm::build_translations() {
+void Fmm::build_translations(bool gpu) {
   const Octree& tree = *tree_;
   const auto& cells = tree.cells();
   const int p = order_, size = p * p, num_levels = tree.levels();
@@ -273,23 +273,28 @@ void Fmm::build_translations() {
     statistics_.cells_per_level[level] = static_cast<int>(tree.cells_at_level(level).size());
     if (level < 2) continue;  // no cell of levels 0, 1 is well separated from another
     lv.gradient = gradient_terms(gaunt, p, k_, lv.sigma);
-    for (int octant = 0; octant < 8; ++octant) {
-      const double h = 0.25 * tree.width(level - 1);
-      const Vec3 t{octant & 1 ? h : -h, octant & 2 ? h : -h, octant & 4 ? h : -h};
-      const TranslationMatrix c = regular_shift(gaunt, p, k_, tree.width(level - 1), t);
-      lv.m2m[octant].resize(size * size);
-      lv.l2l[octant].resize(size * size);
-      for (int i = 0; i < size; ++i)
-        for (int j = 0; j < size; ++j) {
-          lv.m2m[octant][i * size + j] = std::conj(c[i * size + j]);
-          lv.l2l[octant][j * size + i] = c[i * size + j];
-        }
-    }
     statistics_.translation_bytes +=
         16 * size * size * sizeof(cplx) + lv.gradient.size() * sizeof(GradientTerm);
   }
-  // M2L: one plan for the CPU and the GPU executors.
-  m2l_plan_ = build_m2l_plan(tree, p, k_);
+  // The shifts of levels >= 2, one (level, octant) a thread: at p = 16 each is milliseconds.
+  const int shifts = 8 * std::max(0, num_levels - 2);
+#pragma omp parallel for schedule(dynamic)
+  for (int x = 0; x < shifts; ++x) {
+    const int level = 2 + x / 8, octant = x % 8;
+    Level& lv = levels_[level];
+    const double h = 0.25 * tree.width(level - 1);
+    const Vec3 t{octant & 1 ? h : -h, octant & 2 ? h : -h, octant & 4 ? h : -h};
+    const TranslationMatrix c = regular_shift(gaunt, p, k_, tree.width(level - 1), t);
+    lv.m2m[octant].resize(size * size);
+    lv.l2l[octant].resize(size * size);
+    for (int i = 0; i < size; ++i)
+      for (int j = 0; j < size; ++j) {
+        lv.m2m[octant][i * size + j] = std::conj(c[i * size + j]);
+        lv.l2l[octant][j * size + i] = c[i * size + j];
+      }
+  }
+  // M2L: one plan for the CPU and the GPU executors; the GPU's builds its matrices itself.
+  m2l_plan_ = build_m2l_plan(tree, p, k_, !gpu);
   for (const M2LLevelPlan& lv : m2l_plan_.levels) {
     statistics_.m2l_pairs_per_level[lv.level] = static_cast<int>(lv.pairs.size());
     statistics_.transfer_matrices_per_level[lv.level] = static_cast<int>(lv.matrix_count());

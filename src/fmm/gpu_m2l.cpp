@@ -67,6 +67,7 @@ void GpuM2L::apply(const cplx*, cplx*) { no_cuda(); }
 void GpuM2L::apply_device(const cplx*, cplx*) { no_cuda(); }
 void GpuM2L::apply_level_device(std::size_t, const cplx*, cplx*) { no_cuda(); }
 void GpuM2L::synchronize() { no_cuda(); }
+std::vector<cplx> GpuM2L::matrices(std::size_t) const { no_cuda(); }
 M2LScheme GpuM2L::scheme() const { no_cuda(); }
 const GpuM2LStatistics& GpuM2L::statistics() const { no_cuda(); }
 std::string GpuM2L::describe() const { no_cuda(); }

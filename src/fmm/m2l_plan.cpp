@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <string>
 
@@ -105,7 +106,7 @@ double M2LPlan::flops() const {
   return 8.0 * size * size * static_cast<double>(pair_count());
 }
 
-M2LPlan build_m2l_plan(const Octree& tree, int order, double k) {
+M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices) {
   if (order < 1 || order > max_degree)
     throw Error("M2L plan: the expansion order p must lie in 1.." + std::to_string(max_degree));
   if (!(k >= 0.0) || !std::isfinite(k))
@@ -123,8 +124,8 @@ M2LPlan build_m2l_plan(const Octree& tree, int order, double k) {
   }
   const int size = order * order;
   const std::size_t matrix_size = static_cast<std::size_t>(size) * size;
-  const GauntTable gaunt(order);
-  const MultipoleToLocalTable table(gaunt, order);
+  std::unique_ptr<MultipoleToLocalTable> table;
+  if (host_matrices) table = std::make_unique<MultipoleToLocalTable>(GauntTable(order), order);
   for (int level = 2; level < tree.levels(); ++level) {
     // The pairs of this level by transfer vector, as the CPU FMM groups them.
     std::vector<std::vector<M2LPair>> by_vector(Octree::kTransferCount);
@@ -150,13 +151,14 @@ M2LPlan build_m2l_plan(const Octree& tree, int order, double k) {
       lv.matrix_begin.push_back(lv.pairs.size());
     }
     if (lv.pairs.empty()) continue;
-    lv.matrices.resize(lv.transfer.size() * matrix_size);
+    if (table) {
+      lv.matrices.resize(lv.transfer.size() * matrix_size);
 #pragma omp parallel for schedule(dynamic)
-    for (std::size_t m = 0; m < lv.transfer.size(); ++m) {
-      const int v = lv.transfer[m];
-      const Vec3 t = Vec3{double(v / 49 - 3), double(v / 7 % 7 - 3), double(v % 7 - 3)} * lv.sigma;
-      const TranslationMatrix matrix = table(k, lv.sigma, t);
-      std::copy(matrix.begin(), matrix.end(), lv.matrices.begin() + m * matrix_size);
+      for (std::size_t m = 0; m < lv.transfer.size(); ++m) {
+        const TranslationMatrix matrix =
+            (*table)(k, lv.sigma, transfer_offset(lv.transfer[m]) * lv.sigma);
+        std::copy(matrix.begin(), matrix.end(), lv.matrices.begin() + m * matrix_size);
+      }
     }
     plan.levels.push_back(std::move(lv));
   }
@@ -164,6 +166,10 @@ M2LPlan build_m2l_plan(const Octree& tree, int order, double k) {
 }
 
 void apply_m2l_reference(const M2LPlan& plan, const cplx* multipole, cplx* local) {
+  const std::size_t matrix_size = std::size_t(plan.coefficients()) * plan.coefficients();
+  for (const M2LLevelPlan& lv : plan.levels)
+    if (lv.matrices.size() != lv.matrix_count() * matrix_size)
+      throw Error("M2L reference: the plan has no host matrices (built for the GPU)");
   for (const M2LLevelPlan& lv : plan.levels)
     apply_level(lv, plan.order, plan.num_cells, multipole, local);
 }

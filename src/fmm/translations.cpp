@@ -144,11 +144,22 @@ MultipoleToLocalTable::MultipoleToLocalTable(const GauntTable& gaunt, int p) : p
         }
 }
 
-TranslationMatrix MultipoleToLocalTable::operator()(double k, double sigma, const Vec3& t) const {
-  const int size = p_ * p_, lmax = 2 * p_ - 2;
-  const std::vector<double> kappa_power = powers(k * sigma, 2 * p_);
+std::vector<cplx> MultipoleToLocalTable::singular_harmonics(double k, double sigma,
+                                                            const Vec3& t) const {
+  const int lmax = 2 * p_ - 2;
   std::vector<cplx> st((lmax + 1) * (lmax + 1));
   singular_basis(lmax, k, sigma, t, st.data());
+  return st;
+}
+
+std::vector<double> MultipoleToLocalTable::kappa_powers(double k, double sigma) const {
+  return powers(k * sigma, 2 * p_);
+}
+
+TranslationMatrix MultipoleToLocalTable::operator()(double k, double sigma, const Vec3& t) const {
+  const int size = p_ * p_;
+  const std::vector<double> kappa_power = kappa_powers(k, sigma);
+  const std::vector<cplx> st = singular_harmonics(k, sigma, t);
   TranslationMatrix c(size * size, 0.0);
   for (const Term& term : terms_)
     c[term.entry] += term.constant * (kappa_power[term.power] * st[term.harmonic]);

@@ -176,7 +176,8 @@ class Fmm {
 
  private:
   struct Level;
-  void build_translations();
+  // gpu: the GPU executors will be built (set_up_gpu), so the M2L matrices are built there.
+  void build_translations(bool gpu);
   void build_near_lists();
   void set_up_gpu();
 

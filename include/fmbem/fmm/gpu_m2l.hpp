@@ -9,8 +9,10 @@
 #include "fmbem/fmm/m2l_plan.hpp"
 
 // The M2L phase on a CUDA GPU (no CUDA types here: the kernels live in src/fmm/cuda/*.cu).
-// GpuM2L uploads a plan's matrices and lists once and then applies the M2L of all levels, from
-// host arrays (moments in and locals out once per apply) or from device arrays.
+// GpuM2L builds a plan's translation matrices on the device (from MultipoleToLocalTable's terms;
+// the plan's host matrices, if any, are not read), uploads its lists once and then applies the
+// M2L of all levels, from host arrays (moments in and locals out once per apply) or from device
+// arrays.
 //
 // Schemes (the first four from the reference paper, section 4.2; all compute
 //   L_i(O) += sum over S in V(O) of sum_j T_ij(o - s) M_j(S)):
@@ -79,8 +81,9 @@ struct GpuM2LStatistics {
 
 class GpuM2L {
  public:
-  // Uploads what the scheme needs of the plan. Throws fmbem::Error without a usable GPU, for
-  // an out-of-range option, or when the device memory does not suffice.
+  // Builds the matrices and uploads what the scheme needs of the plan. Throws fmbem::Error
+  // without a usable GPU, for an out-of-range option, or when the device memory does not
+  // suffice.
   GpuM2L(const M2LPlan& plan, M2LScheme scheme, const GpuM2LOptions& options = {});
   ~GpuM2L();
   GpuM2L(const GpuM2L&) = delete;
@@ -99,6 +102,9 @@ class GpuM2L {
                           cplx* device_local);
   // Waits for the enqueued work; throws fmbem::Error if a kernel failed.
   void synchronize();
+  // The translation matrices of one level (an index into plan.levels) as built on the device,
+  // copied back in M2LLevelPlan::matrices' layout (row-major p^2 x p^2, one after another).
+  std::vector<cplx> matrices(std::size_t level_index) const;
 
   M2LScheme scheme() const;
   const GpuM2LStatistics& statistics() const;

@@ -28,7 +28,8 @@ struct M2LLevelPlan {
   int level = 0;
   double sigma = 0.0;         // the cell width of the level; T is built for t = offset * sigma
   std::vector<int> transfer;  // per matrix: Octree::transfer_index of its offset, ascending
-  // transfer.size() matrices of p^2 x p^2, row-major, one after another.
+  // transfer.size() matrices of p^2 x p^2, row-major, one after another; empty in a plan built
+  // without host matrices (GpuM2L builds its own on the device).
   std::vector<cplx> matrices;
   // Grouped by matrix (ascending), targets ascending within a group, as the CPU FMM batches them.
   std::vector<M2LPair> pairs;
@@ -55,15 +56,22 @@ struct M2LPlan {
   double flops() const;
 };
 
+// The offset coords(target) - coords(source) of transfer index v (Octree::transfer_index), in
+// cell widths: T of matrix m of a level is built for t = transfer_offset(transfer[m]) * sigma.
+inline Vec3 transfer_offset(int v) {
+  return Vec3{double(v / 49 - 3), double(v / 7 % 7 - 3), double(v % 7 - 3)};
+}
+
 // The M2L pairs of the FMM on this tree: for each level >= 2, target c and source s in
 // tree.m2l(c) with c holding targets and s holding sources (the pairs the CPU FMM applies);
-// T from MultipoleToLocalTable with t = offset * tree.width(level). Throws fmbem::Error for
-// p outside 1 .. max_degree or k < 0.
-M2LPlan build_m2l_plan(const Octree& tree, int order, double k);
+// T from MultipoleToLocalTable with t = offset * tree.width(level), on the host unless
+// host_matrices is false (the GPU executor builds them on the device). Throws fmbem::Error
+// for p outside 1 .. max_degree or k < 0.
+M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices = true);
 
 // local[c] += sum over the pairs (c, s, m) of T[m] multipole[s], all levels; OpenMP over target
 // cells, each thread summing its targets' pairs in plan order (matrix by matrix), so the result
-// does not depend on the thread count.
+// does not depend on the thread count. Throws fmbem::Error for a plan without host matrices.
 void apply_m2l_reference(const M2LPlan& plan, const cplx* multipole, cplx* local);
 
 }  // namespace fmbem::fmm

@@ -47,19 +47,31 @@ TranslationMatrix multipole_to_local(const GauntTable& gaunt, int p, double k, d
 
 // The same matrices for many transfer vectors: the part of each entry that
 // does not depend on t, k or sigma (Gaunt coefficient, phase, factorials) is
-// tabulated once, so a matrix costs one pass over the table.
+// tabulated once, so a matrix costs one pass over the table:
+//   T[entry] = (sum over the entry's terms of constant * (kappa^power * Shat[harmonic](t))) / sigma
+// with kappa = k sigma. The GPU builds its matrices from the same terms and inputs
+// (src/fmm/cuda/m2l_matrices.cu).
 class MultipoleToLocalTable {
  public:
-  MultipoleToLocalTable(const GauntTable& gaunt, int p);
-  TranslationMatrix operator()(double k, double sigma, const Vec3& t) const;
-
- private:
   struct Term {
     int entry;      // ab * p^2 + nm
     int harmonic;   // coefficient_index(l, m - b) of Shat(t)
     int power;      // of kappa: n + a - l
     cplx constant;  // 4 pi i^(a+l-n) G (2l-1)!! / ((2n-1)!! (2a+1)!! (2n+1))
   };
+
+  MultipoleToLocalTable(const GauntTable& gaunt, int p);
+  TranslationMatrix operator()(double k, double sigma, const Vec3& t) const;
+
+  int order() const { return p_; }
+  // By entry (ascending), each entry's terms by l ascending: the order operator() sums them in.
+  const std::vector<Term>& terms() const { return terms_; }
+  // The inputs operator() combines the terms with: Shat_l^q(t), l <= 2p - 2 ((2p - 1)^2
+  // values, coefficient_index order), and kappa^e for e = 0 .. 2p (0^0 = 1).
+  std::vector<cplx> singular_harmonics(double k, double sigma, const Vec3& t) const;
+  std::vector<double> kappa_powers(double k, double sigma) const;
+
+ private:
   int p_;
   std::vector<Term> terms_;
 };

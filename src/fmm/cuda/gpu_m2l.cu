@@ -1,6 +1,7 @@
-// GpuM2L: the plan's lists rearranged for each scheme, uploaded once; apply runs the scheme's
-// kernels, each level on its own (blocking) stream, so the levels overlap and the whole is
-// ordered with the default stream.
+// GpuM2L: the translation matrices built on the device (m2l_matrices.cu), the plan's lists
+// rearranged for each scheme and uploaded once; apply runs the scheme's kernels, each level on
+// its own (blocking) stream, so the levels overlap and the whole is ordered with the default
+// stream.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/gpu_m2l.hpp"
 #include "m2l_kernels.cuh"
+#include "m2l_matrices.cuh"
 
 namespace fmbem::fmm {
 
@@ -66,28 +68,12 @@ int octant_of(const std::array<int, 3>& c) {
   return (c[0] & 1) | (c[1] & 1) << 1 | (c[2] & 1) << 2;
 }
 
-// Column-major copies of a level's matrices: entry (i, j) at j row_pad + i of a row_pad x
-// col_pad block per matrix, zero beyond size.
-std::vector<double2> column_major(const M2LLevelPlan& lv, int size, int row_pad, int col_pad) {
-  const std::size_t count = lv.matrix_count(), block = std::size_t(row_pad) * col_pad;
-  std::vector<double2> out(count * block, double2{0.0, 0.0});
-  for (std::size_t m = 0; m < count; ++m) {
-    const cplx* t = lv.matrices.data() + m * size * size;
-    for (int i = 0; i < size; ++i)
-      for (int j = 0; j < size; ++j) {
-        const cplx v = t[std::size_t(i) * size + j];
-        out[m * block + std::size_t(j) * row_pad + i] = double2{v.real(), v.imag()};
-      }
-  }
-  return out;
-}
-
 }  // namespace
 
 struct GpuM2L::Impl {
   struct Level {
     int level = 0;
-    DeviceVector<double2> matrices;
+    const double2* matrices = nullptr;  // this level's part of Impl::matrices
     // basic
     int blocks = 0, staged = 1;
     DeviceVector<int> targets, offsets;
@@ -121,6 +107,9 @@ struct GpuM2L::Impl {
   GpuM2LOptions options;
   int order = 0, size = 0;
   std::size_t num_cells = 0;
+  // All levels' matrices, column-major, row_pad x col_pad each (padded for dmma alone).
+  DeviceVector<double2> matrices;
+  int row_pad = 0, col_pad = 0;
   std::vector<Level> levels;
   GpuM2LStatistics statistics;
   std::string description;
@@ -572,20 +561,20 @@ void GpuM2L::Impl::build_columns(const M2LLevelPlan& lv, int width, Level& out,
       column_source[pair_column[x]] = lv.pairs[x].source;
     }
   }
-  // Per target, its columns in plan order.
-  std::vector<std::size_t> order(lv.pairs.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return lv.pairs[a].target < lv.pairs[b].target;
-  });
-  std::vector<int> cells, offsets{0}, columns;
-  for (std::size_t x : order) {
-    if (!cells.empty() && cells.back() != lv.pairs[x].target)
-      offsets.push_back(checked_int(kExecutor, columns.size(), "pairs"));
-    if (cells.empty() || cells.back() != lv.pairs[x].target) cells.push_back(lv.pairs[x].target);
-    columns.push_back(checked_int(kExecutor, pair_column[x], "columns"));
-  }
-  offsets.push_back(checked_int(kExecutor, columns.size(), "pairs"));
+  // Per target (ascending), its columns in plan order: a counting sort by target.
+  checked_int(kExecutor, column_source.size(), "columns");
+  std::vector<std::size_t> next(num_cells + 1, 0);
+  for (const M2LPair& pair : lv.pairs) ++next[pair.target + 1];
+  std::vector<int> cells, offsets{0};
+  for (std::size_t c = 0; c < num_cells; ++c)
+    if (next[c + 1] > 0) {
+      cells.push_back(int(c));
+      offsets.push_back(checked_int(kExecutor, offsets.back() + next[c + 1], "pairs"));
+    }
+  std::partial_sum(next.begin(), next.end(), next.begin());
+  std::vector<int> columns(lv.pairs.size());
+  for (std::size_t x = 0; x < lv.pairs.size(); ++x)
+    columns[next[lv.pairs[x].target]++] = int(pair_column[x]);
   out.padded_columns = column_source.size();
   out.reduce_targets = checked_int(kExecutor, cells.size(), "targets");
   out.column_source = DeviceVector<int>(column_source, "M2L column sources");
@@ -605,25 +594,25 @@ void GpuM2L::Impl::run(std::size_t index, const double2* multipole, double2* loc
   switch (scheme) {
     case M2LScheme::basic:
       cuda::launch_basic(size, lv.blocks, lv.staged, lv.targets.data(), lv.offsets.data(),
-                         lv.entries.data(), lv.matrices.data(), multipole, local, stream);
+                         lv.entries.data(), lv.matrices, multipole, local, stream);
       break;
     case M2LScheme::sibling:
       cuda::launch_sibling(size, lv.clusters, lv.cluster_targets.data(), lv.item_offsets.data(),
-                           lv.sibling_items.data(), lv.matrices.data(), multipole, local, stream);
+                           lv.sibling_items.data(), lv.matrices, multipole, local, stream);
       break;
     case M2LScheme::cluster:
       cuda::launch_cluster(size, lv.chunks, lv.max_targets, lv.target_offsets.data(),
                            lv.chunk_targets.data(), lv.chunk_item_offsets.data(),
-                           lv.cluster_items.data(), lv.cluster_pairs.data(), lv.matrices.data(),
-                           multipole, local, stream);
+                           lv.cluster_items.data(), lv.cluster_pairs.data(), lv.matrices, multipole,
+                           local, stream);
       break;
     case M2LScheme::ij:
       cuda::launch_ij(size, lv.chunks, lv.tm, lv.teams, lv.columns, lv.max_sources, lv.max_matrices,
                       lv.max_entries, lv.source_offsets.data(), lv.chunk_sources.data(),
                       lv.matrix_offsets.data(), lv.chunk_matrices.data(), lv.target_offsets.data(),
                       lv.chunk_targets.data(), lv.target_teams.data(), lv.entry_offsets.data(),
-                      lv.entry_counts.data(), lv.ij_entries.data(), lv.matrices.data(), multipole,
-                      local, stream);
+                      lv.entry_counts.data(), lv.ij_entries.data(), lv.matrices, multipole, local,
+                      stream);
       break;
     case M2LScheme::gemm: {
       cuda::launch_gather(size, lv.padded_columns, lv.column_source.data(), multipole,
@@ -641,8 +630,7 @@ void GpuM2L::Impl::run(std::size_t index, const double2* multipole, double2* loc
     }
     case M2LScheme::dmma:
       cuda::launch_dmma(size, lv.row_pad, lv.col_pad, lv.tiles, lv.tile_matrix.data(),
-                        lv.column_source.data(), lv.matrices.data(), multipole, level_products,
-                        stream);
+                        lv.column_source.data(), lv.matrices, multipole, level_products, stream);
       cuda::launch_reduce(size, lv.reduce_targets, lv.reduce_cells.data(), lv.reduce_offsets.data(),
                           lv.reduce_columns.data(), level_products, local, stream);
       break;
@@ -667,7 +655,18 @@ GpuM2L::GpuM2L(const M2LPlan& plan, M2LScheme scheme, const GpuM2LOptions& optio
   d.size = plan.order * plan.order;
   d.num_cells = plan.num_cells;
   const int size = d.size;
-  std::size_t scratch_columns = 0;
+  // The translation matrices of all levels: one kernel (milliseconds), nothing uploaded.
+  const bool padded = scheme == M2LScheme::dmma;
+  d.row_pad =
+      padded ? (size + cuda::dmma_rows(size) - 1) / cuda::dmma_rows(size) * cuda::dmma_rows(size)
+             : size;
+  d.col_pad = padded ? (size + 15) / 16 * 16 : size;
+  const std::size_t block = std::size_t(d.row_pad) * d.col_pad;
+  std::size_t matrix_count = 0;
+  for (const M2LLevelPlan& lv : plan.levels) matrix_count += lv.matrix_count();
+  d.matrices.allocate(matrix_count * block, "M2L translation matrices");
+  cuda::build_m2l_matrices(plan, d.row_pad, d.col_pad, d.matrices.data(), nullptr);
+  std::size_t scratch_columns = 0, first_matrix = 0;
   for (const M2LLevelPlan& lv : plan.levels) {
     for (const M2LPair& pair : lv.pairs)
       if (pair.target < 0 || std::size_t(pair.target) >= plan.num_cells || pair.source < 0 ||
@@ -676,6 +675,8 @@ GpuM2L::GpuM2L(const M2LPlan& plan, M2LScheme scheme, const GpuM2LOptions& optio
         throw Error("GPU M2L: a pair of the plan names a cell or matrix that does not exist");
     Impl::Level out;
     out.level = lv.level;
+    out.matrices = d.matrices.data() + first_matrix * block;
+    first_matrix += lv.matrix_count();
     GpuM2LLevelStatistics st;
     st.level = lv.level;
     st.pairs = lv.pairs.size();
@@ -722,9 +723,8 @@ GpuM2L::GpuM2L(const M2LPlan& plan, M2LScheme scheme, const GpuM2LOptions& optio
         std::vector<int> chunk_matrix;
         d.build_columns(lv, cuda::kDmmaColumns, out, st, chunk_matrix);
         out.tiles = checked_int(kExecutor, chunk_matrix.size(), "dmma tiles");
-        out.row_pad =
-            (size + cuda::dmma_rows(size) - 1) / cuda::dmma_rows(size) * cuda::dmma_rows(size);
-        out.col_pad = (size + 15) / 16 * 16;
+        out.row_pad = d.row_pad;
+        out.col_pad = d.col_pad;
         out.tile_matrix = DeviceVector<int>(chunk_matrix, "dmma tile matrices");
         out.scratch_offset = scratch_columns;
         scratch_columns += out.padded_columns;
@@ -735,10 +735,6 @@ GpuM2L::GpuM2L(const M2LPlan& plan, M2LScheme scheme, const GpuM2LOptions& optio
         break;
       }
     }
-    const bool padded = scheme == M2LScheme::dmma;
-    out.matrices = DeviceVector<double2>(
-        column_major(lv, size, padded ? out.row_pad : size, padded ? out.col_pad : size),
-        "M2L translation matrices");
     d.statistics.levels.push_back(st);
     d.levels.push_back(std::move(out));
   }
@@ -752,7 +748,7 @@ GpuM2L::GpuM2L(const M2LPlan& plan, M2LScheme scheme, const GpuM2LOptions& optio
     for (Impl::Level& lv : d.levels) {
       std::vector<const cuDoubleComplex*> a(lv.batch), b(lv.batch);
       std::vector<cuDoubleComplex*> c(lv.batch);
-      const auto* matrices = reinterpret_cast<const cuDoubleComplex*>(lv.matrices.data());
+      const auto* matrices = reinterpret_cast<const cuDoubleComplex*>(lv.matrices);
       for (int x = 0; x < lv.batch; ++x) {
         a[x] = matrices + std::size_t(lv.chunk_matrix[x]) * size * size;
         const std::size_t col0 = (lv.scratch_offset + std::size_t(x) * lv.gemm_columns) * size;
@@ -764,9 +760,9 @@ GpuM2L::GpuM2L(const M2LPlan& plan, M2LScheme scheme, const GpuM2LOptions& optio
       lv.c_pointers = DeviceVector<cuDoubleComplex*>(c, "gemm pointers");
     }
   // Memory held.
-  std::size_t bytes = d.gathered.bytes() + d.products.bytes();
+  std::size_t bytes = d.matrices.bytes() + d.gathered.bytes() + d.products.bytes();
   for (const Impl::Level& lv : d.levels)
-    bytes += lv.matrices.bytes() + lv.targets.bytes() + lv.offsets.bytes() + lv.entries.bytes() +
+    bytes += lv.targets.bytes() + lv.offsets.bytes() + lv.entries.bytes() +
              lv.cluster_targets.bytes() + lv.item_offsets.bytes() + lv.sibling_items.bytes() +
              lv.target_offsets.bytes() + lv.chunk_targets.bytes() + lv.chunk_item_offsets.bytes() +
              lv.cluster_items.bytes() + lv.cluster_pairs.bytes() + lv.source_offsets.bytes() +
@@ -853,6 +849,29 @@ void GpuM2L::apply(const cplx* multipole, cplx* local) {
               "copy of the locals from the GPU");
 #pragma omp parallel for schedule(static)
   for (std::size_t x = 0; x < count; ++x) local[x] += d.staging[x];
+}
+
+std::vector<cplx> GpuM2L::matrices(std::size_t level_index) const {
+  const Impl& d = *impl_;
+  if (level_index >= d.levels.size()) throw Error("GPU M2L: no such level in the plan");
+  const std::size_t block = std::size_t(d.row_pad) * d.col_pad;
+  const std::size_t end = level_index + 1 < d.levels.size()
+                              ? std::size_t(d.levels[level_index + 1].matrices - d.matrices.data())
+                              : d.matrices.size();
+  const std::size_t begin = std::size_t(d.levels[level_index].matrices - d.matrices.data());
+  std::vector<double2> device(end - begin);
+  cuda::check(cudaMemcpy(device.data(), d.levels[level_index].matrices,
+                         device.size() * sizeof(double2), cudaMemcpyDeviceToHost),
+              "download of the M2L matrices");
+  const std::size_t count = device.size() / block, size = d.size;
+  std::vector<cplx> out(count * size * size);
+  for (std::size_t m = 0; m < count; ++m)
+    for (std::size_t j = 0; j < size; ++j)
+      for (std::size_t i = 0; i < size; ++i) {
+        const double2 v = device[m * block + j * d.row_pad + i];
+        out[(m * size + i) * size + j] = cplx(v.x, v.y);
+      }
+  return out;
 }
 
 void GpuM2L::synchronize() { cuda::check(cudaDeviceSynchronize(), "the M2L kernels"); }

@@ -10,6 +10,7 @@
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/fmm.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
+#include "fmbem/fmm/translations.hpp"
 #include "gpu_test_skip.hpp"
 #include "m2l_test_geometry.hpp"
 
@@ -155,6 +156,76 @@ TEST(GpuM2L, DeviceEntryPointsAccumulate) {
     EXPECT_LE(compare(plan, local, reference, base).error, kTolerance);
     EXPECT_THROW(gpu.apply_level_device(plan.levels.size(), d_multipole.data(), d_local.data()),
                  Error);
+  }
+}
+
+// The matrices GpuM2L builds on the device against MultipoleToLocalTable's on the host, entry
+// by entry, in the layouts of dmma (padded) and gemm. Both sum the same n terms
+// c (kappa^e Shat) of an entry in the same order and divide by sigma; only the rounding of the
+// products differs (fused multiply-adds on the device). Each of the two is within
+// (n + 5) u S / sigma of the exact sum, S = sum |c| kappa^e |Shat| over the terms (a complex
+// product: sqrt(2) gamma_2 < 3u; the real scaling: u; n - 1 additions: gamma_(n-1); the
+// division: u), so they differ by at most 2 (n + 5) u S / sigma (u = 2^-53; n <= p terms).
+// A wrong term, harmonic, power, level or position gives errors of order S itself. At p = 16
+// every 5th matrix is checked (the bound costs a pass over the 441,320 terms a matrix); that
+// still reaches every group of 8 matrices the kernel's threads share.
+TEST(GpuM2L, DeviceBuiltMatricesMatchTheHostTable) {
+  SKIP_WITHOUT_GPU();
+  constexpr double u = 0x1p-53;
+  const Octree trees[] = {testing::make_tree(testing::icosphere_cloud(4), 24),
+                          testing::make_tree(testing::two_sphere_cloud(), 32)};
+  for (int p : {4, 8, 16}) {
+    const int size = p * p;
+    const std::size_t stride = p >= 16 ? 5 : 1, matrix_size = std::size_t(size) * size;
+    const MultipoleToLocalTable table(GauntTable(p), p);
+    std::vector<int> terms(matrix_size, 0);  // per entry
+    for (const auto& term : table.terms()) ++terms[term.entry];
+    for (double k : {8.0, 0.0})
+      for (const Octree& tree : trees) {
+        const M2LPlan plan = build_m2l_plan(tree, p, k);
+        ASSERT_GE(plan.levels.size(), 3u);
+        // Per entry (row-major) of each checked matrix: the bound above.
+        std::vector<std::vector<double>> bounds(plan.levels.size());
+        for (std::size_t l = 0; l < plan.levels.size(); ++l) {
+          const M2LLevelPlan& lv = plan.levels[l];
+          const std::vector<double> w = table.kappa_powers(k, lv.sigma);
+          bounds[l].assign(lv.matrices.size(), 0.0);
+#pragma omp parallel for schedule(dynamic)
+          for (std::size_t m = 0; m < lv.matrix_count(); m += stride) {
+            const std::vector<cplx> st =
+                table.singular_harmonics(k, lv.sigma, transfer_offset(lv.transfer[m]) * lv.sigma);
+            double* b = &bounds[l][m * matrix_size];
+            for (const auto& term : table.terms())
+              b[term.entry] +=
+                  std::abs(term.constant) * w[term.power] * std::abs(st[term.harmonic]);
+            for (std::size_t e = 0; e < matrix_size; ++e)
+              b[e] *= 2.0 * (terms[e] + 5) * u / lv.sigma;
+          }
+        }
+        for (M2LScheme scheme : {M2LScheme::dmma, M2LScheme::gemm}) {
+          const GpuM2L gpu(plan, scheme);
+          double worst = 0.0;  // largest |device - host| / bound
+          for (std::size_t l = 0; l < plan.levels.size(); ++l) {
+            const M2LLevelPlan& lv = plan.levels[l];
+            const std::vector<cplx> device = gpu.matrices(l);
+            ASSERT_EQ(device.size(), lv.matrices.size());
+            std::size_t wrong = 0;
+            for (std::size_t m = 0; m < lv.matrix_count(); m += stride)
+              for (std::size_t e = m * matrix_size; e < (m + 1) * matrix_size; ++e) {
+                const double diff = std::abs(device[e] - lv.matrices[e]);
+                if (!(diff <= bounds[l][e])) ++wrong;
+                if (bounds[l][e] > 0.0) worst = std::max(worst, diff / bounds[l][e]);
+              }
+            EXPECT_EQ(wrong, 0u) << m2l_scheme_name(scheme) << ", p = " << p << ", k = " << k
+                                 << ", level " << lv.level << " (" << lv.matrix_count()
+                                 << " matrices), worst " << worst << " of the bound";
+          }
+          std::printf(
+              "[ m2l mat  ] %-4s p = %2d, k = %g, %zu levels: largest difference %.1e of "
+              "the bound\n",
+              m2l_scheme_name(scheme), p, k, plan.levels.size(), worst);
+        }
+      }
   }
 }
 

@@ -198,6 +198,24 @@ TEST(M2LPlan, TheAdaptiveTreeHasEmptyAndMissingCells) {
   EXPECT_GT(partial_parents, 0);
 }
 
+// The GPU path's plan: the same pairs, no host matrices, and the reference refuses it.
+TEST_P(M2LPlanTest, WithoutHostMatricesThePairsAreTheSame) {
+  const Octree tree = testing::make_tree(cloud(), 32);
+  const M2LPlan with = build_m2l_plan(tree, 4, 8.0), without = build_m2l_plan(tree, 4, 8.0, false);
+  ASSERT_EQ(without.levels.size(), with.levels.size());
+  ASSERT_FALSE(with.levels.empty());
+  for (std::size_t l = 0; l < with.levels.size(); ++l) {
+    EXPECT_EQ(without.levels[l].level, with.levels[l].level);
+    EXPECT_EQ(without.levels[l].sigma, with.levels[l].sigma);
+    EXPECT_EQ(without.levels[l].transfer, with.levels[l].transfer);
+    EXPECT_EQ(without.levels[l].pairs, with.levels[l].pairs);
+    EXPECT_EQ(without.levels[l].matrix_begin, with.levels[l].matrix_begin);
+    EXPECT_TRUE(without.levels[l].matrices.empty());
+  }
+  std::vector<cplx> m(without.num_cells * 16, 1.0), l(without.num_cells * 16, 2.0);
+  EXPECT_THROW(apply_m2l_reference(without, m.data(), l.data()), Error);
+}
+
 TEST(M2LPlan, RejectsBadInput) {
   const Octree tree = testing::make_tree(testing::icosphere_cloud(2), 16);
   EXPECT_THROW(build_m2l_plan(tree, 0, 1.0), Error);
