@@ -77,6 +77,42 @@ struct Case {
   double k;
 };
 
+// One set of strengths on the CPU and the GPU FMM of the same plan: the whole result, and the far
+// field alone (the GPU far field with the CPU's near field, minus the CPU's near field, against
+// the CPU's far field: P2M, M2M, M2L, L2L and L2P without the near field's larger share hiding an
+// error), both within kTolerance. Returns the GPU's whole result.
+std::vector<cplx> expect_gpu_matches_cpu(const Fmm& cpu, const Fmm& gpu, const Fmm& gpu_far,
+                                         const std::vector<cplx>& charges,
+                                         const std::vector<cplx>& dipoles, std::size_t nt,
+                                         const std::string& label) {
+  std::vector<cplx> reference(nt), near(nt, 0.0), whole(nt, cplx(7.0)), far_mode(nt, cplx(7.0));
+  cpu.apply(charges, dipoles, reference);
+  add_near_field_cpu(cpu.near_field_lists(), charges, dipoles, near);
+  gpu.apply(charges, dipoles, whole);  // poisoned: the potentials are overwritten
+  gpu_far.apply(charges, dipoles, far_mode);
+  std::vector<cplx> far_cpu(nt), far_gpu(nt);
+  for (std::size_t i = 0; i < nt; ++i) {
+    far_cpu[i] = reference[i] - near[i];
+    far_gpu[i] = far_mode[i] - near[i];
+  }
+  const Errors e_whole = compare(whole, reference, reference);
+  const Errors e_far = compare(far_gpu, far_cpu, far_cpu);
+  std::printf("[ gpu fmm ] %s: whole %.2e (2-norm) %.2e (max), far field %.2e %.2e\n",
+              label.c_str(), e_whole.norm, e_whole.max, e_far.norm, e_far.max);
+  EXPECT_LE(e_whole.norm, kTolerance) << label;
+  EXPECT_LE(e_whole.max, kTolerance) << label;
+  EXPECT_LE(e_far.norm, kTolerance) << label;
+  EXPECT_LE(e_far.max, kTolerance) << label;
+  return whole;
+}
+
+std::string label(const Case& c, Strengths s, const char* output) {
+  char text[128];
+  std::snprintf(text, sizeof text, "%-11s p = %2d, k = %g, %-7s%s",
+                c.adaptive ? "two spheres" : "icosphere", c.order, c.k, name(s), output);
+  return text;
+}
+
 class GpuFmmTest : public ::testing::TestWithParam<Case> {};
 
 // Every phase on the GPU against the CPU: the whole result, and the far field alone (the GPU
@@ -106,27 +142,7 @@ TEST_P(GpuFmmTest, EveryPhaseMatchesTheCpu) {
     std::vector<cplx> charges, dipoles;
     if (s != Strengths::dipoles) charges = testing::random_coefficients(ns, 11 + c.order);
     if (s != Strengths::charges) dipoles = testing::random_coefficients(ns, 23 + c.order);
-    std::vector<cplx> reference(nt), near(nt, 0.0), whole(nt, cplx(7.0)), far_mode(nt, cplx(7.0));
-    cpu.apply(charges, dipoles, reference);
-    add_near_field_cpu(cpu.near_field_lists(), charges, dipoles, near);
-    gpu.apply(charges, dipoles, whole);  // poisoned: the potentials are overwritten
-    gpu_far.apply(charges, dipoles, far_mode);
-    std::vector<cplx> far_cpu(nt), far_gpu(nt);
-    for (std::size_t i = 0; i < nt; ++i) {
-      far_cpu[i] = reference[i] - near[i];
-      far_gpu[i] = far_mode[i] - near[i];
-    }
-    const Errors e_whole = compare(whole, reference, reference);
-    const Errors e_far = compare(far_gpu, far_cpu, far_cpu);
-    std::printf(
-        "[ gpu fmm ] %-11s p = %2d, k = %g, %-7s: whole %.2e (2-norm) %.2e (max), far field "
-        "%.2e %.2e\n",
-        c.adaptive ? "two spheres" : "icosphere", c.order, c.k, name(s), e_whole.norm, e_whole.max,
-        e_far.norm, e_far.max);
-    EXPECT_LE(e_whole.norm, kTolerance) << name(s);
-    EXPECT_LE(e_whole.max, kTolerance) << name(s);
-    EXPECT_LE(e_far.norm, kTolerance) << name(s);
-    EXPECT_LE(e_far.max, kTolerance) << name(s);
+    expect_gpu_matches_cpu(cpu, gpu, gpu_far, charges, dipoles, nt, label(c, s, ""));
   }
 }
 
@@ -178,27 +194,8 @@ TEST_P(GpuFmmNormalTest, EveryPhaseMatchesTheCpu) {
     std::vector<cplx> charges, dipoles;
     if (s != Strengths::dipoles) charges = testing::random_coefficients(ns, 13 + c.order);
     if (s != Strengths::charges) dipoles = testing::random_coefficients(ns, 29 + c.order);
-    std::vector<cplx> reference(nt), near(nt, 0.0), whole(nt, cplx(7.0)), far_mode(nt, cplx(7.0));
-    cpu->apply(charges, dipoles, reference);
-    add_near_field_cpu(cpu->near_field_lists(), charges, dipoles, near);
-    gpu->apply(charges, dipoles, whole);  // poisoned: the potentials are overwritten
-    gpu_far->apply(charges, dipoles, far_mode);
-    std::vector<cplx> far_cpu(nt), far_gpu(nt);
-    for (std::size_t i = 0; i < nt; ++i) {
-      far_cpu[i] = reference[i] - near[i];
-      far_gpu[i] = far_mode[i] - near[i];
-    }
-    const Errors e_whole = compare(whole, reference, reference);
-    const Errors e_far = compare(far_gpu, far_cpu, far_cpu);
-    std::printf(
-        "[ gpu fmm ] %-11s p = %2d, k = %g, %-7s, phi + w dphi/dn: whole %.2e (2-norm) %.2e "
-        "(max), far field %.2e %.2e\n",
-        c.adaptive ? "two spheres" : "icosphere", c.order, c.k, name(s), e_whole.norm, e_whole.max,
-        e_far.norm, e_far.max);
-    EXPECT_LE(e_whole.norm, kTolerance) << name(s);
-    EXPECT_LE(e_whole.max, kTolerance) << name(s);
-    EXPECT_LE(e_far.norm, kTolerance) << name(s);
-    EXPECT_LE(e_far.max, kTolerance) << name(s);
+    const std::vector<cplx> whole = expect_gpu_matches_cpu(*cpu, *gpu, *gpu_far, charges, dipoles,
+                                                           nt, label(c, s, ", phi + w dphi/dn"));
     // apply_device: the same kernels, the same numbers to the bit.
     DeviceArray d_charges(ns), d_dipoles(ns), d_potential(nt);
     if (!charges.empty()) d_charges.upload(charges.data());
