@@ -1,0 +1,146 @@
+#pragma once
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "fmbem/fmm/octree.hpp"
+
+// The first piece of the distributed FMM (issue 13): the octree's leaves cut into P parts of
+// balanced work along the Morton curve, and for each part its locally essential tree, the remote
+// data its lists read, as plain lists per peer on which an MPI exchange can be built. Nothing
+// here communicates: every part computes what it receives and what it sends from the tree alone,
+// and the two agree (part q's receive list from r is r's send list to q).
+//
+// The tree is the whole problem's, built as the FMM builds it (Fmm): sources the quadrature
+// points, every element's collocation point a target and a splitting point. An element is a
+// target (its input index); a source's strength comes from the density of one element
+// (source_element), so a density moves where the source points of its element are read.
+namespace fmbem::fmm {
+
+// The cost of one MatMult's operations, in any unit (bench/partition_volume calibrates seconds
+// of an H100); the defaults count near pairs alone.
+struct WorkModel {
+  double near_pair = 1.0;     // one source-target pair summed directly (U, W and X lists)
+  double m2l_pair = 0.0;      // one M2L product, p^2 x p^2
+  double source_point = 0.0;  // P2M (and the M2M it feeds), per source point of a leaf
+  double target_point = 0.0;  // L2P (and the L2L before it), per target point of a leaf
+};
+
+// The operation counts the work model weighs, per cell id (Octree::cells()).
+struct WorkCounts {
+  // Leaves holding targets: their targets times the sources of their near lists (near, w_list,
+  // x_list of every ancestor-or-self), the pairs Fmm sums; 0 elsewhere.
+  std::vector<std::size_t> near_pairs;
+  // Cells holding targets: the cells of m2l(c) holding sources, the M2L pairs of c (the pairs of
+  // build_m2l_plan); 0 elsewhere.
+  std::vector<std::size_t> m2l_pairs;
+  // Leaves: the M2L pairs of the leaf and its ancestors' share, sum over a ancestor-or-self of
+  // m2l_pairs[a] * targets(leaf) / targets(a). Over the leaves it sums to the pairs of the tree.
+  std::vector<double> m2l_share;
+
+  std::size_t total_near_pairs() const;
+  std::size_t total_m2l_pairs() const;
+};
+
+WorkCounts count_work(const Octree& tree);
+
+// Per cell id: a leaf's work under the model (near pairs, M2L share, its points); 0 for cells
+// that are not leaves.
+std::vector<double> leaf_work(const Octree& tree, const WorkCounts& counts, const WorkModel& model);
+
+// The leaves in depth-first order (children in octant order): the Morton order of the leaves
+// across levels, in which every cell's leaves are contiguous. (Octree::leaves() is by cell id,
+// level by level.)
+std::vector<int> depth_first_leaves(const Octree& tree);
+
+// Cuts work (non-negative) into `parts` contiguous ranges whose largest sum is the smallest
+// possible: returns parts + 1 cut positions, 0 = cuts[0] <= ... <= cuts[parts] = work.size(),
+// part q holding [cuts[q], cuts[q + 1]). Keeping that optimum, each cut in turn is placed as near
+// to its even share (q / parts of the total) as it allows, so parts are seldom left empty.
+// The optimum is exact: the bottleneck value is found among the range sums (Nicol's method,
+// O(parts^2 log^2 n)). Throws fmbem::Error for parts < 1 or a negative or non-finite work.
+std::vector<std::size_t> min_max_cuts(std::span<const double> work, int parts);
+
+// What one part of a TreePartition reads from and gives to the others at each MatMult.
+// Per peer q (vectors of size parts, empty at q == part), ascending:
+struct LocallyEssentialTree {
+  int part = 0;
+  // Cells with a leaf of this part below or equal to them, ascending: the part forms their
+  // multipoles (only its own leaves' share where other parts own leaves below too) and the
+  // local expansions of those that hold its targets.
+  std::vector<int> own_cells;
+  // Cells the part reads without owning them: the M2L sources whose multipoles it receives and
+  // the cells of its near lists whose source points it sums (their geometry, sent once).
+  std::vector<int> ghost_cells;
+  // receive_multipoles[q]: cells whose partial multipole (q's leaves below them) this part's
+  // M2L reads, at every level; the part adds the partials of all contributors to its own.
+  std::vector<std::vector<int>> receive_multipoles;
+  // send_multipoles[q]: cells of own_cells whose partial multipole q's M2L reads.
+  std::vector<std::vector<int>> send_multipoles;
+  // receive_densities[q]: elements owned by q whose source points this part reads (P2M of its
+  // leaves, near lists of its targets).
+  std::vector<std::vector<std::size_t>> receive_densities;
+  // send_densities[q]: elements owned by this part whose source points q reads.
+  std::vector<std::vector<std::size_t>> send_densities;
+  // The work this part does at each MatMult: M2L pairs of every cell holding its targets (the
+  // cells shared with other parts repeated by each of them) and its near pairs.
+  std::size_t m2l_pairs = 0, near_pairs = 0;
+
+  std::size_t received_multipoles() const;
+  std::size_t received_densities() const;
+  std::size_t sent_multipoles() const;
+  std::size_t sent_densities() const;
+};
+
+// The leaves of a tree cut into parts of balanced work along the Morton curve (min_max_cuts
+// over depth_first_leaves), each element owned by the part owning the leaf of its target. Holds
+// a reference to the tree, which must outlive it.
+class TreePartition {
+ public:
+  // leaf_work: per cell id (leaf_work()); source_element: per source, the element (target index)
+  // whose density it carries. Throws fmbem::Error for parts < 1, sizes that do not match the
+  // tree, or an element index out of range.
+  TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts,
+                std::span<const std::size_t> source_element);
+
+  int parts() const { return parts_; }
+  // Depth-first; part q owns leaves()[first_leaf(q)] .. leaves()[first_leaf(q + 1) - 1].
+  const std::vector<int>& leaves() const { return leaves_; }
+  std::size_t first_leaf(int part) const { return cuts_[part]; }
+  double work(int part) const { return part_work_[part]; }
+  double max_work() const;
+  double total_work() const;
+  int part_of_leaf(int cell) const { return leaf_part_[cell]; }  // -1 for cells that are not leaves
+  int part_of_element(std::size_t element) const { return element_part_[element]; }
+  // The elements (target indices) a part owns, ascending.
+  std::vector<std::size_t> elements(int part) const;
+
+  LocallyEssentialTree locally_essential_tree(int part) const;
+
+ private:
+  // The parts owning a leaf with targets (with_targets) or with sources below `cell`.
+  template <class Visit>
+  void for_parts_below(int cell, bool with_targets, Visit&& visit) const;
+  // The parts that read the source points of `leaf`: its owner (P2M) and the owners of the
+  // targets whose near lists hold it.
+  std::vector<int> readers_of_leaf(int leaf) const;
+
+  const Octree& tree_;
+  int parts_;
+  std::vector<int> leaves_;
+  std::vector<std::size_t> cuts_;
+  std::vector<double> part_work_;
+  std::vector<int> leaf_part_;
+  std::vector<int> element_part_;
+  // Per cell id: its leaves' range in leaves_.
+  std::vector<std::size_t> range_begin_, range_end_;
+  // Over leaves_: how many of the first i leaves hold targets / sources.
+  std::vector<std::size_t> target_leaves_before_, source_leaves_before_;
+  std::vector<std::size_t> source_element_;
+  // Per element: its sources, CSR.
+  std::vector<std::size_t> element_source_offsets_, element_sources_;
+  // Per source (input index): the leaf holding it.
+  std::vector<int> source_leaf_;
+};
+
+}  // namespace fmbem::fmm

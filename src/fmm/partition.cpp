@@ -1,0 +1,435 @@
+#include "fmbem/fmm/partition.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <unordered_map>
+
+#include "fmbem/core/error.hpp"
+
+namespace fmbem::fmm {
+namespace {
+
+std::size_t sources_of(const Cell& c) { return c.source_end - c.source_begin; }
+std::size_t targets_of(const Cell& c) { return c.target_end - c.target_begin; }
+
+template <class T>
+std::size_t total_size(const std::vector<std::vector<T>>& lists) {
+  std::size_t n = 0;
+  for (const auto& l : lists) n += l.size();
+  return n;
+}
+
+template <class T>
+void sort_each(std::vector<std::vector<T>>& lists) {
+  for (auto& l : lists) std::sort(l.begin(), l.end());
+}
+
+// Cutting work[begin, n) into parts with no range above `bottleneck`: prefix[j] - prefix[i] is
+// the work of [i, j). The same subtraction everywhere, so that the bottleneck found (one such
+// difference) is feasible by the test that found it.
+class RangeSums {
+ public:
+  explicit RangeSums(std::span<const double> work) : prefix_(work.size() + 1, 0.0) {
+    for (std::size_t i = 0; i < work.size(); ++i) prefix_[i + 1] = prefix_[i] + work[i];
+  }
+  std::size_t size() const { return prefix_.size() - 1; }
+  double sum(std::size_t begin, std::size_t end) const { return prefix_[end] - prefix_[begin]; }
+  double total() const { return prefix_.back(); }
+  // The largest end with sum(begin, end) <= bottleneck (begin itself when work[begin] is above).
+  std::size_t reach(std::size_t begin, double bottleneck) const {
+    const auto it = std::partition_point(prefix_.begin() + begin + 1, prefix_.end(), [&](double p) {
+      return p - prefix_[begin] <= bottleneck;
+    });
+    return std::size_t(it - prefix_.begin()) - 1;
+  }
+  // The smallest begin with sum(begin, end) <= bottleneck.
+  std::size_t reach_back(std::size_t end, double bottleneck) const {
+    const auto it = std::partition_point(prefix_.begin(), prefix_.begin() + end,
+                                         [&](double p) { return prefix_[end] - p > bottleneck; });
+    return std::size_t(it - prefix_.begin());
+  }
+  // Whether [begin, n) fits in `parts` ranges of at most bottleneck each (greedy: each range
+  // as long as it may be, which is optimal for a contiguous cutting).
+  bool fits(std::size_t begin, int parts, double bottleneck) const {
+    for (int q = 0; q < parts && begin < size(); ++q) begin = reach(begin, bottleneck);
+    return begin == size();
+  }
+  // The index whose prefix is nearest to value, within [low, high].
+  std::size_t nearest(double value, std::size_t low, std::size_t high) const {
+    std::size_t at =
+        std::size_t(std::lower_bound(prefix_.begin(), prefix_.end(), value) - prefix_.begin());
+    if (at > 0 && (at > size() || value - prefix_[at - 1] <= prefix_[at] - value)) --at;
+    return std::clamp(at, low, high);
+  }
+
+ private:
+  std::vector<double> prefix_;
+};
+
+// The smallest bottleneck over contiguous cuttings into `parts` ranges (Nicol 1994): the first
+// range [begin, e) with e the smallest end whose sum is a feasible bottleneck gives one
+// candidate, sum(begin, e); any better cutting ends its first range at e - 1 (sum(begin, e - 1)
+// is infeasible, so the optimum exceeds it and the greedy range under the optimum reaches
+// e - 1), and the rest is the same problem on [e - 1, n) with one part fewer.
+double min_max_bottleneck(const RangeSums& sums, int parts) {
+  const std::size_t n = sums.size();
+  double best = std::numeric_limits<double>::infinity();
+  std::size_t begin = 0;
+  for (int left = parts; left > 1 && begin < n; --left) {
+    std::size_t low = begin, high = n;  // sum(begin, n) is always feasible
+    while (low < high) {
+      const std::size_t mid = low + (high - low) / 2;
+      if (sums.fits(begin, left, sums.sum(begin, mid)))
+        high = mid;
+      else
+        low = mid + 1;
+    }
+    best = std::min(best, sums.sum(begin, low));
+    if (low == begin) return best;  // a zero bottleneck: nothing is better
+    begin = low - 1;
+  }
+  return std::min(best, sums.sum(begin, n));
+}
+
+}  // namespace
+
+std::size_t WorkCounts::total_near_pairs() const {
+  return std::accumulate(near_pairs.begin(), near_pairs.end(), std::size_t(0));
+}
+
+std::size_t WorkCounts::total_m2l_pairs() const {
+  return std::accumulate(m2l_pairs.begin(), m2l_pairs.end(), std::size_t(0));
+}
+
+WorkCounts count_work(const Octree& tree) {
+  const auto& cells = tree.cells();
+  const int cell_count = int(cells.size());
+  WorkCounts counts;
+  counts.near_pairs.assign(cell_count, 0);
+  counts.m2l_pairs.assign(cell_count, 0);
+  counts.m2l_share.assign(cell_count, 0.0);
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int c = 0; c < cell_count; ++c) {
+    const std::size_t targets = targets_of(cells[c]);
+    if (targets == 0) continue;
+    for (int s : tree.m2l(c)) counts.m2l_pairs[c] += sources_of(cells[s]) > 0;
+    if (!cells[c].is_leaf()) continue;
+    std::size_t near_sources = 0;
+    for (int s : tree.near(c)) near_sources += sources_of(cells[s]);
+    for (int s : tree.w_list(c)) near_sources += sources_of(cells[s]);
+    for (int a = c; a >= 0; a = cells[a].parent)
+      for (int s : tree.x_list(a)) near_sources += sources_of(cells[s]);
+    counts.near_pairs[c] = targets * near_sources;
+  }
+  // M2L pairs per target of each cell, summed down the tree (parents come before children).
+  std::vector<double> per_target(cell_count, 0.0);
+  for (int c = 0; c < cell_count; ++c) {
+    const std::size_t targets = targets_of(cells[c]);
+    if (targets == 0) continue;
+    per_target[c] =
+        (c > 0 ? per_target[cells[c].parent] : 0.0) + double(counts.m2l_pairs[c]) / double(targets);
+    if (cells[c].is_leaf()) counts.m2l_share[c] = per_target[c] * double(targets);
+  }
+  return counts;
+}
+
+std::vector<double> leaf_work(const Octree& tree, const WorkCounts& counts,
+                              const WorkModel& model) {
+  const auto& cells = tree.cells();
+  std::vector<double> work(cells.size(), 0.0);
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    if (!cells[c].is_leaf()) continue;
+    work[c] = model.near_pair * double(counts.near_pairs[c]) +
+              model.m2l_pair * counts.m2l_share[c] +
+              model.source_point * double(sources_of(cells[c])) +
+              model.target_point * double(targets_of(cells[c]));
+  }
+  return work;
+}
+
+std::vector<int> depth_first_leaves(const Octree& tree) {
+  const auto& cells = tree.cells();
+  std::vector<int> leaves, pending = {0};
+  leaves.reserve(tree.leaves().size());
+  while (!pending.empty()) {
+    const int c = pending.back();
+    pending.pop_back();
+    if (cells[c].is_leaf()) {
+      leaves.push_back(c);
+      continue;
+    }
+    // Last octant pushed first, so the first is visited first.
+    for (int k = cells[c].num_children - 1; k >= 0; --k)
+      pending.push_back(cells[c].first_child + k);
+  }
+  return leaves;
+}
+
+std::vector<std::size_t> min_max_cuts(std::span<const double> work, int parts) {
+  if (parts < 1) throw Error("partition: the number of parts must be at least 1");
+  for (double w : work)
+    if (!(w >= 0.0) || !std::isfinite(w))
+      throw Error("partition: the work of a leaf must be finite and non-negative");
+  const RangeSums sums(work);
+  const std::size_t n = sums.size();
+  const double bottleneck = min_max_bottleneck(sums, parts);
+  // earliest[q]: the first position from which the remaining parts q .. parts - 1 can still
+  // hold the rest under the bottleneck.
+  std::vector<std::size_t> earliest(parts + 1, n);
+  for (int q = parts - 1; q >= 1; --q) earliest[q] = sums.reach_back(earliest[q + 1], bottleneck);
+  std::vector<std::size_t> cuts(parts + 1, 0);
+  cuts[parts] = n;
+  for (int q = 1; q < parts; ++q) {
+    // Any cut in [low, high] keeps part q - 1 under the bottleneck and the rest feasible.
+    const std::size_t low = std::max(cuts[q - 1], earliest[q]);
+    const std::size_t high = sums.reach(cuts[q - 1], bottleneck);
+    cuts[q] = sums.nearest(sums.total() * q / parts, low, high);
+  }
+  return cuts;
+}
+
+std::size_t LocallyEssentialTree::received_multipoles() const {
+  return total_size(receive_multipoles);
+}
+std::size_t LocallyEssentialTree::received_densities() const {
+  return total_size(receive_densities);
+}
+std::size_t LocallyEssentialTree::sent_multipoles() const { return total_size(send_multipoles); }
+std::size_t LocallyEssentialTree::sent_densities() const { return total_size(send_densities); }
+
+TreePartition::TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts,
+                             std::span<const std::size_t> source_element)
+    : tree_(tree), parts_(parts), source_element_(source_element.begin(), source_element.end()) {
+  const auto& cells = tree.cells();
+  const std::size_t source_count = tree.source_order().size();
+  const std::size_t element_count = tree.target_order().size();
+  if (parts < 1) throw Error("partition: the number of parts must be at least 1");
+  if (leaf_work.size() != cells.size())
+    throw Error("partition: one work value per cell is needed (" +
+                std::to_string(leaf_work.size()) + " for " + std::to_string(cells.size()) +
+                " cells)");
+  if (source_element.size() != source_count)
+    throw Error("partition: one element per source is needed (" +
+                std::to_string(source_element.size()) + " for " + std::to_string(source_count) +
+                " sources)");
+  for (std::size_t e : source_element)
+    if (e >= element_count)
+      throw Error("partition: source element " + std::to_string(e) + " out of range (" +
+                  std::to_string(element_count) + " elements)");
+
+  leaves_ = depth_first_leaves(tree);
+  std::vector<double> work(leaves_.size());
+  for (std::size_t l = 0; l < leaves_.size(); ++l) work[l] = leaf_work[leaves_[l]];
+  cuts_ = min_max_cuts(work, parts);
+  part_work_.assign(parts, 0.0);
+  leaf_part_.assign(cells.size(), -1);
+  element_part_.assign(element_count, -1);
+  for (int q = 0; q < parts; ++q)
+    for (std::size_t l = cuts_[q]; l < cuts_[q + 1]; ++l) {
+      const Cell& leaf = cells[leaves_[l]];
+      part_work_[q] += work[l];
+      leaf_part_[leaves_[l]] = q;
+      for (std::size_t i = leaf.target_begin; i < leaf.target_end; ++i)
+        element_part_[tree.target_order()[i]] = q;
+    }
+
+  // Each cell's leaves, a contiguous range of the depth-first order; children have larger ids.
+  range_begin_.assign(cells.size(), leaves_.size());
+  range_end_.assign(cells.size(), 0);
+  target_leaves_before_.assign(leaves_.size() + 1, 0);
+  source_leaves_before_.assign(leaves_.size() + 1, 0);
+  for (std::size_t l = 0; l < leaves_.size(); ++l) {
+    range_begin_[leaves_[l]] = l;
+    range_end_[leaves_[l]] = l + 1;
+    target_leaves_before_[l + 1] = target_leaves_before_[l] + (targets_of(cells[leaves_[l]]) > 0);
+    source_leaves_before_[l + 1] = source_leaves_before_[l] + (sources_of(cells[leaves_[l]]) > 0);
+  }
+  for (int c = int(cells.size()) - 1; c > 0; --c) {
+    const int parent = cells[c].parent;
+    range_begin_[parent] = std::min(range_begin_[parent], range_begin_[c]);
+    range_end_[parent] = std::max(range_end_[parent], range_end_[c]);
+  }
+
+  element_source_offsets_.assign(element_count + 1, 0);
+  for (std::size_t e : source_element_) ++element_source_offsets_[e + 1];
+  std::partial_sum(element_source_offsets_.begin(), element_source_offsets_.end(),
+                   element_source_offsets_.begin());
+  element_sources_.resize(source_count);
+  std::vector<std::size_t> next(element_source_offsets_.begin(), element_source_offsets_.end() - 1);
+  for (std::size_t j = 0; j < source_count; ++j) element_sources_[next[source_element_[j]]++] = j;
+  source_leaf_.assign(source_count, -1);
+  for (int leaf : leaves_)
+    for (std::size_t i = cells[leaf].source_begin; i < cells[leaf].source_end; ++i)
+      source_leaf_[tree.source_order()[i]] = leaf;
+}
+
+double TreePartition::max_work() const {
+  return *std::max_element(part_work_.begin(), part_work_.end());
+}
+
+double TreePartition::total_work() const {
+  return std::accumulate(part_work_.begin(), part_work_.end(), 0.0);
+}
+
+std::vector<std::size_t> TreePartition::elements(int part) const {
+  std::vector<std::size_t> out;
+  const auto& cells = tree_.cells();
+  for (std::size_t l = cuts_[part]; l < cuts_[part + 1]; ++l)
+    for (std::size_t i = cells[leaves_[l]].target_begin; i < cells[leaves_[l]].target_end; ++i)
+      out.push_back(tree_.target_order()[i]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+template <class Visit>
+void TreePartition::for_parts_below(int cell, bool with_targets, Visit&& visit) const {
+  const std::size_t begin = range_begin_[cell], end = range_end_[cell];
+  const auto& before = with_targets ? target_leaves_before_ : source_leaves_before_;
+  if (begin >= end || before[end] == before[begin]) return;
+  // The part owning position begin: the last whose first leaf is at or before it.
+  int q = int(std::upper_bound(cuts_.begin(), cuts_.end(), begin) - cuts_.begin()) - 1;
+  for (; q < parts_ && cuts_[q] < end; ++q) {
+    const std::size_t from = std::max(begin, cuts_[q]), to = std::min(end, cuts_[q + 1]);
+    if (from < to && before[to] > before[from]) visit(q);
+  }
+}
+
+std::vector<int> TreePartition::readers_of_leaf(int leaf) const {
+  const auto& cells = tree_.cells();
+  std::vector<int> readers;
+  const auto add_owner = [&](int t) {
+    if (targets_of(cells[t]) > 0) readers.push_back(leaf_part_[t]);
+  };
+  if (cells[leaf].level >= 2) readers.push_back(leaf_part_[leaf]);  // P2M (none above level 2)
+  for (int t : tree_.near(leaf)) add_owner(t);                      // near is symmetric
+  for (int a = leaf; a >= 0; a = cells[a].parent)                   // leaf below a in w_list(t)
+    for (int t : tree_.x_list(a)) add_owner(t);
+  for (int a : tree_.w_list(leaf))  // leaf in x_list(a): the targets below a
+    for_parts_below(a, true, [&](int q) { readers.push_back(q); });
+  std::sort(readers.begin(), readers.end());
+  readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+  return readers;
+}
+
+LocallyEssentialTree TreePartition::locally_essential_tree(int part) const {
+  if (part < 0 || part >= parts_)
+    throw Error("partition: part " + std::to_string(part) + " out of range (" +
+                std::to_string(parts_) + " parts)");
+  const auto& cells = tree_.cells();
+  const auto source_order = tree_.source_order();
+  const auto target_order = tree_.target_order();
+  LocallyEssentialTree let;
+  let.part = part;
+  let.receive_multipoles.resize(parts_);
+  let.send_multipoles.resize(parts_);
+  let.receive_densities.resize(parts_);
+  let.send_densities.resize(parts_);
+  const std::size_t first = cuts_[part], last = cuts_[part + 1];
+
+  // Walks from a leaf to the root through the cells not yet marked, marking them.
+  const auto climb = [&](int leaf, std::vector<char>& marked, auto&& visit) {
+    for (int a = leaf; a >= 0 && !marked[a]; a = cells[a].parent) {
+      marked[a] = 1;
+      visit(a);
+    }
+  };
+
+  // What this part reads: multipoles of the M2L sources of every cell holding its targets, and
+  // the source points of its near lists and of its own leaves (P2M).
+  std::vector<char> own(cells.size(), 0), target_cell(cells.size(), 0), read(cells.size(), 0);
+  std::vector<int> m2l_sources, source_cells;
+  for (std::size_t l = first; l < last; ++l) {
+    const int leaf = leaves_[l];
+    climb(leaf, own, [&](int a) { let.own_cells.push_back(a); });
+    if (cells[leaf].level >= 2 && sources_of(cells[leaf]) > 0) source_cells.push_back(leaf);
+    if (targets_of(cells[leaf]) == 0) continue;
+    climb(leaf, target_cell, [&](int a) {
+      for (int s : tree_.m2l(a)) {
+        if (sources_of(cells[s]) == 0) continue;
+        ++let.m2l_pairs;
+        if (!read[s]) m2l_sources.push_back(s);
+        read[s] = 1;
+      }
+    });
+    std::size_t near_sources = 0;
+    const auto near = [&](int s) {
+      if (sources_of(cells[s]) == 0) return;
+      near_sources += sources_of(cells[s]);
+      source_cells.push_back(s);
+    };
+    for (int s : tree_.near(leaf)) near(s);
+    for (int s : tree_.w_list(leaf)) near(s);
+    for (int a = leaf; a >= 0; a = cells[a].parent)
+      for (int s : tree_.x_list(a)) near(s);
+    let.near_pairs += targets_of(cells[leaf]) * near_sources;
+  }
+  for (int s : m2l_sources)
+    for_parts_below(s, false, [&](int q) {
+      if (q != part) let.receive_multipoles[q].push_back(s);
+    });
+  std::sort(source_cells.begin(), source_cells.end());
+  source_cells.erase(std::unique(source_cells.begin(), source_cells.end()), source_cells.end());
+  std::vector<char> received(element_part_.size(), 0);
+  for (int c : source_cells)
+    for (std::size_t i = cells[c].source_begin; i < cells[c].source_end; ++i) {
+      const std::size_t e = source_element_[source_order[i]];
+      const int q = element_part_[e];
+      if (q == part || received[e]) continue;
+      received[e] = 1;
+      let.receive_densities[q].push_back(e);
+    }
+  for (int c : m2l_sources)
+    if (!own[c]) let.ghost_cells.push_back(c);
+  for (int c : source_cells)
+    if (!own[c]) let.ghost_cells.push_back(c);
+
+  // What the others read from this part, found from the same tree by the lists read backwards
+  // (m2l is symmetric; near is symmetric among leaves; w_list and x_list are each other's
+  // inverse), so that no part has to be told what to send.
+  std::vector<char> contributed(cells.size(), 0);
+  std::vector<int> last_cell(parts_, -1);
+  for (std::size_t l = first; l < last; ++l) {
+    if (sources_of(cells[leaves_[l]]) == 0) continue;
+    climb(leaves_[l], contributed, [&](int a) {
+      for (int t : tree_.m2l(a)) {
+        if (targets_of(cells[t]) == 0) continue;
+        for_parts_below(t, true, [&](int q) {
+          if (q == part || last_cell[q] == a) return;
+          last_cell[q] = a;
+          let.send_multipoles[q].push_back(a);
+        });
+      }
+    });
+  }
+  std::unordered_map<int, std::vector<int>> readers;
+  std::vector<std::size_t> last_element(parts_, std::numeric_limits<std::size_t>::max());
+  for (std::size_t l = first; l < last; ++l)
+    for (std::size_t i = cells[leaves_[l]].target_begin; i < cells[leaves_[l]].target_end; ++i) {
+      const std::size_t e = target_order[i];
+      for (std::size_t k = element_source_offsets_[e]; k < element_source_offsets_[e + 1]; ++k) {
+        const int leaf = source_leaf_[element_sources_[k]];
+        auto found = readers.find(leaf);
+        if (found == readers.end()) found = readers.emplace(leaf, readers_of_leaf(leaf)).first;
+        for (int q : found->second) {
+          if (q == part || last_element[q] == e) continue;
+          last_element[q] = e;
+          let.send_densities[q].push_back(e);
+        }
+      }
+    }
+
+  std::sort(let.own_cells.begin(), let.own_cells.end());
+  std::sort(let.ghost_cells.begin(), let.ghost_cells.end());
+  let.ghost_cells.erase(std::unique(let.ghost_cells.begin(), let.ghost_cells.end()),
+                        let.ghost_cells.end());
+  sort_each(let.receive_multipoles);
+  sort_each(let.send_multipoles);
+  sort_each(let.receive_densities);
+  sort_each(let.send_densities);
+  return let;
+}
+
+}  // namespace fmbem::fmm
