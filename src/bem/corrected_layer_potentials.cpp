@@ -1,6 +1,7 @@
 #include "fmbem/bem/corrected_layer_potentials.hpp"
 
 #include "fmbem/bem/hypersingular_integrals.hpp"
+#include "fmbem/bem/moment_integrals.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
 
@@ -15,12 +16,24 @@ struct CorrectedLayerPotentials::DeviceBuffers {
 CorrectedLayerPotentials::CorrectedLayerPotentials(const Discretization& disc, double k,
                                                    RowRange rows,
                                                    const NearFieldOptions& near_options,
-                                                   cplx coupling)
+                                                   cplx coupling, DensityModel double_density)
     : disc_(&disc),
       rows_(rows),
       k_(k),
       coupling_(coupling),
-      near_(disc, k, rows, near_options, coupling) {}
+      reconstruction_(double_density == DensityModel::quadratic
+                          ? std::make_unique<DensityReconstruction>(disc.mesh())
+                          : nullptr),
+      reconstructed_strengths_(
+          reconstruction_ ? std::make_unique<ReconstructedPointStrengths>(disc, *reconstruction_)
+                          : nullptr),
+      near_(disc, k, rows, near_options, coupling, reconstruction_.get()) {}
+
+std::vector<cplx> CorrectedLayerPotentials::double_layer_strengths(
+    std::span<const cplx> double_density) const {
+  return reconstructed_strengths_ ? (*reconstructed_strengths_)(double_density)
+                                  : point_strengths(*disc_, double_density);
+}
 
 CorrectedLayerPotentials::~CorrectedLayerPotentials() = default;
 
@@ -56,28 +69,51 @@ std::vector<cplx> CorrectedLayerPotentials::near_block(const OperatorCoefficient
   const auto row_start = near_.row_start();
   const auto columns = near_.columns();
   const auto single = near_.single_entries(), dbl = near_.double_entries();
-  const Mesh& mesh = disc_->mesh();
   std::vector<cplx> block(columns.size());
 #pragma omp parallel for schedule(dynamic, 64)
   for (std::size_t r = 0; r < rows_.size(); ++r) {
     const std::size_t i = rows_.begin + r;
-    const Vec3& x = mesh.centroids()[i];
     for (std::int64_t at = row_start[r]; at < row_start[r + 1]; ++at) {
       const std::size_t j = std::size_t(columns[std::size_t(at)]);
-      const RegularPair regular = regular_integrals(*disc_, k_, j, x);
-      cplx s = regular.single_layer + single[std::size_t(at)];
-      cplx d = regular.double_layer + dbl[std::size_t(at)];
-      if (coupling_ != cplx(0.0)) {
-        const RegularBurtonMiller extra =
-            regular_burton_miller_integrals(*disc_, k_, j, x, mesh.normals()[i]);
-        s += coupling_ * extra.adjoint_double_layer;
-        d += coupling_ * extra.hypersingular;
-      }
+      const RegularPair regular = regular_pair(i, j);
+      const cplx s = regular.single_layer + single[std::size_t(at)];
+      const cplx d = regular.double_layer + dbl[std::size_t(at)];
       block[std::size_t(at)] =
           c.double_layer * d + c.single_layer * s + (i == j ? c.identity : cplx(0.0));
     }
   }
   return block;
+}
+
+RegularPair CorrectedLayerPotentials::regular_pair(std::size_t i, std::size_t j) const {
+  const Mesh& mesh = disc_->mesh();
+  const Vec3& x = mesh.centroids()[i];
+  RegularPair regular = regular_integrals(*disc_, k_, j, x);
+  if (coupling_ != cplx(0.0)) {
+    const RegularBurtonMiller extra =
+        regular_burton_miller_integrals(*disc_, k_, j, x, mesh.normals()[i]);
+    regular.single_layer += coupling_ * extra.adjoint_double_layer;
+    regular.double_layer += coupling_ * extra.hypersingular;
+  }
+  if (reconstruction_) {
+    // u_j also enters the quadratic of every element l whose stencil holds j (the stencils are
+    // vertex neighbourhoods, so those are the elements of j's own stencil).
+    for (const std::int32_t element : reconstruction_->stencil(j)) {
+      const std::size_t l = std::size_t(element);
+      const MonomialMoments rule =
+          regular_monomial_moments(*disc_, *reconstruction_, k_, l, x, mesh.normals()[i]);
+      for (int t = 0; t < DensityReconstruction::kTerms; ++t)
+        regular.double_layer += (rule.double_layer[t] + coupling_ * rule.hypersingular[t]) *
+                                reconstruction_->coefficient(l, t, j);
+    }
+  }
+  return regular;
+}
+
+cplx CorrectedLayerPotentials::regular_entry(const OperatorCoefficients& c, std::size_t i,
+                                             std::size_t j) const {
+  const RegularPair regular = regular_pair(i, j);
+  return c.double_layer * regular.double_layer + c.single_layer * regular.single_layer;
 }
 
 void CorrectedLayerPotentials::regular_sum_device(const cplx*, const cplx*, cplx*) const {

@@ -8,8 +8,9 @@
 namespace fmbem {
 
 DirectLayerPotentials::DirectLayerPotentials(const Discretization& disc, double k, RowRange rows,
-                                             const NearFieldOptions& near_options, cplx coupling)
-    : CorrectedLayerPotentials(disc, k, rows, near_options, coupling),
+                                             const NearFieldOptions& near_options, cplx coupling,
+                                             DensityModel double_density)
+    : CorrectedLayerPotentials(disc, k, rows, near_options, coupling, double_density),
       k_(k),
       normals_(quadrature_point_normals(disc)),
       order_(disc.quadrature_points().size()) {
@@ -22,7 +23,7 @@ void DirectLayerPotentials::regular_sum(std::span<const cplx> double_density,
   const Discretization& disc = discretization();
   const fmm::PointSources sources(disc.quadrature_points(), normals_, order_,
                                   point_strengths(disc, single_density),
-                                  point_strengths(disc, double_density));
+                                  double_layer_strengths(double_density));
   const double skip2 = disc.coincidence_radius() * disc.coincidence_radius();
   const RowRange r = rows();
   const cplx alpha = coupling();

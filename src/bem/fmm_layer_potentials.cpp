@@ -19,8 +19,10 @@ NearFieldOptions with_device(NearFieldOptions near, const fmm::FmmOptions& fmm_o
 FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, RowRange rows,
                                        const NearFieldOptions& near_options,
                                        const fmm::FmmOptions& fmm_options,
-                                       fmm::FmmObserver* observer, cplx coupling)
-    : CorrectedLayerPotentials(disc, k, rows, with_device(near_options, fmm_options), coupling),
+                                       fmm::FmmObserver* observer, cplx coupling,
+                                       DensityModel double_density)
+    : CorrectedLayerPotentials(disc, k, rows, with_device(near_options, fmm_options), coupling,
+                               double_density),
       observer_(observer) {
   const std::span<const Vec3> collocation_points = disc.collocation_points();
   const std::span<const Vec3> targets = collocation_points.subspan(rows.begin, rows.size());
@@ -42,7 +44,7 @@ void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,
                                      std::span<const cplx> single_density,
                                      std::span<cplx> y) const {
   const Discretization& disc = discretization();
-  fmm_->apply(point_strengths(disc, single_density), point_strengths(disc, double_density), y,
+  fmm_->apply(point_strengths(disc, single_density), double_layer_strengths(double_density), y,
               observer_);
 }
 
@@ -51,7 +53,8 @@ bool FmmLayerPotentials::regular_sum_on_device() const { return fmm_->runs_on_gp
 void FmmLayerPotentials::regular_sum_device(const cplx* device_double_density,
                                             const cplx* device_single_density,
                                             cplx* device_y) const {
-  if (!strengths_) strengths_ = std::make_unique<DeviceStrengths>(discretization());
+  if (!strengths_)
+    strengths_ = std::make_unique<DeviceStrengths>(discretization(), reconstructed_strengths());
   const cplx* charges = nullptr;
   const cplx* dipoles = nullptr;
   if (device_single_density) {
@@ -59,7 +62,9 @@ void FmmLayerPotentials::regular_sum_device(const cplx* device_double_density,
     charges = strengths_->charges.data();
   }
   if (device_double_density) {
-    strengths_->kernel.apply(device_double_density, strengths_->dipoles.data());
+    const GpuPointStrengths& kernel =
+        strengths_->double_kernel ? *strengths_->double_kernel : strengths_->kernel;
+    kernel.apply(device_double_density, strengths_->dipoles.data());
     dipoles = strengths_->dipoles.data();
   }
   fmm_->apply_device(charges, dipoles, device_y, observer_);

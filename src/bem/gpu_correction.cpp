@@ -37,6 +37,7 @@ std::size_t GpuNearFieldCorrection::device_bytes() const { return 0; }
 
 struct GpuPointStrengths::Impl {};
 GpuPointStrengths::GpuPointStrengths(const Discretization&) { no_cuda(); }
+GpuPointStrengths::GpuPointStrengths(const ReconstructedPointStrengths&) { no_cuda(); }
 GpuPointStrengths::~GpuPointStrengths() = default;
 void GpuPointStrengths::apply(const cplx*, cplx*) const { no_cuda(); }
 std::size_t GpuPointStrengths::points() const { return 0; }

@@ -5,97 +5,16 @@
 #include <cmath>
 #include <utility>
 
+#include "fmbem/bem/centroid_grid.hpp"
+#include "fmbem/bem/density_reconstruction.hpp"
 #include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/bem/hypersingular_integrals.hpp"
+#include "fmbem/bem/moment_integrals.hpp"
 #include "fmbem/bem/panel_integrals.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/kernel/kernel.hpp"
 
 namespace fmbem {
-namespace {
-
-double corner_radius(const Mesh& mesh, std::size_t e) {
-  const Vec3& c = mesh.centroids()[e];
-  return std::max(
-      {norm(mesh.corner(e, 0) - c), norm(mesh.corner(e, 1) - c), norm(mesh.corner(e, 2) - c)});
-}
-
-// Element centroids sorted by their cell of a uniform grid whose cell is the largest search
-// radius (enlarged by 1e-9, so that rounding in the cell index cannot lose a pair), z fastest:
-// the close elements of a point lie in its 27 surrounding cells, which are 9 runs of 3 cells
-// consecutive in z, each a contiguous range of the sorted array found by binary search. A sort
-// and two arrays instead of a hash map of vectors: at N = 1.3M the map cost seconds.
-class CentroidGrid {
- public:
-  CentroidGrid(const std::vector<Vec3>& centroids, double cell) : cell_(cell * (1.0 + 1e-9)) {
-    const std::size_t n = centroids.size();
-    if (n == 0) return;
-    Vec3 high = centroids[0];
-    low_ = centroids[0];
-    for (const Vec3& c : centroids) {
-      low_ = {std::min(low_.x, c.x), std::min(low_.y, c.y), std::min(low_.z, c.z)};
-      high = {std::max(high.x, c.x), std::max(high.y, c.y), std::max(high.z, c.z)};
-    }
-    for (int d = 0; d < 3; ++d) {
-      const double extent = d == 0 ? high.x - low_.x : d == 1 ? high.y - low_.y : high.z - low_.z;
-      const double cells = std::floor(extent / cell_) + 1.0;
-      // Keys are products of the dimensions: keep them inside 64 bits.
-      if (!(cells < double(1 << 21)))
-        throw Error("near field: the mesh spans more than 2^21 cells of the near radius");
-      dims_[d] = std::int64_t(cells);
-    }
-    std::vector<std::pair<std::uint64_t, std::int32_t>> entries(n);
-#pragma omp parallel for schedule(static)
-    for (std::size_t e = 0; e < n; ++e) {
-      const auto [ix, iy, iz] = index(centroids[e]);
-      entries[e] = {key(ix, iy, iz), std::int32_t(e)};
-    }
-    std::sort(entries.begin(), entries.end());
-    keys_.resize(n);
-    elements_.resize(n);
-    for (std::size_t p = 0; p < n; ++p) {
-      keys_[p] = entries[p].first;
-      elements_[p] = entries[p].second;
-    }
-  }
-  // The elements in cell order: neighbours in this order share cells, so that visiting rows
-  // in it keeps the binary searches in cache.
-  const std::vector<std::int32_t>& cell_order() const { return elements_; }
-  template <class Visit>
-  void for_each_near(const Vec3& x, Visit&& visit) const {
-    if (keys_.empty()) return;
-    const auto [ix, iy, iz] = index(x);
-    const std::int64_t z0 = std::max<std::int64_t>(iz - 1, 0);
-    const std::int64_t z1 = std::min<std::int64_t>(iz + 1, dims_[2] - 1);
-    for (std::int64_t gx = std::max<std::int64_t>(ix - 1, 0);
-         gx <= std::min<std::int64_t>(ix + 1, dims_[0] - 1); ++gx)
-      for (std::int64_t gy = std::max<std::int64_t>(iy - 1, 0);
-           gy <= std::min<std::int64_t>(iy + 1, dims_[1] - 1); ++gy) {
-        const auto first = std::lower_bound(keys_.begin(), keys_.end(), key(gx, gy, z0));
-        const auto last = std::upper_bound(first, keys_.end(), key(gx, gy, z1));
-        for (auto p = first; p != last; ++p) visit(elements_[std::size_t(p - keys_.begin())]);
-      }
-  }
-
- private:
-  // The cell of x, clamped to the grid (centroids are inside it).
-  std::array<std::int64_t, 3> index(const Vec3& x) const {
-    const auto at = [&](double v, int d) {
-      return std::clamp(std::int64_t(std::floor(v / cell_)), std::int64_t(0), dims_[d] - 1);
-    };
-    return {at(x.x - low_.x, 0), at(x.y - low_.y, 1), at(x.z - low_.z, 2)};
-  }
-  std::uint64_t key(std::int64_t x, std::int64_t y, std::int64_t z) const {
-    return std::uint64_t((x * dims_[1] + y) * dims_[2] + z);
-  }
-  double cell_;
-  Vec3 low_;
-  std::array<std::int64_t, 3> dims_{1, 1, 1};
-  std::vector<std::uint64_t> keys_;  // ascending
-  std::vector<std::int32_t> elements_;
-};
-
-}  // namespace
 
 RegularPair regular_integrals(const Discretization& disc, double k, std::size_t element,
                               const Vec3& x) {
@@ -118,7 +37,7 @@ NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near
   std::vector<double> radius(n);
   double largest = 0.0;
   for (std::size_t e = 0; e < n; ++e)
-    largest = std::max(largest, radius[e] = corner_radius(mesh, e));
+    largest = std::max(largest, radius[e] = element_corner_radius(mesh, e));
   const CentroidGrid grid(mesh.centroids(), near_factor * largest);
   const auto close = [&](std::size_t i, std::int32_t j) {
     return std::size_t(j) == i ||
@@ -154,20 +73,28 @@ NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near
 }
 
 NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
-                                         const NearFieldOptions& options, cplx coupling)
+                                         const NearFieldOptions& options, cplx coupling,
+                                         const DensityReconstruction* reconstruction)
     : rows_(rows) {
   if (!(options.near_factor >= 1.0))
     throw Error("-bem_near_factor must be at least 1 (it is " +
                 std::to_string(options.near_factor) + ")");
   const Mesh& mesh = disc.mesh();
   NearFieldPattern pattern = near_field_pattern(mesh, rows, options.near_factor);
-  row_start_ = std::move(pattern.row_start);
-  columns_ = std::move(pattern.columns);
   self_single_.resize(rows.size());
   self_double_.resize(rows.size());
+  const GaussLegendre angular(options.angular_points);
+  if (reconstruction) {
+    const NearFieldPattern refined =
+        near_field_pattern(mesh, rows, std::max(options.near_factor, options.refined_factor));
+    fold_reconstruction(disc, k, pattern, refined, angular, coupling, *reconstruction);
+    if (options.gpu) upload(rows);
+    return;
+  }
+  row_start_ = std::move(pattern.row_start);
+  columns_ = std::move(pattern.columns);
 
   // Pass 2: accurate minus regular integrals, on the GPU or here.
-  const GaussLegendre angular(options.angular_points);
   const bool burton_miller = coupling != cplx(0.0);
   if (options.gpu && !burton_miller) {
     gpu_ = std::make_unique<GpuNearFieldCorrection>(disc, k, rows, row_start_, columns_, angular);
@@ -207,12 +134,125 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
       }
     }
   }
-  if (options.gpu) {
-    // The SpMV resident on the GPU; the host copies stay (add_to and the accessors), so the
-    // lazy download (download_entries) is marked done without copying anything back.
-    gpu_ = std::make_unique<GpuNearFieldCorrection>(rows, row_start_, columns_, single_, double_,
-                                                    self_single_, self_double_);
-    std::call_once(downloaded_, [] {});
+  if (options.gpu) upload(rows);
+}
+
+void NearFieldCorrection::upload(RowRange rows) {
+  // The SpMV resident on the GPU; the host copies stay (add_to and the accessors), so the
+  // lazy download (download_entries) is marked done without copying anything back.
+  gpu_ = std::make_unique<GpuNearFieldCorrection>(rows, row_start_, columns_, single_, double_,
+                                                  self_single_, self_double_);
+  std::call_once(downloaded_, [] {});
+}
+
+void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double k,
+                                              const NearFieldPattern& close,
+                                              const NearFieldPattern& refined,
+                                              const GaussLegendre& angular, cplx coupling,
+                                              const DensityReconstruction& reconstruction) {
+  const Mesh& mesh = disc.mesh();
+  const RowRange rows = rows_;
+  // The pattern: each row's corrected elements (close or refined: `refined` holds both) and
+  // their stencils, counted, then written in place.
+  const auto gather = [&](std::size_t r, std::vector<std::int32_t>& out) {
+    out.clear();
+    for (std::int64_t at = refined.row_start[r]; at < refined.row_start[r + 1]; ++at) {
+      const std::span<const std::int32_t> stencil =
+          reconstruction.stencil(std::size_t(refined.columns[std::size_t(at)]));
+      out.insert(out.end(), stencil.begin(), stencil.end());
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  };
+  row_start_.assign(rows.size() + 1, 0);
+#pragma omp parallel
+  {
+    std::vector<std::int32_t> local;
+#pragma omp for schedule(dynamic, 1024)
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      gather(r, local);
+      row_start_[r + 1] = std::int64_t(local.size());
+    }
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r) row_start_[r + 1] += row_start_[r];
+  columns_.resize(std::size_t(row_start_.back()));
+  single_.assign(columns_.size(), 0.0);
+  double_.assign(columns_.size(), 0.0);
+
+  // Pass 2: per close or refined pair the constant entries as without a reconstruction, and the
+  // monomials' accurate minus regular integrals times R's rows, added at the stencil's columns;
+  // "accurate" is semi-analytic for the close pairs, the refined rule beyond them.
+  const GaussLegendre radial(kMomentRadialPoints);
+  const bool burton_miller = coupling != cplx(0.0);
+#pragma omp parallel
+  {
+    std::vector<std::int32_t> local;
+#pragma omp for schedule(dynamic, 64)
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      gather(r, local);
+      std::copy(local.begin(), local.end(), columns_.begin() + row_start_[r]);
+      const std::size_t i = rows.begin + r;
+      const Vec3& x = mesh.centroids()[i];
+      const Vec3& n_x = mesh.normals()[i];
+      const auto position = [&](std::size_t j) {
+        return std::size_t(row_start_[r]) +
+               std::size_t(std::lower_bound(local.begin(), local.end(), std::int32_t(j)) -
+                           local.begin());
+      };
+      cplx diagonal{};
+      // Both patterns' rows are ascending: a close element is met in `refined` in order.
+      std::int64_t next_close = close.row_start[r];
+      for (std::int64_t at = refined.row_start[r]; at < refined.row_start[r + 1]; ++at) {
+        const std::size_t l = std::size_t(refined.columns[std::size_t(at)]);
+        const Vec3 &a = mesh.corner(l, 0), &b = mesh.corner(l, 1), &c = mesh.corner(l, 2);
+        const bool is_close = next_close < close.row_start[r + 1] &&
+                              std::size_t(close.columns[std::size_t(next_close)]) == l;
+        if (is_close) ++next_close;
+        HypersingularIntegrals exact;
+        MonomialMoments accurate;
+        if (is_close) {
+          exact = hypersingular_integrals(k, a, b, c, x, n_x, angular);
+          accurate =
+              monomial_moments(k, a, b, c, reconstruction.origin(l), reconstruction.axis(l, 0),
+                               reconstruction.axis(l, 1), x, n_x, exact, angular, radial);
+        } else {
+          const RefinedIntegrals rule =
+              refined_rule_integrals(k, a, b, c, reconstruction.origin(l),
+                                     reconstruction.axis(l, 0), reconstruction.axis(l, 1), x, n_x);
+          exact = rule.constant;
+          accurate = rule.monomials;
+        }
+        const RegularPair regular = regular_integrals(disc, k, l, x);
+        cplx exact_single = exact.single_layer, exact_double = exact.double_layer;
+        cplx regular_single = regular.single_layer, regular_double = regular.double_layer;
+        if (burton_miller) {
+          const RegularBurtonMiller extra = regular_burton_miller_integrals(disc, k, l, x, n_x);
+          exact_single += coupling * exact.adjoint_double_layer;
+          exact_double += coupling * exact.hypersingular;
+          regular_single += coupling * extra.adjoint_double_layer;
+          regular_double += coupling * extra.hypersingular;
+        }
+        const std::size_t own = position(l);
+        single_[own] = exact_single - regular_single;
+        double_[own] += exact_double - regular_double;
+        if (l == i) {
+          self_single_[r] = exact_single;
+          diagonal += exact_double;
+        }
+        const MonomialMoments rule = regular_monomial_moments(disc, reconstruction, k, l, x, n_x);
+        const std::span<const std::int32_t> stencil = reconstruction.stencil(l);
+        for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
+          const cplx accurate_t = accurate.double_layer[t] + coupling * accurate.hypersingular[t];
+          const cplx entry = accurate_t - rule.double_layer[t] - coupling * rule.hypersingular[t];
+          const std::span<const double> coefficients = reconstruction.coefficients(l, t);
+          for (std::size_t s = 0; s < stencil.size(); ++s) {
+            double_[position(std::size_t(stencil[s]))] += entry * coefficients[s];
+            if (std::size_t(stencil[s]) == i) diagonal += accurate_t * coefficients[s];
+          }
+        }
+      }
+      self_double_[r] = diagonal;
+    }
   }
 }
 

@@ -1,5 +1,7 @@
 #include "fmbem/bem/point_strengths.hpp"
 
+#include <algorithm>
+
 namespace fmbem {
 
 std::vector<cplx> point_strengths(const Discretization& disc, std::span<const cplx> density) {
@@ -10,6 +12,52 @@ std::vector<cplx> point_strengths(const Discretization& disc, std::span<const cp
   for (std::size_t e = 0; e < n; ++e)
     for (std::size_t q = e * m; q < (e + 1) * m; ++q)
       strengths[q] = disc.quadrature_weights()[q] * density[e];
+  return strengths;
+}
+
+ReconstructedPointStrengths::ReconstructedPointStrengths(
+    const Discretization& disc, const DensityReconstruction& reconstruction)
+    : per_element_(disc.points_per_element()),
+      starts_(reconstruction.stencil_starts()),
+      columns_(reconstruction.stencil_columns()),
+      values_(columns_.size() * per_element_, 0.0) {
+  const std::size_t m = per_element_, n = disc.size();
+#pragma omp parallel for schedule(static)
+  for (std::size_t e = 0; e < n; ++e) {
+    const std::span<const std::int32_t> stencil = reconstruction.stencil(e);
+    const std::size_t length = stencil.size();
+    const std::size_t self = std::size_t(
+        std::lower_bound(stencil.begin(), stencil.end(), std::int32_t(e)) - stencil.begin());
+    for (std::size_t l = 0; l < m; ++l) {
+      const std::size_t q = e * m + l;
+      double monomial[DensityReconstruction::kTerms];
+      reconstruction.monomials(e, disc.quadrature_points()[q], monomial);
+      double* row = values_.data() + std::size_t(starts_[e]) * m + l * length;
+      row[self] = 1.0;
+      for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
+        const std::span<const double> c = reconstruction.coefficients(e, t);
+        for (std::size_t s = 0; s < length; ++s) row[s] += monomial[t] * c[s];
+      }
+      for (std::size_t s = 0; s < length; ++s) row[s] *= disc.quadrature_weights()[q];
+    }
+  }
+}
+
+std::vector<cplx> ReconstructedPointStrengths::operator()(std::span<const cplx> density) const {
+  if (density.empty()) return {};
+  const std::size_t m = per_element_, n = starts_.size() - 1;
+  std::vector<cplx> strengths(n * m);
+#pragma omp parallel for schedule(static)
+  for (std::size_t e = 0; e < n; ++e) {
+    const std::size_t begin = std::size_t(starts_[e]), length = std::size_t(starts_[e + 1]) - begin;
+    for (std::size_t l = 0; l < m; ++l) {
+      const double* row = values_.data() + begin * m + l * length;
+      cplx sum{};
+      for (std::size_t s = 0; s < length; ++s)
+        sum += row[s] * density[std::size_t(columns_[begin + s])];
+      strengths[e * m + l] = sum;
+    }
+  }
   return strengths;
 }
 

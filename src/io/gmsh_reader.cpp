@@ -48,7 +48,13 @@ detail::SandboxLimits reader_limits(std::uint64_t file_bytes) {
 
 // ---- the result, sent from the child to the parent through the pipe
 
-enum : char { kSurface = 'S', kMeshError = 'E', kGmshError = 'G', kOutOfMemory = 'M' };
+enum : char {
+  kSurface = 'S',
+  kPoints = 'P',
+  kMeshError = 'E',
+  kGmshError = 'G',
+  kOutOfMemory = 'M'
+};
 
 class Encoder {
  public:
@@ -267,6 +273,140 @@ SurfaceRead extract_triangles(const std::string& path, const MshLayout& layout) 
   return read;
 }
 
+// ---- field points (read_gmsh_points): every node, with the cells that show them
+
+// The Gmsh types kept as cells: first-order shapes whose node order is VTK's.
+bool field_cell_shape(int type, CellShape& shape) {
+  switch (type) {
+    case 2:
+      shape = CellShape::triangle;
+      return true;
+    case 3:
+      shape = CellShape::quadrangle;
+      return true;
+    case 4:
+      shape = CellShape::tetrahedron;
+      return true;
+    case 5:
+      shape = CellShape::hexahedron;
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string extract_points(const std::string& path, const MshLayout& layout) {
+  std::vector<std::size_t> node_tags;
+  std::vector<double> coords, parametric;
+  gmsh::model::mesh::getNodes(node_tags, coords, parametric, -1, -1, false, false);
+  // By tag, each once (a node shared by entities is listed by each: same coordinates).
+  std::vector<std::size_t> order(node_tags.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return node_tags[a] < node_tags[b]; });
+  std::vector<std::size_t> tags;
+  std::vector<Vec3> points;
+  for (std::size_t i : order) {
+    const double* xyz = &coords[3 * i];
+    if (!tags.empty() && tags.back() == node_tags[i]) {
+      const double previous[3] = {points.back().x, points.back().y, points.back().z};
+      if (previous[0] != xyz[0] || previous[1] != xyz[1] || previous[2] != xyz[2])
+        throw Error("mesh file " + quoted(path) + " is malformed: node " +
+                    std::to_string(node_tags[i]) + " is defined twice, at " + point(previous) +
+                    " and at " + point(xyz));
+      continue;
+    }
+    if (!std::isfinite(xyz[0]) || !std::isfinite(xyz[1]) || !std::isfinite(xyz[2]))
+      throw Error("mesh file " + quoted(path) + " has a non-finite coordinate at node " +
+                  std::to_string(node_tags[i]));
+    tags.push_back(node_tags[i]);
+    points.push_back({xyz[0], xyz[1], xyz[2]});
+  }
+  if (points.empty()) throw Error("field file " + quoted(path) + " has no nodes");
+
+  std::vector<int> types;
+  gmsh::model::mesh::getElementTypes(types);
+  std::vector<char> shapes;
+  std::vector<std::uint64_t> nodes;
+  std::string ignored;
+  for (int type : types) {
+    int dim = 0;
+    const std::string name = element_name(type, &dim);
+    std::vector<std::size_t> element_tags, element_nodes;
+    gmsh::model::mesh::getElementsByType(type, element_tags, element_nodes);
+    // Gmsh 4.8 misreads an entity that mixes element orders (3- and 6-node triangles): it lists
+    // them all under the first type, the nodes out of step. The counts tell.
+    const auto in_file = layout.elements_by_type.find(type);
+    if (in_file == layout.elements_by_type.end() || in_file->second != element_tags.size())
+      throw Error("mesh file " + quoted(path) + " is malformed: Gmsh's reader found " +
+                  std::to_string(element_tags.size()) + " " + name + " elements, the file has " +
+                  std::to_string(in_file == layout.elements_by_type.end() ? 0 : in_file->second) +
+                  " (does an entity mix element types? give each type an entity of its own)");
+    CellShape shape;
+    if (!field_cell_shape(type, shape)) {
+      if (dim >= 2)  // points and lines are the geometry's, not a view of the field
+        ignored += (ignored.empty() ? "" : ", ") + std::to_string(element_tags.size()) + " " + name;
+      continue;
+    }
+    shapes.insert(shapes.end(), element_tags.size(), static_cast<char>(shape));
+    for (std::size_t tag : element_nodes) {
+      const auto at = std::lower_bound(tags.begin(), tags.end(), tag);
+      if (at == tags.end() || *at != tag)
+        throw Error("mesh file " + quoted(path) + " has an element that uses node " +
+                    std::to_string(tag) + ", which the file does not define");
+      nodes.push_back(static_cast<std::uint64_t>(at - tags.begin()));
+    }
+  }
+  std::vector<std::string> warnings;
+  if (!ignored.empty())
+    warnings.push_back("field file " + quoted(path) + ": shown without its " + ignored +
+                       " (cells of other shapes than first-order triangles, quadrangles, "
+                       "tetrahedra and hexahedra); their nodes are field points all the same");
+  Encoder out(kPoints);
+  out.number(points.size());
+  out.raw(points.data(), points.size() * sizeof(Vec3));
+  out.number(shapes.size());
+  out.raw(shapes.data(), shapes.size());
+  out.number(nodes.size());
+  out.raw(nodes.data(), nodes.size() * sizeof(std::uint64_t));
+  out.number(warnings.size());
+  for (const std::string& warning : warnings) out.text(warning);
+  return out.bytes();
+}
+
+bool decode_points(std::string_view bytes, FieldPoints& read) {
+  Decoder in(bytes.substr(1));
+  std::uint64_t points = 0, cells = 0, nodes = 0, warnings = 0;
+  if (!in.count(points, sizeof(Vec3))) return false;
+  read.points.resize(points);
+  in.raw(read.points.data(), points * sizeof(Vec3));
+  if (!in.count(cells, 1)) return false;
+  std::vector<char> shapes(cells);
+  in.raw(shapes.data(), cells);
+  if (!in.count(nodes, sizeof(std::uint64_t))) return false;
+  std::vector<std::uint64_t> node_indices(nodes);
+  in.raw(node_indices.data(), nodes * sizeof(std::uint64_t));
+  if (!in.count(warnings, sizeof(std::uint64_t))) return false;
+  read.warnings.resize(warnings);
+  for (std::string& warning : read.warnings)
+    if (!in.text(warning)) return false;
+  if (!in.done()) return false;
+  // The child's cells, checked as untrusted input: known shapes, node counts, indices.
+  read.cell_shapes.resize(cells);
+  read.cell_offsets.assign(cells > 0 ? 1 : 0, 0);
+  for (std::size_t c = 0; c < cells; ++c) {
+    if (shapes[c] < 0 || shapes[c] > static_cast<char>(CellShape::hexahedron)) return false;
+    read.cell_shapes[c] = static_cast<CellShape>(shapes[c]);
+    read.cell_offsets.push_back(read.cell_offsets.back() +
+                                std::size_t(cell_shape_nodes(read.cell_shapes[c])));
+  }
+  if ((cells > 0 ? read.cell_offsets.back() : 0) != nodes) return false;
+  read.cell_nodes.assign(node_indices.begin(), node_indices.end());
+  for (std::size_t node : read.cell_nodes)
+    if (node >= points) return false;
+  return true;
+}
+
 void write_all(int fd, const std::string& bytes) {
   const char* data = bytes.data();
   for (std::size_t left = bytes.size(); left > 0;) {
@@ -278,10 +418,12 @@ void write_all(int fd, const std::string& bytes) {
   }
 }
 
-// The child's work: Gmsh reads the private copy; the result goes to `output`. It
-// works in the copy's directory, so that whatever Gmsh might create goes with it.
+// The child's work: Gmsh reads the private copy, `extract` encodes what is wanted of the
+// model; the result goes to `output`. It works in the copy's directory, so that whatever Gmsh
+// might create goes with it.
+template <class Extract>
 void read_in_child(int output, const std::string& directory, const std::string& copy,
-                   const std::string& path, const MshLayout& layout) {
+                   Extract&& extract) {
   std::string result;
   try {
     if (::chdir(directory.c_str()) != 0) throw Error("cannot enter " + quoted(directory));
@@ -289,7 +431,7 @@ void read_in_child(int output, const std::string& directory, const std::string& 
     gmsh::option::setNumber("General.Terminal", 0);      // silent, errors included
     gmsh::option::setNumber("General.AbortOnError", 2);  // errors throw, never exit()
     gmsh::open(copy);
-    result = encode(extract_triangles(path, layout));
+    result = extract();
   } catch (const Error& e) {
     Encoder out(kMeshError);
     out.text(e.what());
@@ -323,8 +465,10 @@ std::string signal_name(int signal) {
          (abbreviation ? std::string(", SIG") + abbreviation : std::string());
 }
 
-SurfaceRead interpret(const detail::SandboxOutcome& outcome, const detail::SandboxLimits& limits,
-                      const std::string& copy, const std::string& path) {
+// The child's result (starting with `kind`), or the error it reports, as fmbem::Error.
+std::string_view interpret(const detail::SandboxOutcome& outcome,
+                           const detail::SandboxLimits& limits, const std::string& copy,
+                           const std::string& path, char kind) {
   using End = detail::SandboxOutcome::End;
   const std::string malformed = "mesh file " + quoted(path) + " is malformed: ";
   switch (outcome.end) {
@@ -346,12 +490,10 @@ SurfaceRead interpret(const detail::SandboxOutcome& outcome, const detail::Sandb
     throw Error(malformed + "Gmsh's reader failed on it (exit status " +
                 std::to_string(outcome.code) + ")");
   const std::string_view bytes = outcome.output;
-  SurfaceRead read;
   std::string message;
-  switch (bytes.empty() ? '\0' : bytes.front()) {
-    case kSurface:
-      if (decode(bytes, read)) return read;
-      break;
+  const char got = bytes.empty() ? '\0' : bytes.front();
+  if (got == kind) return bytes;
+  switch (got) {
     case kMeshError:
       if (Decoder(bytes.substr(1)).text(message)) throw Error(message);
       break;
@@ -369,14 +511,37 @@ SurfaceRead interpret(const detail::SandboxOutcome& outcome, const detail::Sandb
 
 }  // namespace
 
+FieldPoints read_gmsh_points(const std::string& path, const GmshReadOptions& options) {
+  const detail::PrivateMeshCopy copy(path, options.stream_timeout, options.max_bytes);
+  const MshLayout layout = check_msh(copy.content(), path);
+  const detail::SandboxLimits limits = reader_limits(copy.content().size());
+  const std::string& file = copy.file();
+  const detail::SandboxOutcome outcome = detail::run_sandboxed(
+      [&](int output) {
+        read_in_child(output, copy.directory(), file, [&] { return extract_points(path, layout); });
+      },
+      limits);
+  FieldPoints read;
+  if (!decode_points(interpret(outcome, limits, file, path, kPoints), read))
+    throw Error("cannot read mesh file " + quoted(path) + ": Gmsh's reader ended without a result");
+  return read;
+}
+
 SurfaceRead read_gmsh(const std::string& path, const GmshReadOptions& options) {
   const detail::PrivateMeshCopy copy(path, options.stream_timeout, options.max_bytes);
   const MshLayout layout = check_msh(copy.content(), path);
   const detail::SandboxLimits limits = reader_limits(copy.content().size());
   const std::string& file = copy.file();
   const detail::SandboxOutcome outcome = detail::run_sandboxed(
-      [&](int output) { read_in_child(output, copy.directory(), file, path, layout); }, limits);
-  return interpret(outcome, limits, file, path);
+      [&](int output) {
+        read_in_child(output, copy.directory(), file,
+                      [&] { return encode(extract_triangles(path, layout)); });
+      },
+      limits);
+  SurfaceRead read;
+  if (!decode(interpret(outcome, limits, file, path, kSurface), read))
+    throw Error("cannot read mesh file " + quoted(path) + ": Gmsh's reader ended without a result");
+  return read;
 }
 
 }  // namespace fmbem::io

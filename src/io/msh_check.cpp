@@ -595,6 +595,7 @@ class MshChecker {
         }
         element_tags_.push_back(tag);
         layout_.triangles += type == kTriangle3;
+        ++layout_.elements_by_type[static_cast<int>(type)];
       }
     }
     about(nullptr, 0);
@@ -762,6 +763,7 @@ class MshChecker {
     for (int k = 1; k <= nodes; ++k) check_node_used(tag, numbers[k], begin);
     element_tags_.push_back(tag);
     layout_.triangles += type == kTriangle3;
+    ++layout_.elements_by_type[static_cast<int>(type)];
     pos_ = end;
     token_end_ = end;
   }
@@ -796,6 +798,7 @@ class MshChecker {
         }
         element_tags_.push_back(tag);
         layout_.triangles += type == kTriangle3;
+        ++layout_.elements_by_type[static_cast<int>(type)];
       }
       done += size;
     }

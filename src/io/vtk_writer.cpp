@@ -13,6 +13,7 @@
 #include <vtkPoints.h>
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLUnstructuredGridWriter.h>
+#include <vtkXMLWriter.h>
 
 #include <algorithm>
 #include <cctype>
@@ -20,6 +21,8 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+
+#include "vtk_xml.hpp"
 
 namespace fmbem::io {
 namespace {
@@ -40,14 +43,6 @@ void check_fields(const std::string& path, const Mesh& mesh, const std::vector<C
                   std::to_string(field.values.size()) + " values for the " +
                   std::to_string(mesh.size()) + " elements of mesh '" + mesh.name() + "'");
   }
-}
-
-// Gives a clear message (with the OS reason) for the common failures before VTK
-// tries, since VTK's own report is a multi-line console message.
-void check_writable(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (!file) throw Error("cannot write '" + path + "': " + std::strerror(errno));
-  std::fclose(file);
 }
 
 vtkNew<vtkDoubleArray> cell_array(const char* name, int components, std::size_t cells) {
@@ -99,6 +94,28 @@ vtkNew<vtkUnstructuredGrid> triangle_grid(const Mesh& mesh, const std::vector<Ce
   return grid;
 }
 
+}  // namespace
+
+void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<CellField>& fields) {
+  check_fields(path, mesh, fields);
+  detail::check_writable(path);
+  const auto grid = triangle_grid(mesh, fields);
+
+  vtkNew<vtkXMLUnstructuredGridWriter> writer;
+  writer->SetInputData(grid);
+  detail::write_vtk_xml(writer, path);
+}
+
+namespace detail {
+
+// Gives a clear message (with the OS reason) for the common failures before VTK
+// tries, since VTK's own report is a multi-line console message.
+void check_writable(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (!file) throw Error("cannot write '" + path + "': " + std::strerror(errno));
+  std::fclose(file);
+}
+
 // Collects VTK error messages instead of letting VTK print them. VTK hands
 // over "ERROR: In file.cxx, line N\nClass (0x...): message\n\n"; keep the message.
 void record_error(vtkObject*, unsigned long, void* client_data, void* call_data) {
@@ -114,14 +131,7 @@ void record_error(vtkObject*, unsigned long, void* client_data, void* call_data)
   *first_error = text.empty() ? "unknown error" : text;
 }
 
-}  // namespace
-
-void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<CellField>& fields) {
-  check_fields(path, mesh, fields);
-  check_writable(path);
-  const auto grid = triangle_grid(mesh, fields);
-
-  vtkNew<vtkXMLUnstructuredGridWriter> writer;
+void write_vtk_xml(vtkXMLWriter* writer, const std::string& path) {
   // Observers keep VTK from printing; the writer's own message is the useful
   // one, its executive only adds "returned failure for request".
   std::string writer_error, executive_error;
@@ -134,7 +144,6 @@ void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<Cell
   writer->GetExecutive()->AddObserver(vtkCommand::ErrorEvent, on_executive_error);
 
   writer->SetFileName(path.c_str());
-  writer->SetInputData(grid);
   writer->SetDataModeToAppended();
   writer->EncodeAppendedDataOff();  // raw binary, not base64
   writer->SetCompressorTypeToZLib();
@@ -152,5 +161,7 @@ void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<Cell
   if (reason.empty()) reason = "error code " + std::to_string(code);
   throw Error("cannot write '" + path + "': VTK says: " + reason);
 }
+
+}  // namespace detail
 
 }  // namespace fmbem::io

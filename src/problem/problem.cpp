@@ -24,29 +24,6 @@ std::string format_point(const Vec3 &p) {
   return s.str();
 }
 
-// Closest point to x on triangle abc (Ericson, Real-Time Collision
-// Detection 5.1.5).
-Vec3 closest_point_on_triangle(const Vec3 &x, const Vec3 &a, const Vec3 &b, const Vec3 &c) {
-  const Vec3 ab = b - a, ac = c - a, ax = x - a;
-  const double d1 = dot(ab, ax), d2 = dot(ac, ax);
-  if (d1 <= 0 && d2 <= 0) return a;
-  const Vec3 bx = x - b;
-  const double d3 = dot(ab, bx), d4 = dot(ac, bx);
-  if (d3 >= 0 && d4 <= d3) return b;
-  const double vc = d1 * d4 - d3 * d2;
-  if (vc <= 0 && d1 >= 0 && d3 <= 0) return a + ab * (d1 / (d1 - d3));
-  const Vec3 cx = x - c;
-  const double d5 = dot(ab, cx), d6 = dot(ac, cx);
-  if (d6 >= 0 && d5 <= d6) return c;
-  const double vb = d5 * d2 - d1 * d6;
-  if (vb <= 0 && d2 >= 0 && d6 <= 0) return a + ac * (d2 / (d2 - d6));
-  const double va = d3 * d6 - d5 * d4;
-  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0)
-    return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
-  const double denom = 1.0 / (va + vb + vc);
-  return a + ab * (vb * denom) + ac * (vc * denom);
-}
-
 // A source closer to the surface than this fraction of the nearest element's
 // size lies on it for our purposes: the incident data at the nearest
 // collocation point is then wrong by orders of magnitude.
@@ -70,6 +47,28 @@ void check_source_clearance(const Mesh &mesh, const Vec3 &source, const std::str
 }
 
 }  // namespace
+
+// Ericson, Real-Time Collision Detection 5.1.5.
+Vec3 closest_point_on_triangle(const Vec3 &x, const Vec3 &a, const Vec3 &b, const Vec3 &c) {
+  const Vec3 ab = b - a, ac = c - a, ax = x - a;
+  const double d1 = dot(ab, ax), d2 = dot(ac, ax);
+  if (d1 <= 0 && d2 <= 0) return a;
+  const Vec3 bx = x - b;
+  const double d3 = dot(ab, bx), d4 = dot(ac, bx);
+  if (d3 >= 0 && d4 <= d3) return b;
+  const double vc = d1 * d4 - d3 * d2;
+  if (vc <= 0 && d1 >= 0 && d3 <= 0) return a + ab * (d1 / (d1 - d3));
+  const Vec3 cx = x - c;
+  const double d5 = dot(ab, cx), d6 = dot(ac, cx);
+  if (d6 >= 0 && d5 <= d6) return c;
+  const double vb = d5 * d2 - d1 * d6;
+  if (vb <= 0 && d2 >= 0 && d6 <= 0) return a + ac * (d2 / (d2 - d6));
+  const double va = d3 * d6 - d5 * d4;
+  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0)
+    return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
+  const double denom = 1.0 / (va + vb + vc);
+  return a + ab * (vb * denom) + ac * (vc * denom);
+}
 
 SurfaceDistance distance_to_surface(const Mesh &mesh, const Vec3 &x) {
   SurfaceDistance nearest{INFINITY, 0.0};

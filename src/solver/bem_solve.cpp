@@ -21,7 +21,9 @@
 #include "fmbem/io/mesh_source.hpp"
 #include "fmbem/io/output_file.hpp"
 #include "fmbem/io/vtk_writer.hpp"
+#include "fmbem/solver/field_output.hpp"
 #include "fmbem/solver/options.hpp"
+#include "fmbem/solver/preconditioner.hpp"
 #include "fmbem/solver/threaded_vector.hpp"
 
 namespace fmbem {
@@ -271,17 +273,14 @@ PetscErrorCode check_tolerances(KSP ksp) {
   PetscFunctionReturn(0);
 }
 
-// The near-field block of the operator (CorrectedLayerPotentials::near_block) as an AIJ matrix
-// with this rank's rows: sequential on one rank, MPI (diagonal and off-diagonal blocks) on more.
-PetscErrorCode assemble_near_matrix(MPI_Comm comm, const CorrectedLayerPotentials &layers,
-                                    const OperatorCoefficients &coefficients, PetscInt n,
-                                    Mat *matrix) {
+// The near-field block of the operator (near_matrix_rows) as an AIJ matrix with this rank's
+// rows: sequential on one rank, MPI (diagonal and off-diagonal blocks) on more.
+PetscErrorCode assemble_near_matrix(MPI_Comm comm, const SparseRows &near, RowRange rows,
+                                    PetscInt n, Mat *matrix) {
   PetscFunctionBeginUser;
-  const NearFieldCorrection &near = layers.near_field();
-  const std::vector<cplx> block = layers.near_block(coefficients);
-  const RowRange rows = layers.rows();
-  const auto row_start = near.row_start();
-  const auto columns = near.columns();
+  const std::vector<cplx> &block = near.values;
+  const auto &row_start = near.row_start;
+  const auto &columns = near.columns;
   const PetscInt m = PetscInt(rows.size());
   std::vector<PetscInt> diagonal_nnz(rows.size()), off_diagonal_nnz(rows.size());
   for (std::size_t r = 0; r < rows.size(); ++r)
@@ -344,6 +343,11 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
 
   Outputs outputs;
   on_rank_zero(comm, [&] { outputs = reserve_outputs(opt); });
+  // The field points are read and the field outputs reserved on rank 0, which evaluates them.
+  FieldStage field_stage;
+  on_rank_zero(comm, [&] {
+    field_stage.prepare(opt.field, opt.mesh, {{"-o", opt.vtu_path}, {"-bem_csv", opt.csv_path}});
+  });
   std::vector<std::string> warnings;
   const Mesh mesh = Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings), opt.mesh);
   if (const auto coarse = check_resolution(mesh, opt)) warnings.push_back(*coarse);
@@ -351,6 +355,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     opt.problem.source = mesh.bounding_box_center();
   const Problem problem(mesh, opt.problem);
   warnings.insert(warnings.end(), problem.warnings().begin(), problem.warnings().end());
+  warnings.insert(warnings.end(), field_stage.warnings().begin(), field_stage.warnings().end());
   for (const std::string &w : warnings)
     PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
   const Discretization disc(mesh, opt.quadrature_points);
@@ -373,8 +378,9 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   const FmmLayerPotentials *fmm_layers = nullptr;
   PetscCall(PetscLogEventBegin(events.near_setup, 0, 0, 0, 0));
   if (opt.operator_backend == "fmm") {
-    auto fast = std::make_unique<FmmLayerPotentials>(disc, opt.problem.k, rows, opt.near, opt.fmm,
-                                                     &fmm_events, problem.coupling());
+    auto fast =
+        std::make_unique<FmmLayerPotentials>(disc, opt.problem.k, rows, opt.near, opt.fmm,
+                                             &fmm_events, problem.coupling(), opt.double_density);
     // Every rank has the same tree: each forms the moments of its share of the leaves, and one
     // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).
     if (size > 1)
@@ -385,8 +391,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     fmm_layers = fast.get();
     layer_potentials = std::move(fast);
   } else {
-    layer_potentials = std::make_unique<DirectLayerPotentials>(disc, opt.problem.k, rows, opt.near,
-                                                               problem.coupling());
+    layer_potentials = std::make_unique<DirectLayerPotentials>(
+        disc, opt.problem.k, rows, opt.near, problem.coupling(), opt.double_density);
   }
   PetscCall(PetscLogEventEnd(events.near_setup, 0, 0, 0, 0));
   const CorrectedLayerPotentials &layers = *layer_potentials;
@@ -424,31 +430,45 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetType(ksp, KSPGMRES));
   PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PCSetType(pc, PCJACOBI));
+  PetscCall(PCSetType(pc, opt.pc == "leaf_block" ? PCSHELL : PCJACOBI));
   PetscCall(KSPSetTolerances(ksp, 1e-5, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
   PetscCall(KSPSetFromOptions(ksp));
   PetscCall(check_tolerances(ksp));
-  // The near-field block as the preconditioning matrix, for the PCs that factor or split one.
+  // The near-field block as the preconditioning matrix, for the PCs that factor or split one;
+  // or ours, the leaf blocks (issue 14).
   Mat near_matrix = nullptr;
   double near_matrix_seconds = 0.0, near_matrix_nonzeros = 0.0, near_matrix_bytes = 0.0;
   std::string pc_name;
+  std::unique_ptr<LeafBlockPreconditioner> leaf_blocks;
+  PetscLogDouble t_pc_start, t_pc_ready;
+  PetscCall(PetscTime(&t_pc_start));
   {
     PCType pc_type;
     PetscCall(PCGetType(pc, &pc_type));
     const std::string type = pc_type ? pc_type : "";
-    pc_name = type;
-    const bool matrix_free = type == PCJACOBI || type == PCNONE;
+    pc_name = opt.pc == "leaf_block" ? opt.pc : type;
+    const bool matrix_free = type == PCJACOBI || type == PCNONE || opt.pc == "leaf_block";
     const bool assemble = opt.near_matrix == "on" || (opt.near_matrix == "auto" && !matrix_free);
     if (!assemble && !matrix_free)
       throw Error("-pc_type " + type +
                   " needs an assembled matrix, and -bem_near_matrix off leaves none (the "
                   "operator is matrix-free: use -pc_type jacobi or none, or drop "
                   "-bem_near_matrix off)");
+    if (!assemble && opt.near_matrix_pairs != "close")
+      throw Error("-bem_near_matrix_pairs " + opt.near_matrix_pairs + " does not apply: -pc_type " +
+                  pc_name + " assembles no near-field matrix");
     if (assemble) {
       PetscLogDouble t0, t1;
       PetscCall(PetscTime(&t0));
-      PetscCall(assemble_near_matrix(comm, layers, problem.coefficients(), n, &near_matrix));
+      const NearPairs pairs = opt.near_matrix_pairs == "leaf"         ? NearPairs::leaf
+                              : opt.near_matrix_pairs == "neighbours" ? NearPairs::neighbours
+                                                                      : NearPairs::close;
+      PetscCall(assemble_near_matrix(
+          comm,
+          near_matrix_rows(layers, problem.coefficients(), pairs,
+                           fmm_layers ? &fmm_layers->fmm() : nullptr, disc.points_per_element()),
+          rows, n, &near_matrix));
       PetscCall(PetscTime(&t1));
       near_matrix_seconds = t1 - t0;
       MatInfo info;
@@ -458,8 +478,40 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       near_matrix_bytes = info.nz_allocated * double(sizeof(PetscScalar) + sizeof(PetscInt));
       PetscCall(KSPSetOperators(ksp, A, near_matrix));
     }
+    if (opt.pc == "leaf_block") {
+      const Neighbours neighbours = vertex_neighbours(mesh, rows);
+      RowBlocks blocks =
+          overlapping_blocks(compact_row_blocks(mesh.centroids(), rows, opt.pc_block),
+                             neighbours.row_start, neighbours.columns, rows, opt.pc_overlap);
+      std::vector<cplx> dense =
+          dense_blocks(layers, problem.coefficients(), blocks,
+                       opt.pc_block_entries == "near" ? BlockEntries::near : BlockEntries::full);
+      using Device = LeafBlockPreconditioner::Device;
+      leaf_blocks = std::make_unique<LeafBlockPreconditioner>(
+          std::move(blocks), std::move(dense), rows,
+          layers.resident_on_device() ? Device::gpu : Device::cpu);
+      PetscCall(use_leaf_block_preconditioner(pc, leaf_blocks.get()));
+    }
   }
   PetscCall(KSPSetUp(ksp));
+  PetscCall(PetscTime(&t_pc_ready));
+  // The PC's own memory (the near-field matrix apart), summed over the ranks.
+  double pc_bytes = 0.0;
+  unsigned long long leaf_block_count = 0, leaf_block_largest = 0;
+  {
+    double local = 0.0;
+    if (leaf_blocks)
+      local = double(leaf_blocks->host_bytes() + leaf_blocks->device_bytes());
+    else
+      PetscCall(preconditioner_bytes(pc, &local));
+    PetscCallMPI(MPI_Allreduce(&local, &pc_bytes, 1, MPI_DOUBLE, MPI_SUM, comm));
+    unsigned long long count = leaf_blocks ? leaf_blocks->blocks().count() : 0,
+                       largest = leaf_blocks ? leaf_blocks->blocks().largest() : 0;
+    PetscCallMPI(
+        MPI_Allreduce(&count, &leaf_block_count, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
+    PetscCallMPI(
+        MPI_Allreduce(&largest, &leaf_block_largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+  }
   refuse_unused_options();
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(PetscTime(&t_solved));
@@ -534,8 +586,12 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                           problem.formulation_description().c_str()));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  discretization  piecewise constant, collocation "
-                          "at centroids, %d-point Gauss rule\n",
-                          opt.quadrature_points));
+                          "at centroids, %d-point Gauss rule%s\n",
+                          opt.quadrature_points,
+                          opt.double_density == DensityModel::quadratic
+                              ? "; double-layer density read as a quadratic fitted to the "
+                                "neighbours"
+                              : ""));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  operator        %s on %d rank(s); near-field correction %zu pairs, "
                           "%.1f MB\n",
@@ -550,16 +606,28 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                             stats.total_bytes() / 1e6, stats.far_field_device.c_str(),
                             stats.m2l_device.c_str(), stats.near_field_device.c_str()));
     }
-    if (near_matrix)
+    const double pc_seconds = t_pc_ready - t_pc_start;
+    if (leaf_blocks)
+      PetscCall(
+          PetscPrintf(PETSC_COMM_SELF,
+                      "  preconditioner  leaf_block on the %s: %llu blocks of at most %llu "
+                      "elements (groups of %d and %d layers, %s entries), inverses %.1f MB; "
+                      "set up in %.3f s\n",
+                      leaf_blocks->device() == LeafBlockPreconditioner::Device::gpu ? "gpu" : "cpu",
+                      leaf_block_count, leaf_block_largest, opt.pc_block, opt.pc_overlap,
+                      opt.pc_block_entries.c_str(), pc_bytes / 1e6, pc_seconds));
+    else if (near_matrix)
       PetscCall(PetscPrintf(PETSC_COMM_SELF,
                             "  preconditioner  %s on the near-field matrix (%.0f nonzeros, "
-                            "%.1f MB, assembled in %.3f s)\n",
-                            pc_name.c_str(), near_matrix_nonzeros, near_matrix_bytes / 1e6,
-                            near_matrix_seconds));
+                            "%s pairs, %.1f MB, assembled in %.3f s); set up in %.3f s, %.1f MB\n",
+                            pc_name.c_str(), near_matrix_nonzeros, opt.near_matrix_pairs.c_str(),
+                            near_matrix_bytes / 1e6, near_matrix_seconds, pc_seconds,
+                            pc_bytes / 1e6));
     else
       PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                            "  preconditioner  %s (matrix-free: no near-field matrix)\n",
-                            pc_name.c_str()));
+                            "  preconditioner  %s (matrix-free: no near-field matrix); set up in "
+                            "%.3f s, %.1f MB\n",
+                            pc_name.c_str(), pc_seconds, pc_bytes / 1e6));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  solver          %" PetscInt_FMT
                           " iterations, %s, true relative residual %.2e\n",
@@ -601,6 +669,9 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                     KSPConvergedReasons[reason], iterations, double(true_residual));
       failure = text;
     } else {
+      const field::FieldOptions field_options{opt.near, opt.fmm, opt.operator_backend == "fmm"};
+      for (const std::string &line : field_stage.evaluate(problem, disc, solution, field_options))
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  %s\n", line.c_str()));
       if (outputs.vtu) {
         outputs.vtu->write([&](const std::string &path) { io::write_vtu(path, mesh, fields); });
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", opt.vtu_path.c_str()));
@@ -609,6 +680,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         outputs.csv->write([&](const std::string &path) { io::write_csv(path, mesh, solution); });
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", opt.csv_path.c_str()));
       }
+      for (const std::string &path : field_stage.write())
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", path.c_str()));
     }
   }
   if (!solved) {

@@ -2,9 +2,11 @@
 #include <memory>
 
 #include "fmbem/bem/boundary_operator.hpp"
+#include "fmbem/bem/density_reconstruction.hpp"
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
 #include "fmbem/bem/near_field.hpp"
+#include "fmbem/bem/point_strengths.hpp"
 
 namespace fmbem {
 
@@ -16,6 +18,11 @@ namespace fmbem {
 // backend can form the regular sum from device arrays (regular_sum_on_device), apply copies
 // each density in once, has the backend sum on the device, adds the correction there and
 // copies y out once.
+//
+// With DensityModel::quadratic the double density is read as DensityReconstruction's quadratic
+// on every element, in the regular sum (ReconstructedPointStrengths) and in the correction
+// (NearFieldCorrection): the hypersingular operator of Burton-Miller is then consistent (issue
+// 10, docs/burton-miller.md). The single density stays constant.
 class CorrectedLayerPotentials : public LayerPotentials {
  public:
   ~CorrectedLayerPotentials() override;
@@ -36,13 +43,26 @@ class CorrectedLayerPotentials : public LayerPotentials {
   // (near_field().row_start() and columns()): the near-field block that preconditioners factor.
   // Regular part plus correction per pair (the regular integrals are formed again here).
   std::vector<cplx> near_block(const OperatorCoefficients& c) const;
+  // That operator's regular-rule entry for row i (of rows()) and column j, identity left out:
+  // its entry wherever (i, j) is not a close pair (preconditioners that take more pairs).
+  cplx regular_entry(const OperatorCoefficients& c, std::size_t i, std::size_t j) const;
+  // The reconstruction of the double density (null with DensityModel::constant).
+  const DensityReconstruction* reconstruction() const { return reconstruction_.get(); }
   // Whether apply runs on the GPU with the densities and y copied once.
   bool resident_on_device() const { return near_.on_device() && regular_sum_on_device(); }
 
  protected:
   CorrectedLayerPotentials(const Discretization& disc, double k, RowRange rows,
-                           const NearFieldOptions& near_options, cplx coupling = 0.0);
+                           const NearFieldOptions& near_options, cplx coupling = 0.0,
+                           DensityModel double_density = DensityModel::constant);
   const Discretization& discretization() const { return *disc_; }
+  // The regular rule's point strengths of a double density (point_strengths, or
+  // ReconstructedPointStrengths with the quadratic read); empty in, empty out.
+  std::vector<cplx> double_layer_strengths(std::span<const cplx> double_density) const;
+  // The quadratic read's strength matrix (null with DensityModel::constant).
+  const ReconstructedPointStrengths* reconstructed_strengths() const {
+    return reconstructed_strengths_.get();
+  }
 
  private:
   // y[i - rows().begin] = the regular rule's sum for row i (with coupling(): of the
@@ -55,12 +75,18 @@ class CorrectedLayerPotentials : public LayerPotentials {
   virtual void regular_sum_device(const cplx* device_double_density,
                                   const cplx* device_single_density, cplx* device_y) const;
 
+  // The regular rule's S + alpha D' and D + alpha N for row i and column j.
+  RegularPair regular_pair(std::size_t i, std::size_t j) const;
+
   struct DeviceBuffers;
 
   const Discretization* disc_;
   RowRange rows_;
   double k_;
   cplx coupling_;
+  // Before near_, which reads it.
+  std::unique_ptr<const DensityReconstruction> reconstruction_;
+  std::unique_ptr<const ReconstructedPointStrengths> reconstructed_strengths_;
   NearFieldCorrection near_;
   // The densities and y on the device, allocated at the first resident apply.
   mutable std::unique_ptr<DeviceBuffers> device_;

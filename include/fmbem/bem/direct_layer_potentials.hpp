@@ -9,7 +9,8 @@ namespace fmbem {
 class DirectLayerPotentials final : public CorrectedLayerPotentials {
  public:
   DirectLayerPotentials(const Discretization& disc, double k, RowRange rows,
-                        const NearFieldOptions& near_options, cplx coupling = 0.0);
+                        const NearFieldOptions& near_options, cplx coupling = 0.0,
+                        DensityModel double_density = DensityModel::constant);
 
  private:
   void regular_sum(std::span<const cplx> double_density, std::span<const cplx> single_density,

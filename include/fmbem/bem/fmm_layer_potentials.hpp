@@ -23,7 +23,8 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   // each apply.
   FmmLayerPotentials(const Discretization& disc, double k, RowRange rows,
                      const NearFieldOptions& near_options, const fmm::FmmOptions& fmm_options,
-                     fmm::FmmObserver* observer = nullptr, cplx coupling = 0.0);
+                     fmm::FmmObserver* observer = nullptr, cplx coupling = 0.0,
+                     DensityModel double_density = DensityModel::constant);
 
   const fmm::Fmm& fmm() const { return *fmm_; }
   // Row blocks (MPI ranks) split the upward pass: fmm::Fmm::share_upward_pass.
@@ -42,11 +43,17 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   std::unique_ptr<fmm::Fmm> fmm_;
   fmm::FmmObserver* observer_;
   // The resident apply's point strengths (charges from the single layer, dipoles from the
-  // double layer), set up with the first resident apply.
+  // double layer, with the quadratic read where the layers have it), set up with the first
+  // resident apply.
   struct DeviceStrengths {
-    explicit DeviceStrengths(const Discretization& disc)
-        : kernel(disc), charges(kernel.points()), dipoles(kernel.points()) {}
+    DeviceStrengths(const Discretization& disc, const ReconstructedPointStrengths* reconstructed)
+        : kernel(disc),
+          double_kernel(reconstructed ? std::make_unique<GpuPointStrengths>(*reconstructed)
+                                      : nullptr),
+          charges(kernel.points()),
+          dipoles(kernel.points()) {}
     GpuPointStrengths kernel;
+    std::unique_ptr<GpuPointStrengths> double_kernel;
     fmm::DeviceArray charges, dipoles;
   };
   mutable std::unique_ptr<DeviceStrengths> strengths_;

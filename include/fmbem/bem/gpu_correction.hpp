@@ -10,6 +10,7 @@
 
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
+#include "fmbem/bem/point_strengths.hpp"
 #include "fmbem/quadrature/gauss_legendre.hpp"
 
 namespace fmbem {
@@ -53,10 +54,12 @@ class GpuNearFieldCorrection {
 };
 
 // point_strengths on the GPU: strengths[q] = weight_q * density[e] for the quadrature points
-// q of element e (the quadrature weights are uploaded once).
+// q of element e (the quadrature weights are uploaded once); or ReconstructedPointStrengths'
+// sparse product (its matrix uploaded once).
 class GpuPointStrengths {
  public:
   explicit GpuPointStrengths(const Discretization& disc);
+  explicit GpuPointStrengths(const ReconstructedPointStrengths& matrix);
   ~GpuPointStrengths();
   GpuPointStrengths(const GpuPointStrengths&) = delete;
   GpuPointStrengths& operator=(const GpuPointStrengths&) = delete;

@@ -7,6 +7,7 @@
 
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
+#include "fmbem/quadrature/gauss_legendre.hpp"
 
 namespace fmbem {
 
@@ -21,9 +22,16 @@ struct NearFieldOptions {
   // add_to and the accessors need are downloaded at their first use. Callers set it when the
   // FMM runs on the GPU (FmmLayerPotentials); throws fmbem::Error without a usable GPU.
   bool gpu = false;
+  // With the quadratic read of the double density (DensityModel::quadratic), the elements
+  // beyond near_factor but within this many radii get a correction too, integrated by the
+  // 7-point rule on four half-size sub-triangles (refined_rule_integrals): the regular rule's
+  // error for the read's linear part there does not fall with h (N Y_1's error falls 2.0 from
+  // icosphere:4 to 5 with the 6-point rule and 2.5 radii, 3.8 with 4 radii).
+  double refined_factor = 4.0;
 };
 
 class GpuNearFieldCorrection;
+class DensityReconstruction;
 
 // The close elements of each row in CSR form: row r's are
 // columns[row_start[r] .. row_start[r + 1]), ascending (pass 1 of NearFieldCorrection).
@@ -42,10 +50,21 @@ NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near
 // D + alpha N (LayerPotentials): accurate integrals by hypersingular_integrals, regular ones by
 // regular_integrals and regular_burton_miller_integrals, combined once, so that the SpMV costs
 // what the conventional one does. These are computed on the CPU and, with options.gpu, uploaded.
+//
+// With a reconstruction (DensityModel::quadratic) the double density is read as
+// DensityReconstruction's quadratic on every element: each close pair (i, l) adds, besides its
+// constant entry, accurate minus regular integrals of the five monomials (monomial_moments,
+// regular_monomial_moments) times R's rows for l, folded into one sparse row, so that the SpMV
+// stays one product on the undivided density. The pairs out to options.refined_factor radii are
+// corrected as well, their "accurate" integrals from refined_rule_integrals. The pattern is then
+// these elements and their stencils (single-layer entries zero outside them), and the
+// double-layer diagonal is the folded accurate entry (these elements' share of the operator's
+// diagonal).
 class NearFieldCorrection {
  public:
   NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
-                      const NearFieldOptions& options, cplx coupling = 0.0);
+                      const NearFieldOptions& options, cplx coupling = 0.0,
+                      const DensityReconstruction* reconstruction = nullptr);
   ~NearFieldCorrection();
   NearFieldCorrection(const NearFieldCorrection&) = delete;
   NearFieldCorrection& operator=(const NearFieldCorrection&) = delete;
@@ -61,7 +80,8 @@ class NearFieldCorrection {
   void apply_device(const cplx* device_double_density, const cplx* device_single_density,
                     cplx* device_y) const;
 
-  // S_ii + alpha D'_ii and D_ii + alpha N_ii (accurate).
+  // S_ii + alpha D'_ii and D_ii + alpha N_ii (accurate; with a reconstruction the folded
+  // double-layer entry of the close pairs).
   const std::vector<cplx>& single_layer_diagonal() const { return self_single_; }
   const std::vector<cplx>& double_layer_diagonal() const { return self_double_; }
   std::size_t nonzeros() const { return columns_.size(); }
@@ -78,6 +98,15 @@ class NearFieldCorrection {
 
  private:
   void download_entries() const;
+  // The entries with a reconstruction (see above), on the CPU.
+  void fold_reconstruction(const Discretization& disc, double k, const NearFieldPattern& close,
+                           const NearFieldPattern& refined, const GaussLegendre& angular,
+                           cplx coupling, const DensityReconstruction& reconstruction);
+  // Copies the entries to the GPU (options.gpu with entries formed here).
+  void upload(RowRange rows);
+  // Gauss-Legendre points in the radius (per unit of k rho) for the monomials' Helmholtz
+  // remainders: measured within 1e-10 of subdivision (tests/unit/bem/moment_integrals_test.cpp).
+  static constexpr int kMomentRadialPoints = 6;
 
   RowRange rows_;
   std::vector<std::int64_t> row_start_;

@@ -1,7 +1,9 @@
 #pragma once
+#include <cstdint>
 #include <span>
 #include <vector>
 
+#include "fmbem/bem/density_reconstruction.hpp"
 #include "fmbem/bem/discretization.hpp"
 
 namespace fmbem {
@@ -10,6 +12,34 @@ namespace fmbem {
 // quadrature point q of element e carries weight_q * density[e] (empty in,
 // empty out).
 std::vector<cplx> point_strengths(const Discretization& disc, std::span<const cplx> density);
+
+// The same for the quadratic read of a density (DensityReconstruction): quadrature point q of
+// element e carries weight_q * (u_e + sum over m of c_{e,m} monomial_m(y_q)), c = R u. A sparse
+// matrix built once, one row per point, whose columns are e's stencil for every point of e: one
+// sparse product per apply.
+class ReconstructedPointStrengths {
+ public:
+  ReconstructedPointStrengths(const Discretization& disc,
+                              const DensityReconstruction& reconstruction);
+
+  // Empty in, empty out.
+  std::vector<cplx> operator()(std::span<const cplx> density) const;
+
+  // The matrix (for the GPU): point q = e * points_per_element() + l has the columns
+  // stencil_columns()[stencil_starts()[e] .. stencil_starts()[e + 1]) and, at the same positions,
+  // values()[stencil_starts()[e] * points_per_element() + l * length ...], length the stencil's.
+  std::span<const std::int64_t> stencil_starts() const { return starts_; }
+  std::span<const std::int32_t> stencil_columns() const { return columns_; }
+  std::span<const double> values() const { return values_; }
+  std::size_t points_per_element() const { return per_element_; }
+  std::size_t points() const { return (starts_.size() - 1) * per_element_; }
+
+ private:
+  std::size_t per_element_;
+  std::span<const std::int64_t> starts_;
+  std::span<const std::int32_t> columns_;
+  std::vector<double> values_;
+};
 
 // The element normal at each quadrature point (dipole directions).
 std::vector<Vec3> quadrature_point_normals(const Discretization& disc);

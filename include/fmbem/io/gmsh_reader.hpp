@@ -4,6 +4,7 @@
 #include <string>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/io/field_points.hpp"
 #include "fmbem/io/mesh_source.hpp"
 
 #if !defined(FMBEM_HAVE_GMSH)
@@ -46,11 +47,23 @@ struct GmshReadOptions {
 // neither MPI nor OpenMP, resets the signal handlers it inherits (PETSc's) and ends
 // with _exit. Costs about 4 ms for a small file (fork, Gmsh's start, the read).
 SurfaceRead read_gmsh(const std::string& path, const GmshReadOptions& options = {});
+// Field points from a Gmsh MSH file, read as read_gmsh reads surfaces (private copy, check_msh,
+// Gmsh in the sandboxed child): every node, in increasing tag order, with the first-order
+// triangles, quadrangles, tetrahedra and hexahedra as cells (other 2D and 3D elements are left
+// out with a warning, points and lines silently). Throws fmbem::Error naming `path`; a file
+// without nodes is an error. The description is left to the caller.
+FieldPoints read_gmsh_points(const std::string& path, const GmshReadOptions& options = {});
 #else
 [[noreturn]] inline SurfaceRead read_gmsh(const std::string& path, const GmshReadOptions& = {}) {
   throw Error("cannot read mesh file '" + path +
               "': this build of fmbem has no Gmsh support (FMBEM_WITH_GMSH=OFF); use "
               "-mesh icosphere:L[:R]");
+}
+[[noreturn]] inline FieldPoints read_gmsh_points(const std::string& path,
+                                                 const GmshReadOptions& = {}) {
+  throw Error("cannot read field file '" + path +
+              "': this build of fmbem has no Gmsh support (FMBEM_WITH_GMSH=OFF); give the points "
+              "as CSV (x,y,z a line) or use -bem_field_plane");
 }
 #endif
 

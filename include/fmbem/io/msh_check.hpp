@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,7 @@ struct MshLayout {
   std::size_t nodes = 0;      // distinct node tags
   std::size_t elements = 0;   // elements of every type
   std::size_t triangles = 0;  // 3-node triangles (Gmsh element type 2)
+  std::map<int, std::size_t> elements_by_type;  // Gmsh element type -> count
 };
 
 // Checks the content of a Gmsh MSH file before Gmsh 4.8's reader sees it, so that

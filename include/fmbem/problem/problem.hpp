@@ -90,6 +90,9 @@ struct SphereFit {
 };
 std::optional<SphereFit> fit_sphere(const Mesh &mesh);
 
+// The point of triangle abc closest to x.
+Vec3 closest_point_on_triangle(const Vec3 &x, const Vec3 &a, const Vec3 &b, const Vec3 &c);
+
 // Distance from x to the surface and the longest edge of the element nearest to
 // it.
 struct SurfaceDistance {

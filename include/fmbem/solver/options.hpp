@@ -5,9 +5,11 @@
 #include <string_view>
 #include <vector>
 
+#include "fmbem/bem/density_reconstruction.hpp"
 #include "fmbem/bem/near_field.hpp"
 #include "fmbem/fmm/fmm.hpp"
 #include "fmbem/problem/problem.hpp"
+#include "fmbem/solver/field_output.hpp"
 
 namespace fmbem {
 
@@ -27,6 +29,8 @@ struct SolveOptions {
   std::string mesh;  // file or icosphere:L[:R]
   ProblemSpec problem;
   int quadrature_points = 3;
+  // How the double-layer density is read (-bem_double_density; auto: quadratic with bm).
+  DensityModel double_density = DensityModel::constant;
   NearFieldOptions near;
   std::string operator_backend = "fmm";
   fmm::FmmOptions fmm = default_fmm_options();
@@ -34,7 +38,17 @@ struct SolveOptions {
   // The near-field block as the preconditioning matrix: auto (assembled when the PC needs a
   // matrix, i.e. is neither jacobi nor none), on, off.
   std::string near_matrix = "auto";
+  // Its pairs: close (the correction's), leaf or neighbours (NearPairs).
+  std::string near_matrix_pairs = "close";
+  // petsc (PETSc's -pc_type) or leaf_block (LeafBlockPreconditioner: groups of at most pc_block
+  // elements widened by pc_overlap rings, their blocks with pc_block_entries near or full,
+  // BlockEntries).
+  std::string pc = "petsc";
+  int pc_block = 32;
+  int pc_overlap = 1;
+  std::string pc_block_entries = "near";
   std::string vtu_path, csv_path;
+  FieldRequest field;         // -bem_field*, -bem_farfield*
   bool source_given = false;  // radiation defaults to the centre of the bounding box
   bool allow_coarse = false;  // solve even below 2 elements per wavelength
   bool help = false;          // -help: list the options, solve nothing

@@ -246,6 +246,28 @@ __global__ void point_strengths_kernel(std::int64_t points, int per_element,
   strengths[q] = make_double2(w * d.x, w * d.y);
 }
 
+// ReconstructedPointStrengths on the device: one thread per point, the sum over its element's
+// stencil in the same order as the CPU's.
+__global__ void reconstructed_strengths_kernel(std::int64_t points, int per_element,
+                                               const std::int64_t* __restrict__ starts,
+                                               const std::int32_t* __restrict__ columns,
+                                               const double* __restrict__ values,
+                                               const double2* __restrict__ density,
+                                               double2* __restrict__ strengths) {
+  const std::int64_t q = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (q >= points) return;
+  const std::int64_t e = q / per_element, l = q % per_element;
+  const std::int64_t begin = starts[e], length = starts[e + 1] - begin;
+  const double* row = values + begin * per_element + l * length;
+  double re = 0.0, im = 0.0;
+  for (std::int64_t s = 0; s < length; ++s) {
+    const double2 d = density[columns[begin + s]];
+    re += row[s] * d.x;
+    im += row[s] * d.y;
+  }
+  strengths[q] = make_double2(re, im);
+}
+
 unsigned blocks(std::int64_t threads, int per_block) {
   return unsigned((threads + per_block - 1) / per_block);
 }
@@ -403,6 +425,11 @@ std::size_t GpuNearFieldCorrection::device_bytes() const {
 struct GpuPointStrengths::Impl {
   Buffer<double> weights;
   int per_element = 1;
+  // The reconstructed matrix (empty for the constant read).
+  std::int64_t points = 0;
+  Buffer<std::int64_t> starts;
+  Buffer<std::int32_t> columns;
+  Buffer<double> values;
 };
 
 GpuPointStrengths::GpuPointStrengths(const Discretization& disc) : impl_(std::make_unique<Impl>()) {
@@ -411,14 +438,38 @@ GpuPointStrengths::GpuPointStrengths(const Discretization& disc) : impl_(std::ma
   impl_->per_element = int(disc.points_per_element());
 }
 
+GpuPointStrengths::GpuPointStrengths(const ReconstructedPointStrengths& matrix)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& d = *impl_;
+  d.per_element = int(matrix.points_per_element());
+  d.points = std::int64_t(matrix.points());
+  d.starts = Buffer<std::int64_t>(matrix.stencil_starts().data(), matrix.stencil_starts().size(),
+                                  "reconstruction stencils");
+  d.columns = Buffer<std::int32_t>(matrix.stencil_columns().data(), matrix.stencil_columns().size(),
+                                   "reconstruction columns");
+  d.values = Buffer<double>(matrix.values().data(), matrix.values().size(),
+                            "reconstructed point strengths");
+}
+
 GpuPointStrengths::~GpuPointStrengths() = default;
 
-std::size_t GpuPointStrengths::points() const { return impl_->weights.size(); }
+std::size_t GpuPointStrengths::points() const {
+  return impl_->points > 0 ? std::size_t(impl_->points) : impl_->weights.size();
+}
 
 void GpuPointStrengths::apply(const cplx* device_density, cplx* device_strengths) const {
+  constexpr int threads = 256;
+  if (impl_->points > 0) {
+    const Impl& d = *impl_;
+    reconstructed_strengths_kernel<<<blocks(d.points, threads), threads>>>(
+        d.points, d.per_element, d.starts.data(), d.columns.data(), d.values.data(),
+        reinterpret_cast<const double2*>(device_density),
+        reinterpret_cast<double2*>(device_strengths));
+    check(cudaGetLastError(), "the reconstructed point-strengths kernel");
+    return;
+  }
   const std::int64_t n = std::int64_t(impl_->weights.size());
   if (n == 0) return;
-  constexpr int threads = 256;
   point_strengths_kernel<<<blocks(n, threads), threads>>>(
       n, impl_->per_element, impl_->weights.data(),
       reinterpret_cast<const double2*>(device_density),

@@ -26,14 +26,18 @@ Cublas open_cublas() {
     tried += std::string(tried.empty() ? "" : "; ") + (message ? message : name);
   }
   if (!library)
-    throw Error("the gemm scheme needs cuBLAS, which could not be loaded (" + tried +
-                "): add the CUDA toolkit's library folder to LD_LIBRARY_PATH");
+    throw Error(
+        "the gemm scheme and the leaf-block preconditioner on the GPU need cuBLAS, which "
+        "could not be loaded (" +
+        tried + "): add the CUDA toolkit's library folder to LD_LIBRARY_PATH");
   Cublas c;
   load(library, "cublasCreate_v2", c.create);
   load(library, "cublasDestroy_v2", c.destroy);
   load(library, "cublasSetStream_v2", c.set_stream);
   load(library, "cublasZgemm_v2", c.zgemm);
   load(library, "cublasZgemmBatched", c.zgemm_batched);
+  load(library, "cublasZgetrfBatched", c.zgetrf_batched);
+  load(library, "cublasZgetriBatched", c.zgetri_batched);
   load(library, "cublasGetStatusString", c.status_string);
   return c;  // the library stays open for the life of the process
 }

@@ -1,5 +1,6 @@
 #pragma once
-// cuBLAS, opened at run time: programs that never use the gemm scheme do not need the library
+// cuBLAS, opened at run time: programs that never use the gemm scheme (or the leaf-block
+// preconditioner on the GPU, src/solver/cuda/gpu_block_inverse.cu) do not need the library
 // (540 MB with cublasLt), and the device bundles stay small. The toolkit's libcublas.so.13 is
 // found through the loader's usual search path.
 #include <cublas_v2.h>
@@ -12,6 +13,8 @@ struct Cublas {
   decltype(&cublasSetStream_v2) set_stream = nullptr;
   decltype(&cublasZgemm_v2) zgemm = nullptr;
   decltype(&cublasZgemmBatched) zgemm_batched = nullptr;
+  decltype(&cublasZgetrfBatched) zgetrf_batched = nullptr;
+  decltype(&cublasZgetriBatched) zgetri_batched = nullptr;
   decltype(&cublasGetStatusString) status_string = nullptr;
 };
 

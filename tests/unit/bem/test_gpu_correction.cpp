@@ -204,6 +204,31 @@ TEST(GpuNearFieldCorrection, PointStrengthsKernelMatchesHost) {
   }
 }
 
+// The quadratic read's strengths (ReconstructedPointStrengths) on the GPU: the same products
+// summed in the same order, without fused multiply-adds on either side, so equal to rounding
+// (1e-15 of the value allows for a library difference the test would rather report than fail
+// on; measured bitwise equal).
+TEST(GpuNearFieldCorrection, ReconstructedPointStrengthsKernelMatchesHost) {
+  SKIP_WITHOUT_GPU();
+  const Mesh mesh = icosphere(3);
+  const DensityReconstruction reconstruction(mesh);
+  for (int points : {3, 6}) {
+    const Discretization disc(mesh, points);
+    const ReconstructedPointStrengths matrix(disc, reconstruction);
+    const auto density = random_density(mesh.size(), 9);
+    const GpuPointStrengths kernel(matrix);
+    ASSERT_EQ(kernel.points(), disc.quadrature_points().size());
+    fmm::DeviceArray d_density(density.size()), d_strengths(kernel.points());
+    d_density.upload(density.data());
+    kernel.apply(d_density.data(), d_strengths.data());
+    std::vector<cplx> got(kernel.points());
+    d_strengths.download(got.data());
+    const std::vector<cplx> want = matrix(density);
+    for (std::size_t q = 0; q < got.size(); ++q)
+      EXPECT_LE(std::abs(got[q] - want[q]), 1e-15 * std::abs(want[q])) << points << " points";
+  }
+}
+
 // A backend whose regular sum is the direct Gauss-rule sum on the host; its device form copies
 // the densities out and y in, so the resident apply's plumbing is tested without a GPU FMM.
 class HostDirectBackend final : public CorrectedLayerPotentials {
@@ -280,10 +305,18 @@ TEST(GpuNearFieldCorrection, FmmLayerPotentialsWithGpuOptions) {
   fmm::FmmOptions gpu_options = cpu_options;
   gpu_options.device = fmm::FmmOptions::Device::automatic;
   // The conventional operators, then Burton-Miller's (the FMM's target-normal derivative on the
-  // GPU, the correction's entries from the CPU).
-  for (const cplx coupling : {cplx(0.0), cplx(0.0, 0.125)}) {
-    const FmmLayerPotentials cpu(disc, 8.0, rows, {}, cpu_options, nullptr, coupling);
-    const FmmLayerPotentials gpu(disc, 8.0, rows, {}, gpu_options, nullptr, coupling);
+  // GPU, the correction's entries from the CPU), then Burton-Miller's with the quadratic read of
+  // the double density (its point strengths formed on the GPU, the folded correction uploaded).
+  struct Case {
+    cplx coupling;
+    DensityModel model;
+  };
+  for (const Case c :
+       {Case{0.0, DensityModel::constant}, Case{cplx(0.0, 0.125), DensityModel::constant},
+        Case{cplx(0.0, 0.125), DensityModel::quadratic}}) {
+    const cplx coupling = c.coupling;
+    const FmmLayerPotentials cpu(disc, 8.0, rows, {}, cpu_options, nullptr, coupling, c.model);
+    const FmmLayerPotentials gpu(disc, 8.0, rows, {}, gpu_options, nullptr, coupling, c.model);
     EXPECT_FALSE(cpu.near_field().on_device());
     EXPECT_TRUE(gpu.near_field().on_device());
     EXPECT_EQ(gpu.resident_on_device(), gpu.fmm().runs_on_gpu());

@@ -1,0 +1,51 @@
+#pragma once
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fmbem/field/far_field.hpp"
+#include "fmbem/field/field_evaluator.hpp"
+#include "fmbem/problem/problem.hpp"
+
+namespace fmbem::field {
+
+// What a solved problem's solution means for the field: the total field's surface traces u and
+// q, one value per element (empty where zero). Scattering: rigid u = the solution, q = 0; soft
+// u = 0, q = the solution. Radiation by the monopole at s: Neumann u = the solution, q = its
+// dG/dn at the centroids; Dirichlet u = G(x_e - s), q = the solution (the data the equation
+// used). The field is then u_s = D u - S q outside (problem.hpp).
+struct SurfaceTraces {
+  std::vector<cplx> u, q;
+};
+SurfaceTraces surface_traces(const Problem& problem, const Mesh& mesh,
+                             std::span<const cplx> solution);
+
+// The incident field at the points (scattering), NaN at a point source's own position; empty
+// for radiation (the field is the radiated one alone).
+std::vector<cplx> incident_field_at(const Problem& problem, std::span<const Vec3> points);
+
+// The exact scattered (radiation: radiated) field where one exists: the Mie series for a
+// sphere (the mesh's vertices on one sphere, fit_sphere), the monopole for radiation from any
+// closed surface. Values at the points whose location is exterior, NaN at the others.
+struct ExactField {
+  std::string name;
+  std::vector<cplx> values;
+};
+std::optional<ExactField> exact_scattered_field(const Problem& problem, const Mesh& mesh,
+                                                std::span<const Vec3> points,
+                                                std::span<const PointLocation> locations);
+// The exact far-field amplitude where one exists (k > 0): the sphere's, or the monopole's
+// e^{-ik d.s} / (4 pi).
+std::optional<std::vector<cplx>> exact_far_field(const Problem& problem, const Mesh& mesh,
+                                                 std::span<const Vec3> directions);
+
+// ||a - b|| / ||b|| and max |a - b| over the entries where b is not NaN (NaN relative when
+// ||b|| = 0).
+struct FieldError {
+  double relative_l2, max_abs;
+  std::size_t count;
+};
+FieldError field_error(std::span<const cplx> values, std::span<const cplx> exact);
+
+}  // namespace fmbem::field

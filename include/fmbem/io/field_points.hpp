@@ -1,0 +1,60 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fmbem/core/vec3.hpp"
+
+namespace fmbem::io {
+
+// Cells that show the field points as a surface or a volume in ParaView (from a Gmsh mesh).
+enum class CellShape : std::uint8_t { triangle, quadrangle, tetrahedron, hexahedron };
+int cell_shape_nodes(CellShape shape);  // 3, 4, 4, 8
+
+// Points where the field is evaluated, and how to show them.
+struct FieldPoints {
+  std::vector<Vec3> points;
+  // Cells over the points (Gmsh input): cell c has shape cell_shapes[c] and the point indices
+  // cell_nodes[cell_offsets[c] .. cell_offsets[c + 1]) (Gmsh's node order, which is VTK's for
+  // these shapes). cell_offsets is empty when there are no cells.
+  std::vector<CellShape> cell_shapes;
+  std::vector<std::size_t> cell_offsets;
+  std::vector<std::size_t> cell_nodes;
+  // A plane grid (-bem_field_plane): grid_a x grid_b points, point i + grid_a j; 0 otherwise.
+  std::size_t grid_a = 0, grid_b = 0;
+  // "plane 41 x 41", "'probes.csv' (12 points)", "'box.msh' (Gmsh: 1200 nodes, 2300 triangles)".
+  std::string description;
+  // What the reader noticed but did not refuse (ignored element types), one sentence each.
+  std::vector<std::string> warnings;
+};
+
+// -bem_field_plane ox,oy,oz,ax,ay,az,bx,by,bz,na,nb: the rectangle with corner o and edges a
+// and b, sampled by na points along a and nb along b, corners included:
+//   x_ij = o + a i / (na - 1) + b j / (nb - 1),  i < na, j < nb.
+struct FieldPlane {
+  Vec3 origin, edge_a, edge_b;
+  std::size_t count_a = 0, count_b = 0;
+};
+// Most points a plane may have (the arrays of 1e8 points take gigabytes).
+inline constexpr std::size_t kMaxPlanePoints = 100'000'000;
+// Parses the option's text strictly (eleven comma-separated values, nine finite numbers and two
+// integers >= 2, at most kMaxPlanePoints points, edges non-zero and not parallel); throws
+// fmbem::Error naming `option`.
+FieldPlane parse_field_plane(const std::string& option, std::string_view text);
+FieldPoints plane_points(const FieldPlane& plane);
+
+// Points from a file: a name ending in .msh is a Gmsh mesh (read_gmsh_points: its nodes, with
+// its triangles, quadrangles, tetrahedra and hexahedra as cells), anything else CSV
+// (parse_field_csv; a regular file, not a pipe). Throws fmbem::Error naming `path`: missing,
+// unreadable, malformed, no points.
+FieldPoints read_field_points(const std::string& path);
+
+// CSV of points: one point a line, three numbers x,y,z separated by commas (blanks around them
+// allowed); blank lines and lines starting with '#' are skipped, and a first line of other text
+// (a header such as "x,y,z") too. Anything else (a field that is not a finite number, two or
+// four fields, a line over 4096 bytes) is an error naming the line; so is a file without points.
+FieldPoints parse_field_csv(std::string_view content, const std::string& name);
+
+}  // namespace fmbem::io

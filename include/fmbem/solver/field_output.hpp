@@ -1,0 +1,71 @@
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fmbem/bem/discretization.hpp"
+#include "fmbem/field/field_evaluator.hpp"
+#include "fmbem/io/field_points.hpp"
+#include "fmbem/problem/problem.hpp"
+
+namespace fmbem {
+
+namespace io {
+class OutputFile;
+}
+
+// -bem_field*, -bem_farfield*: the field off the surface and the far field that bem_solve
+// evaluates after a successful solve.
+struct FieldRequest {
+  std::string points_file;              // -bem_field: a Gmsh .msh or a CSV of x,y,z
+  std::optional<io::FieldPlane> plane;  // -bem_field_plane
+  std::string vtk_path, csv_path;       // -bem_field_vtk (.vtu, or .vts for a plane), _csv
+  std::size_t farfield_directions = 0;  // -bem_farfield N (0: none)
+  bool farfield_sphere = false;         // -bem_farfield_sphere: Fibonacci sphere, not a circle
+  std::string farfield_csv;             // -bem_farfield_csv
+  bool field() const { return !points_file.empty() || plane.has_value(); }
+};
+
+// bem_solve's field stage, on rank 0: prepare() before any work (outputs checked and reserved,
+// points read: bad input fails at once and leaves nothing behind), evaluate() after a successful
+// solve (summary lines), write() last (the reserved files renamed over their targets).
+class FieldStage {
+ public:
+  FieldStage();
+  ~FieldStage();
+  FieldStage(const FieldStage&) = delete;
+  FieldStage& operator=(const FieldStage&) = delete;
+
+  // Throws fmbem::Error: an output with the wrong extension (-bem_field_vtk: .vtu for points
+  // from a file, .vts for a plane), a VTK output without VTK, an output that is the mesh, the
+  // field file or another output (`other_outputs`: option and path of -o, -bem_csv; empty paths
+  // are skipped), an unwritable output, a field file that is missing, malformed or without
+  // points.
+  struct NamedPath {
+    std::string option, path;
+  };
+  void prepare(const FieldRequest& request, const std::string& mesh_spec,
+               const std::vector<NamedPath>& other_outputs);
+  // Evaluates the field (FieldGeometry, FieldEvaluator) and the far field of the solution;
+  // returns the summary lines (without indentation), none when nothing was asked.
+  std::vector<std::string> evaluate(const Problem& problem, const Discretization& disc,
+                                    std::span<const cplx> solution,
+                                    const field::FieldOptions& options);
+  // Writes the outputs; returns their paths.
+  std::vector<std::string> write();
+  // What prepare read (for -bem_field): its warnings, one sentence each.
+  const std::vector<std::string>& warnings() const { return points_.warnings; }
+
+ private:
+  FieldRequest request_;
+  io::FieldPoints points_;
+  std::unique_ptr<io::OutputFile> vtk_, csv_, farfield_csv_;
+  // What write() writes: the point arrays and the far-field table.
+  struct Tables;
+  std::unique_ptr<Tables> tables_;
+};
+
+}  // namespace fmbem

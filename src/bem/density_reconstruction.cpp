@@ -1,0 +1,174 @@
+#include "fmbem/bem/density_reconstruction.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace fmbem {
+namespace {
+
+// Cholesky factor of the terms x terms matrix a (row-major, in place); false when a pivot falls
+// below 1e-10 of its diagonal entry (the neighbours do not fix that many terms).
+bool cholesky(std::array<double, 25>& a, int terms) {
+  for (int j = 0; j < terms; ++j) {
+    double pivot = a[j * terms + j];
+    for (int l = 0; l < j; ++l) pivot -= a[j * terms + l] * a[j * terms + l];
+    if (!(pivot > 1e-10 * a[j * terms + j])) return false;
+    const double root = std::sqrt(pivot);
+    a[j * terms + j] = root;
+    for (int i = j + 1; i < terms; ++i) {
+      double v = a[i * terms + j];
+      for (int l = 0; l < j; ++l) v -= a[i * terms + l] * a[j * terms + l];
+      a[i * terms + j] = v / root;
+    }
+  }
+  return true;
+}
+
+void cholesky_solve(const std::array<double, 25>& l, int terms, double* b) {
+  for (int i = 0; i < terms; ++i) {
+    for (int c = 0; c < i; ++c) b[i] -= l[i * terms + c] * b[c];
+    b[i] /= l[i * terms + i];
+  }
+  for (int i = terms - 1; i >= 0; --i) {
+    for (int c = i + 1; c < terms; ++c) b[i] -= l[c * terms + i] * b[c];
+    b[i] /= l[i * terms + i];
+  }
+}
+
+}  // namespace
+
+DensityReconstruction::DensityReconstruction(const Mesh& mesh) {
+  const std::size_t n = mesh.size();
+  origin_ = mesh.centroids();
+  axes_.resize(2 * n);
+  for (std::size_t e = 0; e < n; ++e) {
+    axes_[2 * e] = normalized(mesh.corner(e, 1) - mesh.corner(e, 0));
+    axes_[2 * e + 1] = cross(mesh.normals()[e], axes_[2 * e]);
+  }
+
+  // The elements at each vertex (CSR), then each element's stencil: the elements at its corners.
+  const std::size_t vertices = mesh.vertices().size();
+  std::vector<std::int64_t> at_start(vertices + 1, 0);
+  for (const Triangle& t : mesh.triangles())
+    for (int c = 0; c < 3; ++c) ++at_start[std::size_t(t[c]) + 1];
+  for (std::size_t v = 0; v < vertices; ++v) at_start[v + 1] += at_start[v];
+  std::vector<std::int32_t> at(std::size_t(at_start.back()));
+  {
+    std::vector<std::int64_t> next(at_start.begin(), at_start.end() - 1);
+    for (std::size_t e = 0; e < n; ++e)
+      for (int c = 0; c < 3; ++c)
+        at[std::size_t(next[std::size_t(mesh.triangles()[e][c])]++)] = std::int32_t(e);
+  }
+  const auto gather = [&](std::size_t e, std::vector<std::int32_t>& out) {
+    out.clear();
+    for (int c = 0; c < 3; ++c) {
+      const std::size_t v = std::size_t(mesh.triangles()[e][c]);
+      out.insert(out.end(), at.begin() + at_start[v], at.begin() + at_start[v + 1]);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  };
+  stencil_start_.assign(n + 1, 0);
+#pragma omp parallel
+  {
+    std::vector<std::int32_t> local;
+#pragma omp for schedule(static)
+    for (std::size_t e = 0; e < n; ++e) {
+      gather(e, local);
+      stencil_start_[e + 1] = std::int64_t(local.size());
+    }
+  }
+  for (std::size_t e = 0; e < n; ++e) stencil_start_[e + 1] += stencil_start_[e];
+  columns_.resize(std::size_t(stencil_start_.back()));
+  values_.assign(columns_.size() * kTerms, 0.0);
+
+  std::size_t linear = 0, constant = 0;
+#pragma omp parallel reduction(+ : linear, constant)
+  {
+    std::vector<std::int32_t> local;
+    std::vector<std::array<double, kTerms>> rows;
+    std::vector<double> weights;
+#pragma omp for schedule(static)
+    for (std::size_t e = 0; e < n; ++e) {
+      gather(e, local);
+      std::copy(local.begin(), local.end(), columns_.begin() + stencil_start_[e]);
+      const Vec3& normal = mesh.normals()[e];
+      const Vec3 &t1 = axes_[2 * e], &t2 = axes_[2 * e + 1];
+      // The neighbours' offsets in e's plane (unfolded), scaled by the largest distance so that
+      // the normal equations are well scaled whatever the mesh size.
+      std::vector<Vec3> offsets;
+      double scale = 0.0;
+      for (std::int32_t o : local) {
+        if (std::size_t(o) == e) continue;
+        const Vec3 d = origin_[std::size_t(o)] - origin_[e];
+        Vec3 in_plane = d - normal * dot(d, normal);
+        const double length = norm(in_plane);
+        if (length > 0.0) in_plane = in_plane * (norm(d) / length);
+        offsets.push_back(in_plane);
+        scale = std::max(scale, norm(d));
+      }
+      rows.clear();
+      weights.clear();
+      for (const Vec3& d : offsets) {
+        const double x = dot(d, t1) / scale, y = dot(d, t2) / scale;
+        rows.push_back({x, y, x * x, x * y, y * y});
+        weights.push_back(x * x + y * y > 0.0 ? 1.0 / (x * x + y * y) : 0.0);
+      }
+      // The quadratic fit, or the linear one where the neighbours do not fix a quadratic.
+      int terms = 0;
+      std::array<double, 25> factor{};
+      for (const int tried : {kTerms, 2}) {
+        if (rows.size() < std::size_t(tried)) continue;
+        factor.fill(0.0);
+        for (std::size_t s = 0; s < rows.size(); ++s)
+          for (int a = 0; a < tried; ++a)
+            for (int b = 0; b < tried; ++b)
+              factor[a * tried + b] += weights[s] * rows[s][a] * rows[s][b];
+        if (cholesky(factor, tried)) {
+          terms = tried;
+          break;
+        }
+      }
+      if (terms == 2) ++linear;
+      if (terms == 0) ++constant;
+      const std::size_t length = local.size();
+      const std::size_t self = std::size_t(
+          std::lower_bound(local.begin(), local.end(), std::int32_t(e)) - local.begin());
+      double* out = values_.data() + std::size_t(stencil_start_[e]) * kTerms;
+      // Each neighbour's coefficient in the unknowns: (A^T W A)^-1 A^T W e_s; u_e's is minus
+      // their sum (the fit is of u_k - u_e). Degree d monomials scale by scale^d.
+      const double unscale[kTerms] = {1.0 / scale, 1.0 / scale, 1.0 / (scale * scale),
+                                      1.0 / (scale * scale), 1.0 / (scale * scale)};
+      std::size_t s = 0;
+      for (std::size_t col = 0; col < length; ++col) {
+        if (col == self) continue;
+        double b[kTerms];
+        for (int a = 0; a < terms; ++a) b[a] = weights[s] * rows[s][a];
+        cholesky_solve(factor, terms, b);
+        for (int a = 0; a < terms; ++a) {
+          out[std::size_t(a) * length + col] = b[a] * unscale[a];
+          out[std::size_t(a) * length + self] -= b[a] * unscale[a];
+        }
+        ++s;
+      }
+    }
+  }
+  linear_fits_ = linear;
+  constant_fits_ = constant;
+}
+
+double DensityReconstruction::coefficient(std::size_t e, int m, std::size_t j) const {
+  const std::span<const std::int32_t> columns = stencil(e);
+  const auto at = std::lower_bound(columns.begin(), columns.end(), std::int32_t(j));
+  if (at == columns.end() || std::size_t(*at) != j) return 0.0;
+  return coefficients(e, m)[std::size_t(at - columns.begin())];
+}
+
+std::size_t DensityReconstruction::memory_bytes() const {
+  return (origin_.size() + axes_.size()) * sizeof(Vec3) +
+         stencil_start_.size() * sizeof(std::int64_t) + columns_.size() * sizeof(std::int32_t) +
+         values_.size() * sizeof(double);
+}
+
+}  // namespace fmbem

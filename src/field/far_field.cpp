@@ -1,0 +1,78 @@
+#include "fmbem/field/far_field.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "fmbem/core/error.hpp"
+
+namespace fmbem::field {
+
+std::string FarFieldDirections::description() const {
+  const std::string n = std::to_string(directions.size());
+  return kind == Kind::circle ? n + " directions on the great circle of the x-z plane"
+                              : n + " directions of a Fibonacci sphere";
+}
+
+FarFieldDirections great_circle(std::size_t n) {
+  if (n < 1) throw Error("far field: at least one direction is needed");
+  FarFieldDirections out;
+  out.kind = FarFieldDirections::Kind::circle;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double degrees = 360.0 * double(i) / double(n);
+    const double t = degrees * std::numbers::pi / 180.0;
+    out.directions.push_back({std::sin(t), 0.0, std::cos(t)});
+    out.angle.push_back(degrees);
+  }
+  return out;
+}
+
+FarFieldDirections fibonacci_sphere(std::size_t n) {
+  if (n < 1) throw Error("far field: at least one direction is needed");
+  FarFieldDirections out;
+  out.kind = FarFieldDirections::Kind::sphere;
+  const double golden_angle = std::numbers::pi * (3.0 - std::sqrt(5.0));
+  for (std::size_t i = 0; i < n; ++i) {
+    const double z = 1.0 - (2.0 * double(i) + 1.0) / double(n);
+    const double rho = std::sqrt(std::max(0.0, 1.0 - z * z));
+    const double azimuth = golden_angle * double(i);
+    const Vec3 d{rho * std::cos(azimuth), rho * std::sin(azimuth), z};
+    out.directions.push_back(d);
+    out.theta.push_back(std::acos(std::clamp(z, -1.0, 1.0)) * 180.0 / std::numbers::pi);
+    out.phi.push_back(std::atan2(d.y, d.x) * 180.0 / std::numbers::pi);
+  }
+  return out;
+}
+
+std::vector<cplx> far_field_amplitude(const Discretization& disc, double k, std::span<const cplx> u,
+                                      std::span<const cplx> q, std::span<const Vec3> directions) {
+  if (!(k > 0.0) || !std::isfinite(k))
+    throw Error("far field: the far-field amplitude needs a finite k > 0");
+  const std::size_t n = disc.size(), m = disc.points_per_element();
+  if ((!u.empty() && u.size() != n) || (!q.empty() && q.size() != n))
+    throw Error("far field: the surface densities need one value per element");
+  const auto& points = disc.quadrature_points();
+  const auto& weights = disc.quadrature_weights();
+  const auto& normals = disc.mesh().normals();
+  std::vector<cplx> amplitude(directions.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t i = 0; i < directions.size(); ++i) {
+    const Vec3& d = directions[i];
+    cplx sum = 0.0;
+    for (std::size_t e = 0; e < n; ++e) {
+      // -ik (d . n) u - q, constant on the element.
+      const cplx density = (u.empty() ? cplx(0.0) : cplx(0.0, -k * dot(d, normals[e])) * u[e]) -
+                           (q.empty() ? cplx(0.0) : q[e]);
+      cplx element = 0.0;
+      for (std::size_t p = e * m; p < (e + 1) * m; ++p) {
+        const double phase = -k * dot(d, points[p]);
+        element += weights[p] * cplx(std::cos(phase), std::sin(phase));
+      }
+      sum += density * element;
+    }
+    amplitude[i] = sum * (0.25 / std::numbers::pi);
+  }
+  return amplitude;
+}
+
+}  // namespace fmbem::field

@@ -1,0 +1,379 @@
+#include "fmbem/field/field_evaluator.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <numeric>
+#include <sstream>
+
+#include "fmbem/bem/centroid_grid.hpp"
+#include "fmbem/bem/panel_integrals.hpp"
+#include "fmbem/bem/point_strengths.hpp"
+#include "fmbem/core/error.hpp"
+#include "fmbem/fmm/direct_sum.hpp"
+#include "fmbem/fmm/expansions.hpp"
+#include "fmbem/problem/problem.hpp"
+
+namespace fmbem::field {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The field's FMM raises p up to this where the field points widen the octree; the points beyond
+// are summed directly. The set-up grows fast with p (N = 20,480 on 16 cores: 0.37 s at p = 11,
+// 2.5 s at p = 21; bench/results/field.md), while the direct sum costs O(N) a point.
+constexpr int kMaxRaisedOrder = 24;
+
+// The expansion order of the classification's Laplace FMM: its measured MatMult error 2.6e-3
+// (fmm::order_for_tolerance) is far below the margin 1/2 that W needs.
+constexpr int kClassificationOrder = 8;
+
+// Solid angle of triangle abc seen from x (Van Oosterom and Strackee), positive when x lies on
+// the side the normal (b - a) x (c - a) points away from.
+double solid_angle(const Vec3& a0, const Vec3& b0, const Vec3& c0, const Vec3& x) {
+  const Vec3 a = a0 - x, b = b0 - x, c = c0 - x;
+  const double la = norm(a), lb = norm(b), lc = norm(c);
+  return 2.0 * std::atan2(dot(a, cross(b, c)),
+                          la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la);
+}
+
+// The close elements of a point: those whose centroid c_j is nearer than near_factor * R_j,
+// found in CentroidGrid's cells of the largest such radius.
+class CloseElementSearch {
+ public:
+  CloseElementSearch(const Mesh& mesh, double near_factor)
+      : mesh_(&mesh),
+        factor_(near_factor),
+        radius_(radii(mesh)),
+        grid_(mesh.centroids(), near_factor * *std::max_element(radius_.begin(), radius_.end())) {}
+
+  double radius(std::size_t element) const { return radius_[element]; }
+
+  // Appends the close elements of x, ascending.
+  void close_to(const Vec3& x, std::vector<std::int32_t>& out) const {
+    const std::size_t first_out = out.size();
+    grid_.for_each_near(x, [&](std::int32_t j) {
+      if (norm(x - mesh_->centroids()[std::size_t(j)]) < factor_ * radius_[std::size_t(j)])
+        out.push_back(j);
+    });
+    std::sort(out.begin() + std::ptrdiff_t(first_out), out.end());
+  }
+
+ private:
+  static std::vector<double> radii(const Mesh& mesh) {
+    std::vector<double> r(mesh.size());
+    for (std::size_t e = 0; e < r.size(); ++e) r[e] = element_corner_radius(mesh, e);
+    return r;
+  }
+
+  const Mesh* mesh_;
+  double factor_;
+  std::vector<double> radius_;
+  CentroidGrid grid_;
+};
+
+// The collocation points and the targets: the FMM tree splits on both, so that no leaf holds
+// more than max_leaf of either (a plane of field points away from the body gets leaves of its
+// own size).
+std::vector<Vec3> splitting_points(const Discretization& disc, std::span<const Vec3> targets) {
+  std::vector<Vec3> split(disc.collocation_points());
+  split.insert(split.end(), targets.begin(), targets.end());
+  return split;
+}
+
+// The points' bounding-box extent (largest side).
+double extent(std::span<const Vec3> a, std::span<const Vec3> b) {
+  Vec3 low{INFINITY, INFINITY, INFINITY}, high{-INFINITY, -INFINITY, -INFINITY};
+  for (const auto& set : {a, b})
+    for (const Vec3& p : set) {
+      low = {std::min(low.x, p.x), std::min(low.y, p.y), std::min(low.z, p.z)};
+      high = {std::max(high.x, p.x), std::max(high.y, p.y), std::max(high.z, p.z)};
+    }
+  return std::max({high.x - low.x, high.y - low.y, high.z - low.z});
+}
+
+}  // namespace
+
+FieldGeometry::FieldGeometry(const Discretization& disc, std::vector<Vec3> points,
+                             const FieldOptions& options)
+    : disc_(&disc), options_(options), points_(std::move(points)) {
+  const auto start = Clock::now();
+  const Mesh& mesh = disc.mesh();
+  for (const Vec3& p : points_)
+    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
+      throw Error("field: a field point has a non-finite coordinate");
+  if (!(options.near.near_factor >= 1.0)) throw Error("field: the near factor must be at least 1");
+  if (!(options.surface_tolerance >= 0.0 && options.surface_tolerance < 1.0))
+    throw Error("field: the surface tolerance must lie in [0, 1)");
+  const std::size_t m = points_.size();
+  const CloseElementSearch search(mesh, options.near.near_factor);
+
+  // Close elements of every point, and the points on the surface.
+  std::vector<std::vector<std::int32_t>> close(m);
+  locations_.assign(m, PointLocation::exterior);
+  surface_element_.assign(m, -1);
+#pragma omp parallel for schedule(dynamic, 256)
+  for (std::size_t i = 0; i < m; ++i) {
+    search.close_to(points_[i], close[i]);
+    double nearest = INFINITY;
+    std::int32_t nearest_element = -1;
+    for (std::int32_t j : close[i]) {
+      const std::size_t e = std::size_t(j);
+      const Vec3 y = closest_point_on_triangle(points_[i], mesh.corner(e, 0), mesh.corner(e, 1),
+                                               mesh.corner(e, 2));
+      const double d = norm(points_[i] - y) / search.radius(e);
+      if (d < nearest) {
+        nearest = d;
+        nearest_element = j;
+      }
+    }
+    if (nearest <= options.surface_tolerance) {
+      locations_[i] = PointLocation::surface;
+      surface_element_[i] = nearest_element;
+    }
+  }
+
+  // Inside or outside: W(x) for the points in the surface's bounding box (the others are
+  // outside), by a Laplace FMM with unit dipoles plus the close elements' exact solid angles.
+  std::vector<std::size_t> boxed;
+  {
+    Vec3 low = mesh.vertices()[0], high = low;
+    for (const Vec3& v : mesh.vertices()) {
+      low = {std::min(low.x, v.x), std::min(low.y, v.y), std::min(low.z, v.z)};
+      high = {std::max(high.x, v.x), std::max(high.y, v.y), std::max(high.z, v.z)};
+    }
+    for (std::size_t i = 0; i < m; ++i) {
+      const Vec3& x = points_[i];
+      if (locations_[i] == PointLocation::exterior && x.x >= low.x && x.y >= low.y &&
+          x.z >= low.z && x.x <= high.x && x.y <= high.y && x.z <= high.z)
+        boxed.push_back(i);
+    }
+  }
+  if (!boxed.empty()) {
+    std::vector<Vec3> targets(boxed.size());
+    for (std::size_t b = 0; b < boxed.size(); ++b) targets[b] = points_[boxed[b]];
+    const std::vector<cplx> unit(disc.size(), 1.0);
+    const std::vector<cplx> dipoles = point_strengths(disc, unit);
+    const std::vector<Vec3> normals = quadrature_point_normals(disc);
+    std::vector<cplx> w(boxed.size());
+    if (options.use_fmm) {
+      fmm::FmmOptions laplace = options.fmm;
+      laplace.order = kClassificationOrder;
+      laplace.skip_radius = disc.coincidence_radius();
+      const fmm::Fmm fmm(0.0, disc.quadrature_points(), normals, targets,
+                         splitting_points(disc, targets), laplace);
+      fmm.apply({}, dipoles, w);
+    } else {
+      std::vector<std::size_t> order(disc.quadrature_points().size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      const fmm::PointSources sources(disc.quadrature_points(), normals, order, {}, dipoles);
+      const double skip2 = disc.coincidence_radius() * disc.coincidence_radius();
+#pragma omp parallel for schedule(dynamic, 64)
+      for (std::size_t b = 0; b < boxed.size(); ++b)
+        w[b] = sources.potential(0, sources.size(), 0.0, targets[b], skip2);
+    }
+#pragma omp parallel for schedule(dynamic, 256)
+    for (std::size_t b = 0; b < boxed.size(); ++b) {
+      const std::size_t i = boxed[b];
+      double solid = w[b].real();
+      for (std::int32_t j : close[i]) {
+        const std::size_t e = std::size_t(j);
+        solid += -solid_angle(mesh.corner(e, 0), mesh.corner(e, 1), mesh.corner(e, 2), points_[i]) /
+                     (4.0 * std::numbers::pi) -
+                 regular_integrals(disc, 0.0, e, points_[i]).double_layer.real();
+      }
+      if (solid < -0.5) locations_[i] = PointLocation::interior;
+    }
+  }
+
+  close_start_.assign(1, 0);
+  for (std::size_t i = 0; i < m; ++i) {
+    if (locations_[i] != PointLocation::exterior) continue;
+    exterior_.push_back(i);
+    close_.insert(close_.end(), close[i].begin(), close[i].end());
+    close_start_.push_back(close_.size());
+  }
+  seconds_ = seconds_since(start);
+}
+
+std::size_t FieldGeometry::count(PointLocation location) const {
+  return std::size_t(std::count(locations_.begin(), locations_.end(), location));
+}
+
+FieldEvaluator::FieldEvaluator(const FieldGeometry& geometry, double k)
+    : geometry_(&geometry), k_(k) {
+  if (!(k >= 0.0) || !std::isfinite(k)) throw Error("field: k must be finite and >= 0");
+  const auto start = Clock::now();
+  const FieldOptions& options = geometry.options();
+  const Discretization& disc = geometry.discretization();
+  statistics_.method = "direct sum";
+  statistics_.device = "cpu";
+  const std::size_t n_exterior = geometry.exterior().size();
+  if (!options.use_fmm || n_exterior == 0) {
+    direct_.resize(n_exterior);
+    std::iota(direct_.begin(), direct_.end(), std::size_t{0});
+    statistics_.setup_seconds = seconds_since(start);
+    return;
+  }
+  // The low-frequency FMM needs p >= sqrt(3) k w on its coarsest M2L level (level 2, w = a
+  // quarter of the root cube: fmm::low_frequency_accurate), and field points far from the body
+  // widen the root. p is raised as far as kMaxRaisedOrder; the points beyond the cube that p
+  // covers (centred on the Gauss points' box) are summed directly, O(N) each.
+  const auto order_for = [&](double width) {
+    return static_cast<int>(std::ceil(std::sqrt(3.0) * k * width * (1.0 + 1e-6) / 4.0));
+  };
+  const int p =
+      options.fmm.order > 0 ? options.fmm.order : fmm::order_for_tolerance(options.fmm.tolerance);
+  std::vector<Vec3> all(n_exterior);
+  for (std::size_t e = 0; e < n_exterior; ++e) all[e] = geometry.points()[geometry.exterior()[e]];
+  const std::span<const Vec3> sources = disc.quadrature_points();
+  const double source_width = extent(sources, {});
+  std::vector<Vec3> targets;
+  std::ostringstream note;
+  note.precision(3);
+  if (order_for(extent(sources, all)) <= std::max(p, kMaxRaisedOrder)) {
+    targets = all;
+    fmm_targets_.resize(n_exterior);
+    std::iota(fmm_targets_.begin(), fmm_targets_.end(), std::size_t{0});
+  } else {
+    Vec3 low = sources[0], high = sources[0];
+    for (const Vec3& y : sources) {
+      low = {std::min(low.x, y.x), std::min(low.y, y.y), std::min(low.z, y.z)};
+      high = {std::max(high.x, y.x), std::max(high.y, y.y), std::max(high.z, y.z)};
+    }
+    const Vec3 center = (low + high) * 0.5;
+    const double half =
+        0.5 * std::max(source_width, 4.0 * std::max(p, kMaxRaisedOrder) / (std::sqrt(3.0) * k) /
+                                         (1.0 + 1e-6) * (1.0 - 1e-9));
+    for (std::size_t e = 0; e < n_exterior; ++e) {
+      const Vec3 d = all[e] - center;
+      if (std::max({std::abs(d.x), std::abs(d.y), std::abs(d.z)}) <= half) {
+        fmm_targets_.push_back(e);
+        targets.push_back(all[e]);
+      } else {
+        direct_.push_back(e);
+      }
+    }
+    note << direct_.size() << " of the " << n_exterior
+         << " points lie beyond the FMM's low-frequency range and are summed directly; ";
+  }
+  const int needed = targets.empty() ? 0 : order_for(extent(sources, targets));
+  if (targets.empty() || needed > fmm::max_degree) {
+    // Even the body's own box is beyond the range: every point directly.
+    direct_.resize(n_exterior);
+    std::iota(direct_.begin(), direct_.end(), std::size_t{0});
+    fmm_targets_.clear();
+    statistics_.note = "direct sum: the body is beyond the low-frequency FMM's range at p <= " +
+                       std::to_string(fmm::max_degree);
+    statistics_.setup_seconds = seconds_since(start);
+    return;
+  }
+  if (needed > p)
+    note << "p raised from " << p << " to " << needed
+         << ": the field points widen the octree (k * coarsest M2L cell width "
+         << k * extent(sources, targets) / 4.0 << ")";
+  statistics_.note = note.str();
+  if (statistics_.note.ends_with("; ")) statistics_.note.resize(statistics_.note.size() - 2);
+  fmm::FmmOptions fmm_options = options.fmm;
+  fmm_options.skip_radius = disc.coincidence_radius();
+  fmm_options.order = std::max(p, needed);
+  fmm_ = std::make_unique<fmm::Fmm>(k, sources, quadrature_point_normals(disc), targets,
+                                    splitting_points(disc, targets), fmm_options);
+  statistics_.method = "fmm, p = " + std::to_string(fmm_->order());
+  if (!direct_.empty()) statistics_.method += " (and a direct sum)";
+  statistics_.device = fmm_->statistics().far_field_device;
+  statistics_.setup_seconds = seconds_since(start);
+}
+
+FieldEvaluator::~FieldEvaluator() = default;
+
+FieldValues FieldEvaluator::evaluate(std::span<const cplx> u, std::span<const cplx> q,
+                                     std::span<const cplx> incident) const {
+  const FieldGeometry& geometry = *geometry_;
+  const Discretization& disc = geometry.discretization();
+  const Mesh& mesh = disc.mesh();
+  const std::size_t n = disc.size(), m = geometry.points().size();
+  if ((!u.empty() && u.size() != n) || (!q.empty() && q.size() != n))
+    throw Error("field: the surface densities need one value per element");
+  if (!incident.empty() && incident.size() != m)
+    throw Error("field: the incident field needs one value per field point");
+
+  // Exterior points: D u - S q, the Gauss rule over all elements (charges -w q, dipoles w u).
+  const std::size_t n_exterior = geometry.exterior().size();
+  std::vector<cplx> exterior(n_exterior);
+  auto start = Clock::now();
+  std::vector<cplx> charges = point_strengths(disc, q);
+  for (cplx& c : charges) c = -c;
+  const std::vector<cplx> dipoles = point_strengths(disc, u);
+  if (n_exterior > 0 && (!u.empty() || !q.empty())) {
+    if (fmm_) {
+      std::vector<cplx> values(fmm_targets_.size());
+      fmm_->apply(charges, dipoles, values);
+      for (std::size_t t = 0; t < fmm_targets_.size(); ++t) exterior[fmm_targets_[t]] = values[t];
+    }
+    if (!direct_.empty()) {
+      const std::vector<Vec3> normals = quadrature_point_normals(disc);
+      std::vector<std::size_t> order(disc.quadrature_points().size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      const fmm::PointSources sources(disc.quadrature_points(), normals, order, charges, dipoles);
+      const double skip2 = disc.coincidence_radius() * disc.coincidence_radius();
+#pragma omp parallel for schedule(dynamic, 16)
+      for (std::size_t d = 0; d < direct_.size(); ++d) {
+        const std::size_t e = direct_[d];
+        exterior[e] = sources.potential(0, sources.size(), k_,
+                                        geometry.points()[geometry.exterior()[e]], skip2);
+      }
+    }
+  }
+  statistics_.fmm_seconds = seconds_since(start);
+
+  // Close elements: accurate minus regular.
+  start = Clock::now();
+  const GaussLegendre angular(geometry.options().near.angular_points);
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::size_t e = 0; e < n_exterior; ++e) {
+    const Vec3& x = geometry.points()[geometry.exterior()[e]];
+    cplx correction = 0.0;
+    for (std::int32_t j : geometry.close_elements(e)) {
+      const std::size_t el = std::size_t(j);
+      const PanelIntegrals exact = panel_integrals(k_, mesh.corner(el, 0), mesh.corner(el, 1),
+                                                   mesh.corner(el, 2), x, angular);
+      const RegularPair regular = regular_integrals(disc, k_, el, x);
+      if (!u.empty()) correction += (exact.double_layer - regular.double_layer) * u[el];
+      if (!q.empty()) correction -= (exact.single_layer - regular.single_layer) * q[el];
+    }
+    exterior[e] += correction;
+  }
+  statistics_.near_seconds = seconds_since(start);
+
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  FieldValues values;
+  values.scattered.assign(m, cplx(nan, nan));
+  values.total.assign(m, cplx(nan, nan));
+  const auto incident_at = [&](std::size_t i) {
+    return incident.empty() ? cplx(0.0) : incident[i];
+  };
+  for (std::size_t e = 0; e < n_exterior; ++e) {
+    const std::size_t i = geometry.exterior()[e];
+    values.scattered[i] = exterior[e];
+    values.total[i] = exterior[e] + incident_at(i);
+  }
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::int32_t j = geometry.surface_element(i);
+    if (j < 0) continue;
+    values.total[i] = u.empty() ? cplx(0.0) : u[std::size_t(j)];
+    values.scattered[i] = values.total[i] - incident_at(i);
+  }
+  return values;
+}
+
+}  // namespace fmbem::field

@@ -1,0 +1,116 @@
+#include "fmbem/field/problem_field.hpp"
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "fmbem/exact/sphere_field.hpp"
+
+namespace fmbem::field {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+exact::SphereScatteredField sphere_field(const ProblemSpec& spec, const SphereFit& sphere) {
+  return exact::SphereScatteredField(spec.k, sphere.radius, sphere.center,
+                                     spec.bc == BoundaryCondition::Neumann
+                                         ? exact::SphereBoundary::Rigid
+                                         : exact::SphereBoundary::Soft,
+                                     spec.incident);
+}
+
+}  // namespace
+
+SurfaceTraces surface_traces(const Problem& problem, const Mesh& mesh,
+                             std::span<const cplx> solution) {
+  const ProblemSpec& spec = problem.spec();
+  const bool neumann = spec.bc == BoundaryCondition::Neumann;
+  SurfaceTraces traces;
+  std::vector<cplx>& unknown = neumann ? traces.u : traces.q;
+  unknown.assign(solution.begin(), solution.end());
+  if (spec.kind == ProblemKind::Radiation) {
+    std::vector<cplx>& data = neumann ? traces.q : traces.u;
+    data.resize(mesh.size());
+    for (std::size_t e = 0; e < mesh.size(); ++e)
+      data[e] = neumann ? exact::monopole_normal_derivative(spec.k, spec.source,
+                                                            mesh.centroids()[e], mesh.normals()[e])
+                        : exact::monopole(spec.k, spec.source, mesh.centroids()[e]);
+  }
+  return traces;
+}
+
+std::vector<cplx> incident_field_at(const Problem& problem, std::span<const Vec3> points) {
+  const ProblemSpec& spec = problem.spec();
+  if (spec.kind != ProblemKind::Scattering) return {};
+  std::vector<cplx> values(points.size());
+  const bool point_source = spec.incident.kind == exact::Incident::Kind::PointSource;
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < points.size(); ++i)
+    values[i] = point_source && points[i] == spec.incident.source
+                    ? cplx(kNaN, kNaN)
+                    : exact::incident_field(spec.k, spec.incident, points[i]);
+  return values;
+}
+
+std::optional<ExactField> exact_scattered_field(const Problem& problem, const Mesh& mesh,
+                                                std::span<const Vec3> points,
+                                                std::span<const PointLocation> locations) {
+  const ProblemSpec& spec = problem.spec();
+  ExactField out;
+  out.values.assign(points.size(), cplx(kNaN, kNaN));
+  if (spec.kind == ProblemKind::Radiation) {
+    out.name = "monopole at the source";
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (locations[i] == PointLocation::exterior)
+        out.values[i] = exact::monopole(spec.k, spec.source, points[i]);
+    return out;
+  }
+  const std::optional<SphereFit> sphere = fit_sphere(mesh);
+  if (!sphere) return std::nullopt;
+  const exact::SphereScatteredField field = sphere_field(spec, *sphere);
+  const bool closed_form =
+      spec.k == 0 && spec.incident.kind == exact::Incident::Kind::PlaneWave;  // u_s = 0 or -a/r
+  out.name = std::string(spec.bc == BoundaryCondition::Neumann ? "rigid" : "soft") + " sphere " +
+             (closed_form ? "Laplace closed form (uniform incidence)"
+                          : (spec.k > 0 ? "Mie series" : "Laplace series") +
+                                std::string(" off the surface (") + std::to_string(field.terms()) +
+                                " terms)");
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (locations[i] == PointLocation::exterior) out.values[i] = field.scattered(points[i]);
+  return out;
+}
+
+std::optional<std::vector<cplx>> exact_far_field(const Problem& problem, const Mesh& mesh,
+                                                 std::span<const Vec3> directions) {
+  const ProblemSpec& spec = problem.spec();
+  if (!(spec.k > 0)) return std::nullopt;
+  std::vector<cplx> values(directions.size());
+  if (spec.kind == ProblemKind::Radiation) {
+    for (std::size_t i = 0; i < directions.size(); ++i)
+      values[i] = std::polar(0.25 / std::numbers::pi,
+                             -spec.k * dot(normalized(directions[i]), spec.source));
+    return values;
+  }
+  const std::optional<SphereFit> sphere = fit_sphere(mesh);
+  if (!sphere) return std::nullopt;
+  const exact::SphereScatteredField field = sphere_field(spec, *sphere);
+  for (std::size_t i = 0; i < directions.size(); ++i) values[i] = field.far_field(directions[i]);
+  return values;
+}
+
+FieldError field_error(std::span<const cplx> values, std::span<const cplx> exact) {
+  double error2 = 0.0, exact2 = 0.0, max_abs = 0.0;
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < exact.size(); ++i) {
+    if (std::isnan(exact[i].real())) continue;
+    const double d = std::abs(values[i] - exact[i]);
+    error2 += d * d;
+    exact2 += std::norm(exact[i]);
+    max_abs = std::max(max_abs, d);
+    ++count;
+  }
+  return {exact2 > 0 ? std::sqrt(error2 / exact2) : kNaN, max_abs, count};
+}
+
+}  // namespace fmbem::field

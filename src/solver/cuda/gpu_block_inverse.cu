@@ -1,0 +1,250 @@
+// The leaf-block preconditioner's blocks on the GPU: cuBLAS's batched LU (getrf) and inverse
+// (getri) once, then one kernel per application that gathers each block's entries of x, multiplies
+// them by the block's inverse and scatters the product to y.
+//
+// cuBLAS is the FMM's, opened at run time (src/fmm/cuda/cublas_loader.cu), so that programs
+// which never build this preconditioner do not need the library.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "../../fmm/cuda/cublas_loader.cuh"
+#include "../../fmm/cuda/cuda_util.cuh"
+#include "fmbem/core/error.hpp"
+#include "fmbem/solver/gpu_block_inverse.hpp"
+
+namespace fmbem {
+namespace {
+
+using fmm::cuda::check;
+using fmm::cuda::check_launch;
+template <class T>
+using Buffer = fmm::cuda::DeviceVector<T>;
+
+using fmm::cuda::check_cublas;
+using fmm::cuda::cublas;
+using fmm::cuda::CublasHandle;
+
+// Batches of at most this many blocks per cuBLAS call (grid dimensions stay small).
+constexpr std::size_t kMaxBatch = 32768;
+// Blocks are factorised in classes of equal padded order, a multiple of this: the padding (and
+// its memory and work) stays below one step, where one order for all would pad every block to
+// the largest.
+constexpr std::size_t kOrderStep = 16;
+
+// The blocks members[0 .. gridDim.x) of `dense` (block b: sizes[b] x sizes[b], column-major, at
+// dense + dense_offsets[b]) padded with the identity to order x order, one after the other at
+// padded: [A 0; 0 I] has the inverse [A^-1 0; 0 I].
+__global__ void pad_blocks(int order, const int* __restrict__ members,
+                           const cuDoubleComplex* __restrict__ dense,
+                           const std::size_t* __restrict__ dense_offsets,
+                           const int* __restrict__ sizes, cuDoubleComplex* __restrict__ padded) {
+  const int b = members[blockIdx.x];
+  const int size = sizes[b];
+  const cuDoubleComplex* in = dense + dense_offsets[b];
+  cuDoubleComplex* out = padded + std::size_t(blockIdx.x) * order * order;
+  for (int at = threadIdx.x; at < order * order; at += blockDim.x) {
+    const int i = at % order, j = at / order;
+    out[at] =
+        i < size && j < size ? in[i + j * size] : make_cuDoubleComplex(i == j ? 1.0 : 0.0, 0.0);
+  }
+}
+
+// The owned rows and real columns of the padded inverses (order x order, one after the other, of
+// the blocks members[0 .. gridDim.x)) copied to owned[b] x sizes[b], column-major, at
+// kept + kept_offsets[b].
+__global__ void keep_owned_rows(int order, const int* __restrict__ members,
+                                const cuDoubleComplex* __restrict__ inverses,
+                                const int* __restrict__ sizes, const int* __restrict__ owned,
+                                const std::size_t* __restrict__ kept_offsets,
+                                cuDoubleComplex* __restrict__ kept) {
+  const int b = members[blockIdx.x];
+  const int rows = owned[b], columns = sizes[b];
+  const cuDoubleComplex* inverse = inverses + std::size_t(blockIdx.x) * order * order;
+  cuDoubleComplex* out = kept + kept_offsets[b];
+  for (int at = threadIdx.x; at < rows * columns; at += blockDim.x) {
+    const int i = at % rows, j = at / rows;
+    out[at] = inverse[i + std::size_t(j) * order];
+  }
+}
+
+// One thread block per matrix block b: its entries of x (positions[offsets[b] ..], sizes[b] of
+// them) in shared memory, then thread i forms row i of the kept rows times them for the owned
+// rows (at step j the threads read column j of the kept rows: contiguous) and writes it to y.
+__global__ void apply_inverses(const cuDoubleComplex* __restrict__ kept,
+                               const std::size_t* __restrict__ kept_offsets,
+                               const std::size_t* __restrict__ offsets,
+                               const int* __restrict__ positions, const int* __restrict__ sizes,
+                               const int* __restrict__ owned, const cuDoubleComplex* __restrict__ x,
+                               cuDoubleComplex* __restrict__ y) {
+  extern __shared__ cuDoubleComplex gathered[];
+  const std::size_t b = blockIdx.x;
+  const int* place = positions + offsets[b];
+  const int size = sizes[b], rows = owned[b];
+  for (int j = threadIdx.x; j < size; j += blockDim.x) gathered[j] = x[place[j]];
+  __syncthreads();
+  const cuDoubleComplex* inverse = kept + kept_offsets[b];
+  for (int i = threadIdx.x; i < rows; i += blockDim.x) {
+    double re = 0.0, im = 0.0;
+    for (int j = 0; j < size; ++j) {
+      const cuDoubleComplex a = inverse[i + std::size_t(j) * rows], g = gathered[j];
+      re += a.x * g.x - a.y * g.y;
+      im += a.x * g.y + a.y * g.x;
+    }
+    y[place[i]] = make_cuDoubleComplex(re, im);
+  }
+}
+
+}  // namespace
+
+struct GpuBlockInverse::Impl {
+  std::size_t blocks = 0, length = 0;
+  int largest = 0;  // rows of the largest block (shared memory of apply_inverses)
+  int threads = 0;  // of apply_inverses: a thread per owned row of the block owning most
+  Buffer<cuDoubleComplex> kept, x, y;  // the inverses' owned rows (keep_owned_rows)
+  Buffer<std::size_t> kept_offsets, offsets;
+  Buffer<int> positions, sizes, owned;
+};
+
+GpuBlockInverse::GpuBlockInverse(std::span<const std::size_t> offsets,
+                                 std::span<const std::int32_t> positions,
+                                 std::span<const std::size_t> owned, std::span<const cplx> dense,
+                                 std::size_t length)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& d = *impl_;
+  d.blocks = offsets.empty() ? 0 : offsets.size() - 1;
+  d.length = length;
+  if (owned.size() != d.blocks || (d.blocks > 0 && offsets.back() != positions.size()))
+    throw Error("GPU block inverse: the blocks' offsets, positions and owned rows do not match");
+  std::size_t largest = 0, most_owned = 0, entries = 0, kept_entries = 0;
+  std::vector<std::size_t> dense_offsets(d.blocks), kept_offsets(d.blocks);
+  std::vector<int> sizes(d.blocks), owned_rows(d.blocks);
+  for (std::size_t b = 0; b < d.blocks; ++b) {
+    const std::size_t n = offsets[b + 1] - offsets[b];
+    if (owned[b] > n) throw Error("GPU block inverse: a block owns more rows than it has");
+    largest = std::max(largest, n);
+    most_owned = std::max(most_owned, owned[b]);
+    dense_offsets[b] = entries;
+    entries += n * n;
+    kept_offsets[b] = kept_entries;
+    kept_entries += owned[b] * n;
+    sizes[b] = fmm::cuda::checked_int("GPU block inverse", n, "a block's rows");
+    owned_rows[b] = int(owned[b]);
+  }
+  if (dense.size() != entries)
+    throw Error("GPU block inverse: " + std::to_string(dense.size()) +
+                " dense entries for blocks of " + std::to_string(entries));
+  for (const std::int32_t p : positions)
+    if (p < 0 || std::size_t(p) >= length)
+      throw Error("GPU block inverse: position " + std::to_string(p) + " outside 0.." +
+                  std::to_string(length));
+  fmm::cuda::checked_int("GPU block inverse", positions.size(), "the blocks' rows");
+  d.largest = int(largest);
+  d.threads =
+      int(std::min<std::size_t>(256, std::max<std::size_t>(32, (most_owned + 31) / 32 * 32)));
+  // apply_inverses keeps a block's entries of x in shared memory: above the default 48 KiB (3,072
+  // rows) it asks for more, and CUDA refuses beyond what the device has.
+  const std::size_t shared = largest * sizeof(cuDoubleComplex);
+  if (shared > 48 * 1024)
+    check(cudaFuncSetAttribute(apply_inverses, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(shared)),
+          "the shared memory of the largest block");
+  d.x.allocate(length, "the block preconditioner's x");
+  d.y.allocate(length, "the block preconditioner's y");
+  if (d.blocks == 0) return;
+  d.offsets = Buffer<std::size_t>(offsets.data(), offsets.size(), "the blocks' offsets");
+  d.positions = Buffer<int>(reinterpret_cast<const int*>(positions.data()), positions.size(),
+                            "the blocks' positions");
+  d.sizes = Buffer<int>(sizes, "the blocks' sizes");
+  d.owned = Buffer<int>(owned_rows, "the blocks' owned rows");
+  d.kept_offsets = Buffer<std::size_t>(kept_offsets, "the kept rows' offsets");
+  d.kept.allocate(kept_entries, "the inverses' owned rows");
+
+  // The blocks by class of padded order.
+  std::vector<std::vector<int>> classes((largest + kOrderStep - 1) / kOrderStep);
+  for (std::size_t b = 0; b < d.blocks; ++b)
+    classes[(std::size_t(sizes[b]) + kOrderStep - 1) / kOrderStep - 1].push_back(int(b));
+  const Buffer<cuDoubleComplex> device_dense(reinterpret_cast<const cuDoubleComplex*>(dense.data()),
+                                             dense.size(), "the blocks");
+  const Buffer<std::size_t> device_dense_offsets(dense_offsets, "the blocks' offsets");
+  CublasHandle handle;
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    const std::vector<int>& members = classes[c];
+    if (members.empty()) continue;
+    const int order = int((c + 1) * kOrderStep);
+    const std::size_t count = members.size(), square = std::size_t(order) * std::size_t(order);
+    const Buffer<int> device_members(members, "a class's blocks");
+    Buffer<cuDoubleComplex> lu(count * square, "the blocks to factorise"),
+        inverses(count * square, "the blocks' inverses");
+    pad_blocks<<<unsigned(count), 256>>>(order, device_members.data(), device_dense.data(),
+                                         device_dense_offsets.data(), d.sizes.data(), lu.data());
+    check_launch("pad_blocks");
+    std::vector<cuDoubleComplex*> lu_pointers(count), inverse_pointers(count);
+    for (std::size_t m = 0; m < count; ++m) {
+      lu_pointers[m] = lu.data() + m * square;
+      inverse_pointers[m] = inverses.data() + m * square;
+    }
+    const Buffer<cuDoubleComplex*> lu_array(lu_pointers, "the LU pointers"),
+        inverse_array(inverse_pointers, "the inverse pointers");
+    Buffer<int> pivots(count * std::size_t(order), "the pivots"), info(count, "the LU info");
+    for (std::size_t first = 0; first < count; first += kMaxBatch) {
+      const int batch = int(std::min(kMaxBatch, count - first));
+      check_cublas(cublas().zgetrf_batched(handle.get(), order, lu_array.data() + first, order,
+                                           pivots.data() + first * std::size_t(order),
+                                           info.data() + first, batch),
+                   "cublasZgetrfBatched");
+    }
+    std::vector<int> factorised(count);
+    info.download(factorised.data(), "the LU info");
+    for (std::size_t m = 0; m < count; ++m)
+      if (factorised[m] != 0)
+        throw Error("leaf blocks: block " + std::to_string(members[m]) + " (" +
+                    std::to_string(sizes[std::size_t(members[m])]) + " rows) is singular");
+    for (std::size_t first = 0; first < count; first += kMaxBatch) {
+      const int batch = int(std::min(kMaxBatch, count - first));
+      check_cublas(
+          cublas().zgetri_batched(handle.get(), order, lu_array.data() + first, order,
+                                  pivots.data() + first * std::size_t(order),
+                                  inverse_array.data() + first, order, info.data() + first, batch),
+          "cublasZgetriBatched");
+    }
+    keep_owned_rows<<<unsigned(count), 256>>>(order, device_members.data(), inverses.data(),
+                                              d.sizes.data(), d.owned.data(), d.kept_offsets.data(),
+                                              d.kept.data());
+    check_launch("keep_owned_rows");
+    check(cudaDeviceSynchronize(), "the blocks' inversion");
+  }
+}
+
+GpuBlockInverse::~GpuBlockInverse() = default;
+
+void GpuBlockInverse::apply(std::span<const cplx> x, std::span<cplx> y) const {
+  Impl& d = *impl_;  // the x and y buffers are scratch
+  if (x.size() != d.length || y.size() != d.length)
+    throw Error("GPU block inverse: vectors of the wrong size");
+  if (d.length == 0) return;
+  const std::size_t bytes = d.length * sizeof(cplx);
+  check(cudaMemcpy(d.x.data(), x.data(), bytes, cudaMemcpyHostToDevice), "block inverse: x in");
+  // Entries no block owns keep x (the identity there).
+  check(cudaMemcpy(d.y.data(), d.x.data(), bytes, cudaMemcpyDeviceToDevice),
+        "block inverse: y = x");
+  if (d.blocks > 0) {
+    apply_inverses<<<unsigned(d.blocks), unsigned(d.threads),
+                     std::size_t(d.largest) * sizeof(cuDoubleComplex)>>>(
+        d.kept.data(), d.kept_offsets.data(), d.offsets.data(), d.positions.data(), d.sizes.data(),
+        d.owned.data(), d.x.data(), d.y.data());
+    check_launch("apply_inverses");
+  }
+  check(cudaMemcpy(y.data(), d.y.data(), bytes, cudaMemcpyDeviceToHost), "block inverse: y out");
+}
+
+std::size_t GpuBlockInverse::device_bytes() const {
+  const Impl& d = *impl_;
+  return d.kept.bytes() + d.kept_offsets.bytes() + d.offsets.bytes() + d.positions.bytes() +
+         d.sizes.bytes() + d.owned.bytes() + d.x.bytes() + d.y.bytes();
+}
+
+}  // namespace fmbem

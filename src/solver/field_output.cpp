@@ -1,0 +1,261 @@
+#include "fmbem/solver/field_output.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "fmbem/core/error.hpp"
+#include "fmbem/field/far_field.hpp"
+#include "fmbem/field/problem_field.hpp"
+#include "fmbem/io/field_writer.hpp"
+#include "fmbem/io/output_file.hpp"
+#include "fmbem/io/vtk_writer.hpp"
+
+namespace fmbem {
+namespace {
+
+// Levels below this (amplitudes under 1e-15 of the reference) are written as this: -inf would
+// break colour maps and CSV readers alike.
+constexpr double kFloorDecibels = -300.0;
+
+double decibels(double amplitude) {
+  if (std::isnan(amplitude)) return amplitude;
+  return std::max(kFloorDecibels, 20.0 * std::log10(amplitude));
+}
+
+std::string format(const char* pattern, auto... values) {
+  char text[512];
+  std::snprintf(text, sizeof text, pattern, values...);
+  return text;
+}
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::string tail(suffix);
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+template <class F>
+std::vector<double> map(std::span<const cplx> values, F&& f) {
+  std::vector<double> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = f(values[i]);
+  return out;
+}
+
+void add_complex(std::vector<io::NamedColumn>& columns, const std::string& name,
+                 std::span<const cplx> values) {
+  columns.push_back({name + "_re", map(values, [](cplx v) { return v.real(); })});
+  columns.push_back({name + "_im", map(values, [](cplx v) { return v.imag(); })});
+  columns.push_back({name + "_abs", map(values, [](cplx v) { return std::abs(v); })});
+}
+
+}  // namespace
+
+struct FieldStage::Tables {
+  std::vector<io::NamedColumn> field, farfield;
+};
+
+FieldStage::FieldStage() = default;
+FieldStage::~FieldStage() = default;
+
+void FieldStage::prepare(const FieldRequest& request, const std::string& mesh_spec,
+                         const std::vector<NamedPath>& other_outputs) {
+  request_ = request;
+  const bool mesh_is_file = mesh_spec.rfind("icosphere", 0) != 0;
+  struct Named {
+    std::string path;
+    const char* option;
+  };
+  std::vector<Named> outputs;
+  if (!request.vtk_path.empty()) {
+    const char* extension = request.plane ? ".vts" : ".vtu";
+    if (!ends_with(request.vtk_path, extension))
+      throw Error("-bem_field_vtk '" + request.vtk_path + "': the field file must end in " +
+                  extension +
+                  (request.plane ? " (a structured grid, for -bem_field_plane)"
+                                 : " (an unstructured grid, for -bem_field)") +
+                  "; use -bem_field_csv for CSV");
+    if (!io::vtk_available())
+      throw Error("-bem_field_vtk '" + request.vtk_path +
+                  "': this build has no VTK (FMBEM_WITH_VTK=OFF); use -bem_field_csv");
+    outputs.push_back({request.vtk_path, "-bem_field_vtk"});
+  }
+  if (!request.csv_path.empty()) outputs.push_back({request.csv_path, "-bem_field_csv"});
+  if (!request.farfield_csv.empty()) outputs.push_back({request.farfield_csv, "-bem_farfield_csv"});
+  for (std::size_t a = 0; a < outputs.size(); ++a) {
+    const Named& out = outputs[a];
+    if (mesh_is_file && io::same_file(out.path, mesh_spec))
+      throw Error(std::string(out.option) + " '" + out.path +
+                  "' is the input mesh; it would overwrite it");
+    if (!request.points_file.empty() && io::same_file(out.path, request.points_file))
+      throw Error(std::string(out.option) + " '" + out.path +
+                  "' is the field file (-bem_field); it would overwrite it");
+    for (const NamedPath& other : other_outputs)
+      if (!other.path.empty() && io::same_file(out.path, other.path))
+        throw Error(std::string(out.option) + " and " + other.option + " name the same file '" +
+                    out.path + "'");
+    for (std::size_t b = 0; b < a; ++b)
+      if (io::same_file(out.path, outputs[b].path))
+        throw Error(std::string(out.option) + " and " + outputs[b].option +
+                    " name the same file '" + out.path + "'");
+  }
+  // Reserved (an unwritable folder fails here), then the points read.
+  if (!request.vtk_path.empty())
+    vtk_ = std::make_unique<io::OutputFile>(request.vtk_path, "-bem_field_vtk");
+  if (!request.csv_path.empty())
+    csv_ = std::make_unique<io::OutputFile>(request.csv_path, "-bem_field_csv");
+  if (!request.farfield_csv.empty())
+    farfield_csv_ = std::make_unique<io::OutputFile>(request.farfield_csv, "-bem_farfield_csv");
+  if (request.plane)
+    points_ = io::plane_points(*request.plane);
+  else if (!request.points_file.empty())
+    points_ = io::read_field_points(request.points_file);
+}
+
+std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Discretization& disc,
+                                              std::span<const cplx> solution,
+                                              const field::FieldOptions& options) {
+  using field::PointLocation;
+  std::vector<std::string> lines;
+  tables_ = std::make_unique<Tables>();
+  const Mesh& mesh = disc.mesh();
+  const ProblemSpec& spec = problem.spec();
+  const bool scattering = spec.kind == ProblemKind::Scattering;
+  const field::SurfaceTraces traces = field::surface_traces(problem, mesh, solution);
+
+  if (request_.field()) {
+    const field::FieldGeometry geometry(disc, points_.points, options);
+    const std::size_t m = points_.points.size();
+    const std::size_t outside = geometry.count(PointLocation::exterior),
+                      surface = geometry.count(PointLocation::surface),
+                      inside = geometry.count(PointLocation::interior);
+    lines.push_back(
+        format("field           %s: %zu points, %zu outside, %zu on the surface, %zu "
+               "inside the body (flagged, NaN); %zu close pairs",
+               points_.description.c_str(), m, outside, surface, inside, geometry.close_pairs()));
+    const field::FieldEvaluator evaluator(geometry, spec.k);
+    const std::vector<cplx> incident = field::incident_field_at(problem, points_.points);
+    const field::FieldValues values = evaluator.evaluate(traces.u, traces.q, incident);
+    const field::FieldStatistics& stats = evaluator.statistics();
+    lines.push_back(
+        format("field times     inside/outside %.3f s, %s on %s: set-up %.3f s, "
+               "sum %.3f s, close elements %.3f s",
+               geometry.seconds(), stats.method.c_str(), stats.device.c_str(), stats.setup_seconds,
+               stats.fmm_seconds, stats.near_seconds));
+    if (!stats.note.empty()) lines.push_back("field note      " + stats.note);
+
+    std::vector<io::NamedColumn>& columns = tables_->field;
+    std::vector<double> location(m);
+    for (std::size_t i = 0; i < m; ++i) location[i] = double(geometry.locations()[i]);
+    columns.push_back({"location", std::move(location), true});
+    const std::span<const cplx> scattered = values.scattered, total = values.total;
+    if (scattering) {
+      add_complex(columns, "scattered", scattered);
+      add_complex(columns, "total", total);
+    } else {
+      add_complex(columns, "radiated", scattered);
+    }
+    columns.push_back({"spl_dB_re1", map(total, [](cplx v) { return decibels(std::abs(v)); })});
+    if (const auto exact =
+            field::exact_scattered_field(problem, mesh, points_.points, geometry.locations())) {
+      const field::FieldError error = field::field_error(scattered, exact->values);
+      lines.push_back("field exact     " + exact->name);
+      if (error.count > 0 && std::isnan(error.relative_l2))  // a zero exact field
+        lines.push_back(
+            format("field error     max |u_s - exact| = %.3e over the %zu outside "
+                   "points (the exact field is 0 there)",
+                   error.max_abs, error.count));
+      else if (error.count > 0)
+        lines.push_back(
+            format("field error     relative L2 = %.3e, max |u_s - exact| = %.3e over "
+                   "the %zu outside points",
+                   error.relative_l2, error.max_abs, error.count));
+      columns.push_back({"exact_re", map(exact->values, [](cplx v) { return v.real(); })});
+      columns.push_back({"exact_im", map(exact->values, [](cplx v) { return v.imag(); })});
+      std::vector<double> error_abs(m);
+      for (std::size_t i = 0; i < m; ++i) error_abs[i] = std::abs(scattered[i] - exact->values[i]);
+      columns.push_back({"error_abs", std::move(error_abs)});
+    } else {
+      lines.push_back("field exact     none for this geometry and problem");
+    }
+  }
+
+  if (request_.farfield_directions > 0) {
+    const auto start = std::chrono::steady_clock::now();
+    const field::FarFieldDirections dirs =
+        request_.farfield_sphere ? field::fibonacci_sphere(request_.farfield_directions)
+                                 : field::great_circle(request_.farfield_directions);
+    const std::vector<cplx> far =
+        field::far_field_amplitude(disc, spec.k, traces.u, traces.q, dirs.directions);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Target strength: the level of F for a unit-amplitude plane wave.
+    const bool target_strength =
+        scattering && spec.incident.kind == exact::Incident::Kind::PlaneWave;
+    const std::string level = target_strength ? "TS_dB" : "level_dB";
+    double largest = 0.0;
+    for (cplx f : far) largest = std::max(largest, std::abs(f));
+    lines.push_back(
+        format("farfield        %s, F(d) (u_s ~ F e^{ikr}/r) from the surface solution "
+               "in %.3f s; max |F| = %.4g (%s %.2f)",
+               dirs.description().c_str(), seconds, largest, target_strength ? "TS" : "level",
+               decibels(largest)));
+    std::vector<io::NamedColumn>& columns = tables_->farfield;
+    if (dirs.kind == field::FarFieldDirections::Kind::circle) {
+      columns.push_back({"angle_deg", dirs.angle});
+    } else {
+      columns.push_back({"theta_deg", dirs.theta});
+      columns.push_back({"phi_deg", dirs.phi});
+    }
+    const char* axes[3] = {"dx", "dy", "dz"};
+    for (int d = 0; d < 3; ++d) {
+      std::vector<double> component(dirs.directions.size());
+      for (std::size_t i = 0; i < component.size(); ++i)
+        component[i] = d == 0   ? dirs.directions[i].x
+                       : d == 1 ? dirs.directions[i].y
+                                : dirs.directions[i].z;
+      columns.push_back({axes[d], std::move(component)});
+    }
+    add_complex(columns, "F", far);
+    columns.push_back({level, map(far, [](cplx v) { return decibels(std::abs(v)); })});
+    if (const auto exact = field::exact_far_field(problem, mesh, dirs.directions)) {
+      const field::FieldError error = field::field_error(far, *exact);
+      double level_difference = 0.0;
+      for (std::size_t i = 0; i < far.size(); ++i)
+        level_difference = std::max(level_difference, std::abs(decibels(std::abs(far[i])) -
+                                                               decibels(std::abs((*exact)[i]))));
+      lines.push_back(format(
+          "farfield error  relative L2 = %.3e, max |F - exact| = %.3e, "
+          "largest %s difference %.3f dB",
+          error.relative_l2, error.max_abs, target_strength ? "TS" : "level", level_difference));
+      columns.push_back({"exact_re", map(*exact, [](cplx v) { return v.real(); })});
+      columns.push_back({"exact_im", map(*exact, [](cplx v) { return v.imag(); })});
+      columns.push_back(
+          {"exact_" + level, map(*exact, [](cplx v) { return decibels(std::abs(v)); })});
+    }
+  }
+  return lines;
+}
+
+std::vector<std::string> FieldStage::write() {
+  std::vector<std::string> written;
+  if (!tables_) return written;
+  if (vtk_) {
+    vtk_->write(
+        [&](const std::string& path) { io::write_field_vtk(path, points_, tables_->field); });
+    written.push_back(vtk_->path());
+  }
+  if (csv_) {
+    csv_->write(
+        [&](const std::string& path) { io::write_field_csv(path, points_, tables_->field); });
+    written.push_back(csv_->path());
+  }
+  if (farfield_csv_) {
+    farfield_csv_->write(
+        [&](const std::string& path) { io::write_table_csv(path, tables_->farfield); });
+    written.push_back(farfield_csv_->path());
+  }
+  return written;
+}
+
+}  // namespace fmbem

@@ -1,0 +1,311 @@
+// The quadratic read of the double density (issue 10): the reconstruction, its point strengths,
+// the folded near-field correction (against dense accurate integrals), the FMM against the
+// direct backend, and the consistency of the hypersingular operator it exists for.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "bem_test_support.hpp"
+#include "fmbem/bem/density_reconstruction.hpp"
+#include "fmbem/bem/direct_layer_potentials.hpp"
+#include "fmbem/bem/fmm_layer_potentials.hpp"
+#include "fmbem/bem/moment_integrals.hpp"
+#include "fmbem/bem/point_strengths.hpp"
+#include "fmbem/mesh/mesh.hpp"
+
+namespace fmbem {
+namespace {
+
+using test::random_density;
+using test::relative_error;
+
+// The surface of the unit cube, n x n squares a face, two triangles a square.
+Mesh cube(int n) {
+  Surface s;
+  for (int axis = 0; axis < 3; ++axis)
+    for (const double side : {0.0, 1.0}) {
+      const auto point = [&](double a, double b) {
+        Vec3 p;
+        double* c[3] = {&p.x, &p.y, &p.z};
+        *c[axis] = side;
+        *c[(axis + 1) % 3] = a;
+        *c[(axis + 2) % 3] = b;
+        return p;
+      };
+      const std::int32_t base = std::int32_t(s.vertices.size());
+      for (int i = 0; i <= n; ++i)
+        for (int j = 0; j <= n; ++j) s.vertices.push_back(point(double(i) / n, double(j) / n));
+      const auto at = [&](int i, int j) { return base + i * (n + 1) + j; };
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          s.triangles.push_back({at(i, j), at(i + 1, j), at(i + 1, j + 1)});
+          s.triangles.push_back({at(i, j), at(i + 1, j + 1), at(i, j + 1)});
+        }
+    }
+  return Mesh::from_surface(s, "cube");
+}
+
+// u_e plus the quadratic of element e at y.
+cplx read(const DensityReconstruction& r, const std::vector<cplx>& u, std::size_t e,
+          const Vec3& y) {
+  double m[DensityReconstruction::kTerms];
+  r.monomials(e, y, m);
+  cplx value = u[e];
+  const auto stencil = r.stencil(e);
+  for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
+    const auto c = r.coefficients(e, t);
+    for (std::size_t s = 0; s < stencil.size(); ++s) value += m[t] * c[s] * u[stencil[s]];
+  }
+  return value;
+}
+
+// Elements of a cube face whose vertex neighbours all lie on that face: a quadratic of the
+// face's coordinates is read back exactly (to rounding: values of order 1, 1e-12).
+TEST(DensityReconstruction, ExactForQuadraticsOnAFlatNeighbourhood) {
+  const Mesh mesh = cube(6);
+  const DensityReconstruction r(mesh);
+  EXPECT_EQ(r.linear_fits(), 0u);
+  EXPECT_EQ(r.constant_fits(), 0u);
+  const auto quadratic = [](const Vec3& p) {
+    return cplx(1.0 + 2.0 * p.x - 3.0 * p.y + 0.5 * p.x * p.x - 1.5 * p.x * p.y + 2.0 * p.y * p.y,
+                0.25 * p.x * p.x - p.y);
+  };
+  std::vector<cplx> u(mesh.size());
+  for (std::size_t e = 0; e < mesh.size(); ++e) u[e] = quadratic(mesh.centroids()[e]);
+  int checked = 0;
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    bool flat = true;
+    for (const std::int32_t o : r.stencil(e))
+      flat = flat && std::abs(mesh.centroids()[std::size_t(o)].z - 1.0) < 1e-12;
+    if (!flat) continue;
+    ++checked;
+    EXPECT_EQ(r.stencil(e).size(), 13u) << "a triangle of this mesh has 12 vertex neighbours";
+    for (int corner = 0; corner < 3; ++corner) {
+      const Vec3 y = mesh.corner(e, corner) * 0.9 + mesh.centroids()[e] * 0.1;
+      EXPECT_NEAR(std::abs(read(r, u, e, y) - quadratic(y)), 0.0, 1e-12) << "element " << e;
+    }
+  }
+  EXPECT_EQ(checked, 2 * 4 * 4) << "the inner 4 x 4 squares of the top face";
+}
+
+// A constant density has no terms (every row of R sums to zero), on any mesh; the icosphere's
+// fits are all quadratic; a tetrahedron's elements see three neighbours only: linear fits.
+TEST(DensityReconstruction, ConstantsAndFallbacks) {
+  const Mesh sphere = Mesh::from_surface(make_icosphere(3, 1.0), "icosphere");
+  const DensityReconstruction r(sphere);
+  EXPECT_EQ(r.linear_fits(), 0u);
+  for (std::size_t e = 0; e < sphere.size(); ++e)
+    for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
+      double sum = 0.0, size = 0.0;
+      for (const double c : r.coefficients(e, t)) {
+        sum += c;
+        size += std::abs(c);
+      }
+      EXPECT_NEAR(sum, 0.0, 1e-13 * size);
+    }
+  Surface tetrahedron{{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}},
+                      {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}}};
+  const DensityReconstruction t(Mesh::from_surface(tetrahedron, "tetrahedron"));
+  EXPECT_EQ(t.linear_fits(), 4u);
+  EXPECT_EQ(t.constant_fits(), 0u);
+}
+
+// ReconstructedPointStrengths: weight_q times the read at the quadrature point, to rounding.
+TEST(DensityReconstruction, PointStrengthsAreTheWeightedRead) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(2, 1.0), "icosphere");
+  const Discretization disc(mesh, 6);
+  const DensityReconstruction r(mesh);
+  const ReconstructedPointStrengths strengths(disc, r);
+  const auto u = random_density(mesh.size(), 5);
+  const std::vector<cplx> s = strengths(u);
+  ASSERT_EQ(s.size(), disc.quadrature_points().size());
+  for (std::size_t q = 0; q < s.size(); ++q) {
+    const std::size_t e = q / disc.points_per_element();
+    const cplx want = disc.quadrature_weights()[q] * read(r, u, e, disc.quadrature_points()[q]);
+    EXPECT_NEAR(std::abs(s[q] - want), 0.0, 1e-14 * std::abs(want) + 1e-16);
+  }
+  EXPECT_TRUE(strengths({}).empty());
+}
+
+// With every pair of icosphere:1 close (near radius 10) the operator with the quadratic read is
+// the dense matrix of accurate integrals: A_ij = sum over l of the constant entry at j = l plus
+// sum over m of the monomial entries times R's coefficient of u_j, from hypersingular_integrals
+// and monomial_moments. The regular sum and the correction's subtraction cancel to rounding
+// (sums of about 80 terms of size up to |alpha N_ii| ~ 10): 1e-12 as in
+// BurtonMillerLayers.DirectEqualsDenseAccurateOperatorWhenAllPairsAreClose. The near-field
+// block (near_block: regular_pair plus the correction) holds the same entries, and the
+// double-layer diagonal is A_ii (all pairs close).
+TEST(DensityReconstruction, FoldedCorrectionEqualsDenseAccurateOperator) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(1, 1.0), "icosphere");
+  const std::size_t n = mesh.size();
+  const Discretization disc(mesh, 6);
+  const RowRange rows{0, n};
+  NearFieldOptions near;
+  near.near_factor = 10.0;
+  const GaussLegendre angular(near.angular_points), radial(6);
+  const DensityReconstruction r(mesh);
+  const auto dd = random_density(n, 6), sd = random_density(n, 7);
+  for (const double k : {0.0, 8.0})
+    for (const cplx alpha : {cplx(0.0), cplx(0.0, 1.0 / 8.0)}) {
+      std::vector<cplx> dense(n * n, 0.0);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t l = 0; l < n; ++l) {
+          const Vec3 &a = mesh.corner(l, 0), &b = mesh.corner(l, 1), &c = mesh.corner(l, 2);
+          const Vec3 &x = mesh.centroids()[i], &n_x = mesh.normals()[i];
+          const HypersingularIntegrals h = hypersingular_integrals(k, a, b, c, x, n_x, angular);
+          dense[i * n + l] += h.double_layer + alpha * h.hypersingular;
+          const MonomialMoments m = monomial_moments(k, a, b, c, r.origin(l), r.axis(l, 0),
+                                                     r.axis(l, 1), x, n_x, h, angular, radial);
+          const auto stencil = r.stencil(l);
+          for (int t = 0; t < DensityReconstruction::kTerms; ++t)
+            for (std::size_t s = 0; s < stencil.size(); ++s)
+              dense[i * n + std::size_t(stencil[s])] +=
+                  (m.double_layer[t] + alpha * m.hypersingular[t]) * r.coefficients(l, t)[s];
+        }
+      std::vector<cplx> want(n, 0.0);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) want[i] += dense[i * n + j] * dd[j];
+      const DirectLayerPotentials layers(disc, k, rows, near, alpha, DensityModel::quadratic);
+      ASSERT_NE(layers.reconstruction(), nullptr);
+      std::vector<cplx> y(n);
+      layers.apply(dd, {}, y);
+      EXPECT_LT(relative_error(y, want), 1e-12) << "k " << k << " alpha " << alpha;
+      // The single layer keeps the constant read: as without the reconstruction.
+      const DirectLayerPotentials constant(disc, k, rows, near, alpha);
+      std::vector<cplx> ys(n), ys_constant(n);
+      layers.apply({}, sd, ys);
+      constant.apply({}, sd, ys_constant);
+      EXPECT_LT(relative_error(ys, ys_constant), 1e-13);
+      const std::vector<cplx> block = layers.near_block({0.0, 1.0, 0.0});
+      const auto row_start = layers.near_field().row_start();
+      const auto columns = layers.near_field().columns();
+      double block_error = 0.0, block_size = 0.0;
+      for (std::size_t i = 0; i < n; ++i) {
+        EXPECT_EQ(row_start[i + 1] - row_start[i], std::int64_t(n)) << "every column is close";
+        for (std::int64_t at = row_start[i]; at < row_start[i + 1]; ++at) {
+          const cplx want_entry = dense[i * n + std::size_t(columns[std::size_t(at)])];
+          block_error = std::max(block_error, std::abs(block[std::size_t(at)] - want_entry));
+          block_size = std::max(block_size, std::abs(want_entry));
+        }
+        EXPECT_NEAR(std::abs(layers.double_layer_diagonal()[i] - dense[i * n + i]), 0.0,
+                    1e-12 * block_size);
+      }
+      EXPECT_LT(block_error, 1e-12 * block_size);
+    }
+}
+
+// What preconditioners read (near_block on the correction's pattern, regular_entry elsewhere)
+// assembles the operator that apply applies, with the quadratic read, its folded close and
+// refined pairs and their stencils: bm at k = 8 on icosphere:2 (close radius 2.5, refined 4). Both
+// sides sum the same terms in other orders: 1e-12 relative (entries up to |alpha N_ii| ~ 10
+// against results of order 1 to 10).
+TEST(DensityReconstruction, NearBlockAndRegularEntriesAssembleTheOperator) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(2, 1.0), "icosphere");
+  const std::size_t n = mesh.size();
+  const Discretization disc(mesh, 6);
+  const RowRange rows{0, n};
+  const cplx alpha(0.0, 1.0 / 8.0);
+  const DirectLayerPotentials layers(disc, 8.0, rows, NearFieldOptions{}, alpha,
+                                     DensityModel::quadratic);
+  const OperatorCoefficients c{0.5, -1.0, 0.0};  // the rigid operator 1/2 - (D + alpha N)
+  const std::vector<cplx> block = layers.near_block(c);
+  const auto row_start = layers.near_field().row_start();
+  const auto columns = layers.near_field().columns();
+  std::vector<cplx> dense(n * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) dense[i * n + j] = layers.regular_entry(c, i, j);
+    dense[i * n + i] += c.identity;
+    for (std::int64_t at = row_start[i]; at < row_start[i + 1]; ++at)
+      dense[i * n + std::size_t(columns[std::size_t(at)])] = block[std::size_t(at)];
+  }
+  EXPECT_GT(layers.near_field().nonzeros(), 4 * 15 * n) << "the refined pairs and stencils";
+  const auto u = random_density(n, 10);
+  std::vector<cplx> want(n, 0.0), got(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) want[i] += dense[i * n + j] * u[j];
+  const BoundaryOperator op(layers, c);
+  op.apply(u, got);
+  EXPECT_LT(relative_error(got, want), 1e-12);
+}
+
+// The FMM's regular sum with the reconstructed dipole strengths against the direct one (both
+// with the quadratic read), bm at k = 8 on icosphere:3: the error falls with p and stays within
+// the constant read's bounds of BurtonMillerLayers.FmmMatchesDirect (twice 5.46e-4 at p = 8 and
+// 3.13e-7 at p = 16; the point strengths are the same kind of sources).
+TEST(DensityReconstruction, FmmMatchesDirect) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(3, 1.0), "icosphere");
+  const Discretization disc(mesh, 6);
+  const RowRange rows{0, disc.size()};
+  const NearFieldOptions near;
+  const double k = 8.0;
+  const cplx alpha(0.0, 1.0 / k);
+  const DirectLayerPotentials direct(disc, k, rows, near, alpha, DensityModel::quadratic);
+  const auto dd = random_density(disc.size(), 8);
+  std::vector<cplx> reference(disc.size());
+  direct.apply(dd, {}, reference);
+  double previous = 1.0;
+  for (const int p : {8, 16}) {
+    const FmmLayerPotentials fmm(disc, k, rows, near, fmm::FmmOptions{p, 0.0, 30}, nullptr, alpha,
+                                 DensityModel::quadratic);
+    std::vector<cplx> y(disc.size());
+    fmm.apply(dd, {}, y);
+    const double error = relative_error(y, reference);
+    std::printf("quadratic read, bm k %g p %d error %.3e\n", k, p, error);
+    EXPECT_LT(error, previous);
+    previous = error;
+    EXPECT_LT(error, p == 8 ? 2.0 * 5.46e-4 : 2.0 * 3.13e-7);
+  }
+}
+
+// Issue 10's diagnosis and cure: on the unit sphere N Y_n = -n(n+1)/(2n+1) Y_n (Laplace). With
+// the constant read the discrete N is off by about 3 % at every level (measured 3.0e-2 to
+// 3.2e-2, bench/results/hypersingular_consistency.md); with the quadratic read (and the 6-point
+// rule and refined tier it needs) the error falls like h^2 (a factor 4 a level asymptotically;
+// measured 2026-11-24 for Y_1: 1.81e-2, 4.73e-3, 1.40e-3 on icosphere:2, 3, 4, ratios 3.8 and
+// 3.4). Required: more than 2.5 a level for Y_1 and Y_2, and the constant read's error above
+// 2.5e-2 at every level (the inconsistency the test exists to show gone).
+TEST(DensityReconstruction, HypersingularOperatorConvergesOnTheSphere) {
+  std::vector<double> previous(2, 0.0);
+  for (const int level : {2, 3, 4}) {
+    const Mesh mesh = Mesh::from_surface(make_icosphere(level, 1.0), "icosphere");
+    const Discretization disc(mesh, 6);
+    const RowRange rows{0, mesh.size()};
+    const NearFieldOptions near;
+    for (const DensityModel model : {DensityModel::constant, DensityModel::quadratic}) {
+      // N = (D + N) - D: the layers with coupling 1 and 0.
+      const DirectLayerPotentials d(disc, 0.0, rows, near, 0.0, model);
+      const DirectLayerPotentials d_plus_n(disc, 0.0, rows, near, 1.0, model);
+      for (const int degree : {1, 2}) {
+        std::vector<cplx> u(mesh.size()), y0(mesh.size()), y1(mesh.size());
+        for (std::size_t e = 0; e < mesh.size(); ++e) {
+          const Vec3 p = normalized(mesh.centroids()[e]);
+          u[e] = degree == 1 ? p.z : p.x * p.y;
+        }
+        d.apply(u, {}, y0);
+        d_plus_n.apply(u, {}, y1);
+        const double eigenvalue = -double(degree * (degree + 1)) / (2 * degree + 1);
+        double error = 0.0, size = 0.0;
+        for (std::size_t e = 0; e < mesh.size(); ++e) {
+          const double w = mesh.areas()[e];
+          error += w * std::norm(y1[e] - y0[e] - eigenvalue * u[e]);
+          size += w * std::norm(eigenvalue * u[e]);
+        }
+        const double relative = std::sqrt(error / size);
+        std::printf("icosphere:%d %s Y_%d: %.3e\n", level,
+                    model == DensityModel::constant ? "constant" : "quadratic", degree, relative);
+        if (model == DensityModel::constant) {
+          EXPECT_GT(relative, 2.5e-2);
+        } else {
+          if (level > 2)
+            EXPECT_GT(previous[std::size_t(degree - 1)] / relative, 2.5) << "level " << level;
+          previous[std::size_t(degree - 1)] = relative;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fmbem

@@ -1,0 +1,279 @@
+// Field points (CSV, Gmsh, plane) and the field writers (CSV, VTK), read back.
+#include "fmbem/io/field_points.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fmbem/core/error.hpp"
+#include "fmbem/io/field_writer.hpp"
+#include "fmbem/io/gmsh_reader.hpp"
+#include "scratch_test.hpp"
+
+#if FMBEM_HAVE_VTK && __has_include(<vtkXMLUnstructuredGridReader.h>)
+#define FMBEM_TEST_VTK_READER 1
+#include <vtkCellType.h>
+#include <vtkDataArray.h>
+#include <vtkNew.h>
+#include <vtkPointData.h>
+#include <vtkStructuredGrid.h>
+#include <vtkUnstructuredGrid.h>
+#include <vtkXMLStructuredGridReader.h>
+#include <vtkXMLUnstructuredGridReader.h>
+#else
+#define FMBEM_TEST_VTK_READER 0
+#endif
+
+namespace fmbem::io {
+namespace {
+
+std::string error_of(auto&& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected fmbem::Error";
+  return {};
+}
+
+TEST(FieldCsv, ReadsPointsHeaderCommentsAndBlanks) {
+  const FieldPoints p = parse_field_csv(
+      "x, y, z\r\n# microphones\n\n1,2,3\n +4.5 ,-6e-1,\t7\r\n\n8,9,1e2\n", "mics.csv");
+  ASSERT_EQ(p.points.size(), 3u);
+  EXPECT_EQ(p.points[1], (Vec3{4.5, -0.6, 7.0}));
+  EXPECT_EQ(p.points[2], (Vec3{8, 9, 100}));
+  EXPECT_TRUE(p.cell_shapes.empty());
+  EXPECT_EQ(p.grid_a, 0u);
+  EXPECT_NE(p.description.find("3 points"), std::string::npos);
+}
+
+TEST(FieldCsv, RefusesMalformedLinesByNumber) {
+  const auto error = [](const std::string& text) {
+    return error_of([&] { parse_field_csv(text, "p.csv"); });
+  };
+  EXPECT_NE(error("1,2,3\n1,2\n").find("'p.csv', line 2: expected three finite numbers"),
+            std::string::npos);
+  EXPECT_NE(error("1,2,3\n4,5,6,7\n").find("line 2"), std::string::npos);
+  EXPECT_NE(error("1,2,3\n4,abc,6\n").find("'4,abc,6'"), std::string::npos);
+  EXPECT_NE(error("1,2,inf\n").find("line 1"), std::string::npos);
+  EXPECT_NE(error("1,2,nan\n").find("line 1"), std::string::npos);
+  // A header is text in every field, and only the first line.
+  EXPECT_NE(error("x,y,z\n1,2,3\nx,y,z\n").find("line 3"), std::string::npos);
+  EXPECT_NE(error("x,2,z\n").find("line 1"), std::string::npos);
+  EXPECT_NE(error(std::string(5000, '1') + ",2,3\n").find("longer than 4096"), std::string::npos);
+  EXPECT_NE(error("").find("has no points"), std::string::npos);
+  EXPECT_NE(error("x,y,z\n# nothing\n\n").find("has no points"), std::string::npos);
+}
+
+class FieldFiles : public ScratchTest {};
+
+TEST_F(FieldFiles, RefusesMissingAndNonRegularFiles) {
+  EXPECT_NE(error_of([&] {
+              read_field_points(scratch_file("missing.csv"));
+            }).find("cannot read field file"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { read_field_points(scratch_.string()); }).find("not a regular file"),
+            std::string::npos);
+  const std::string fifo = scratch_file("pipe.csv");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(error_of([&] { read_field_points(fifo); }).find("not a regular file"),
+            std::string::npos);
+  const std::string empty = scratch_file("empty.csv");
+  std::ofstream(empty).close();
+  EXPECT_NE(error_of([&] { read_field_points(empty); }).find("has no points"), std::string::npos);
+}
+
+TEST(FieldPlane, ParsesAndSamplesCornersIncluded) {
+  const FieldPlane plane = parse_field_plane("-bem_field_plane", "-2,0,-1, 4,0,0, 0,0,2, 5,3");
+  EXPECT_EQ(plane.count_a, 5u);
+  EXPECT_EQ(plane.count_b, 3u);
+  const FieldPoints p = plane_points(plane);
+  ASSERT_EQ(p.points.size(), 15u);
+  EXPECT_EQ(p.grid_a, 5u);
+  EXPECT_EQ(p.grid_b, 3u);
+  EXPECT_EQ(p.points[0], (Vec3{-2, 0, -1}));
+  EXPECT_EQ(p.points[4], (Vec3{2, 0, -1}));   // i fastest: o + a
+  EXPECT_EQ(p.points[10], (Vec3{-2, 0, 1}));  // o + b
+  EXPECT_EQ(p.points[14], (Vec3{2, 0, 1}));
+  EXPECT_EQ(p.points[7], (Vec3{0, 0, 0}));
+}
+
+TEST(FieldPlane, RefusesBadSpecifications) {
+  const auto error = [](const std::string& text) {
+    return error_of([&] { parse_field_plane("-bem_field_plane", text); });
+  };
+  EXPECT_NE(error("0,0,0,1,0,0,0,1,0,0,5").find("integers >= 2"), std::string::npos);
+  EXPECT_NE(error("0,0,0,1,0,0,0,1,0,5,1").find("integers >= 2"), std::string::npos);
+  EXPECT_NE(error("0,0,0,1,0,0,0,1,0,5,2.5").find("integers >= 2"), std::string::npos);
+  EXPECT_NE(error("0,0,0,1,0,0,2,0,0,5,5").find("parallel"), std::string::npos);
+  EXPECT_NE(error("0,0,0,0,0,0,0,1,0,5,5").find("parallel"), std::string::npos);
+  EXPECT_NE(error("0,0,0,1,0,0,0,1,0,5").find("needs 11 comma-separated values"),
+            std::string::npos);
+  EXPECT_NE(error("0,0,x,1,0,0,0,1,0,5,5").find("'x' is not a finite number"), std::string::npos);
+  EXPECT_NE(error("0,0,0,1,0,0,0,1,0,100000,100000").find("more than"), std::string::npos);
+  EXPECT_NE(error("0,0,0,1,0,0,0,1,0,99999999999999999999,5").find("integers >= 2"),
+            std::string::npos);
+  EXPECT_NE(error("0,0,0,1e308,0,0,1e308,1e308,0,5,5").find("not finite"), std::string::npos);
+}
+
+#if FMBEM_HAVE_GMSH
+// A small mesh: a quadrangle and a triangle (a surface), a tetrahedron, a line and a point,
+// and a second-order triangle (in an entity of its own); node 9 is used by no element, so that
+// Gmsh places it on no entity and leaves it out (MSH 2 has no other home for a node).
+constexpr const char* kFieldMsh =
+    "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n10\n"
+    "1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n5 2 0 0\n6 0 0 1\n7 3 0 0\n8 3 1 0\n9 5 5 5\n"
+    "10 3 0.5 0\n$EndNodes\n$Elements\n7\n"
+    "1 3 2 1 1 1 2 3 4\n2 2 2 1 1 2 5 3\n3 4 2 1 1 1 2 4 6\n4 1 2 1 1 1 2\n5 15 2 1 1 1\n"
+    "6 9 2 1 2 5 7 8 10 2 3\n7 2 2 1 1 7 8 5\n$EndElements\n";
+
+TEST_F(FieldFiles, ReadsGmshNodesAndCells) {
+  const std::string path = scratch_file("box.msh");
+  std::ofstream(path) << kFieldMsh;
+  const FieldPoints p = read_field_points(path);
+  ASSERT_EQ(p.points.size(), 9u);
+  EXPECT_EQ(p.points[8], (Vec3{3, 0.5, 0}));  // node 10, after node 9 left out
+  ASSERT_EQ(p.cell_shapes.size(), 4u);        // quadrangle, 2 triangles, tetrahedron
+  std::size_t triangles = 0, quadrangles = 0, tetrahedra = 0;
+  for (std::size_t c = 0; c < p.cell_shapes.size(); ++c) {
+    triangles += p.cell_shapes[c] == CellShape::triangle;
+    quadrangles += p.cell_shapes[c] == CellShape::quadrangle;
+    tetrahedra += p.cell_shapes[c] == CellShape::tetrahedron;
+    if (p.cell_shapes[c] == CellShape::quadrangle) {
+      const std::vector<std::size_t> nodes(p.cell_nodes.begin() + long(p.cell_offsets[c]),
+                                           p.cell_nodes.begin() + long(p.cell_offsets[c + 1]));
+      EXPECT_EQ(nodes, (std::vector<std::size_t>{0, 1, 2, 3}));
+    }
+  }
+  EXPECT_EQ(triangles, 2u);
+  EXPECT_EQ(quadrangles, 1u);
+  EXPECT_EQ(tetrahedra, 1u);
+  ASSERT_EQ(p.warnings.size(), 1u);  // the second-order triangle
+  EXPECT_NE(p.warnings[0].find("Triangle 6"), std::string::npos) << p.warnings[0];
+  EXPECT_NE(p.description.find("9 nodes, 2 triangles, 1 quadrangles, 1 tetrahedra"),
+            std::string::npos)
+      << p.description;
+}
+
+TEST_F(FieldFiles, RefusesMalformedGmshFiles) {
+  // The second-order triangle in the entity of the first-order ones: Gmsh 4.8 lists it as a
+  // 3-node triangle with the nodes out of step; the element count catches it.
+  std::string mixed = kFieldMsh;
+  mixed.replace(mixed.find("6 9 2 1 2"), 9, "6 9 2 1 1");
+  const std::string mixed_path = scratch_file("mixed.msh");
+  std::ofstream(mixed_path) << mixed;
+  EXPECT_NE(error_of([&] { read_field_points(mixed_path); }).find("mix element types"),
+            std::string::npos);
+  const std::string path = scratch_file("bad.msh");
+  std::ofstream(path) << "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n1\n1 0 0 0\n$EndNodes\n"
+                         "$Elements\n1\n1 2 2 1 1 1 2 3\n$EndElements\n";
+  EXPECT_NE(error_of([&] { read_field_points(path); }).find("bad.msh"), std::string::npos);
+  EXPECT_NE(error_of([&] { read_field_points(scratch_file("missing.msh")); }).find("missing.msh"),
+            std::string::npos);
+}
+#endif
+
+FieldPoints three_points_with_a_triangle() {
+  FieldPoints p;
+  p.points = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {5, 5, 5}};
+  p.cell_shapes = {CellShape::triangle};
+  p.cell_offsets = {0, 3};
+  p.cell_nodes = {0, 1, 2};
+  return p;
+}
+
+TEST_F(FieldFiles, WritesCsvThatReadsBack) {
+  const FieldPoints p = three_points_with_a_triangle();
+  const double nan = std::nan("");
+  const std::vector<NamedColumn> arrays = {{"location", {0, 0, 2, 1}, true},
+                                           {"value", {0.1, -1.0 / 3.0, nan, 1e-300}}};
+  const std::string path = scratch_file("field.csv");
+  write_field_csv(path, p, arrays);
+  std::ifstream in(path);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header, "x,y,z,location,value");
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::stringstream s(line);
+    for (std::string f; std::getline(s, f, ',');) fields.push_back(f);
+    rows.push_back(fields);
+  }
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[2][3], "2");
+  EXPECT_EQ(std::stod(rows[1][4]), -1.0 / 3.0);  // 17 digits: exact
+  EXPECT_EQ(rows[2][4], "nan");
+  EXPECT_EQ(std::stod(rows[3][0]), 5.0);
+  EXPECT_NE(error_of([&] {
+              write_field_csv(path, p, {{"x", {1, 2, 3, 4}}});
+            }).find("two columns are called 'x'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              write_field_csv(path, p, {{"short", {1}}});
+            }).find("has 1 values"),
+            std::string::npos);
+}
+
+#if FMBEM_HAVE_VTK
+TEST_F(FieldFiles, WritesVtuAndVtsThatVtkReads) {
+  const FieldPoints p = three_points_with_a_triangle();
+  const std::vector<NamedColumn> arrays = {{"location", {0, 1, 2, 0}, true},
+                                           {"total_abs", {0.5, 1.5, std::nan(""), 2.5}}};
+  const std::string vtu = scratch_file("field.vtu");
+  write_field_vtk(vtu, p, arrays);
+  const FieldPoints plane = plane_points(parse_field_plane("-p", "0,0,0,1,0,0,0,2,0,3,2"));
+  std::vector<NamedColumn> plane_arrays = {{"total_abs", {1, 2, 3, 4, 5, 6}}};
+  const std::string vts = scratch_file("plane.vts");
+  write_field_vtk(vts, plane, plane_arrays);
+#if FMBEM_TEST_VTK_READER
+  vtkNew<vtkXMLUnstructuredGridReader> reader;
+  reader->SetFileName(vtu.c_str());
+  reader->Update();
+  vtkUnstructuredGrid* grid = reader->GetOutput();
+  ASSERT_EQ(grid->GetNumberOfPoints(), 4);
+  ASSERT_EQ(grid->GetNumberOfCells(), 2);  // the triangle and a vertex for the unused point
+  EXPECT_EQ(grid->GetCellType(0), VTK_TRIANGLE);
+  EXPECT_EQ(grid->GetCellType(1), VTK_VERTEX);
+  vtkDataArray* flags = grid->GetPointData()->GetArray("location");
+  ASSERT_NE(flags, nullptr);
+  EXPECT_EQ(flags->GetTuple1(2), 2.0);
+  vtkDataArray* values = grid->GetPointData()->GetArray("total_abs");
+  ASSERT_NE(values, nullptr);
+  EXPECT_EQ(values->GetTuple1(3), 2.5);
+  EXPECT_TRUE(std::isnan(values->GetTuple1(2)));
+  vtkNew<vtkXMLStructuredGridReader> structured;
+  structured->SetFileName(vts.c_str());
+  structured->Update();
+  vtkStructuredGrid* sg = structured->GetOutput();
+  int dims[3];
+  sg->GetDimensions(dims);
+  EXPECT_EQ(dims[0], 3);
+  EXPECT_EQ(dims[1], 2);
+  EXPECT_EQ(dims[2], 1);
+  double xyz[3];
+  sg->GetPoint(5, xyz);  // i = 2, j = 1: o + a + b
+  EXPECT_EQ(xyz[0], 1.0);
+  EXPECT_EQ(xyz[1], 2.0);
+  EXPECT_EQ(sg->GetPointData()->GetArray("total_abs")->GetTuple1(4), 5.0);
+#endif
+  EXPECT_NE(error_of([&] {
+              write_field_vtk(vtu, p, {{"a", {1}}});
+            }).find("has 1 values"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              write_field_vtk(scratch_file("no/such/dir.vtu"), p, arrays);
+            }).find("cannot write"),
+            std::string::npos);
+}
+#endif
+
+}  // namespace
+}  // namespace fmbem::io
