@@ -59,7 +59,8 @@ constexpr OptionSpec kOptions[] = {
      "Pairs of the near-field matrix: close (the near-field correction's), leaf or neighbours "
      "(also the regular rule for the rest of the row's FMM leaf, or of its U list)"},
     {"bem_pc", "petsc",
-     "Preconditioner: petsc (PETSc's -pc_type, default jacobi) or leaf_block (the dense "
+     "Preconditioner: petsc (PETSc's -pc_type, default jacobi; bjacobi (ILU(0) per rank) for "
+     "bm with the MatMult on the CPU) or leaf_block (the dense "
      "operator blocks of groups of nearby elements, inverted once; on the GPU with the MatMult)"},
     {"bem_pc_block", "32", "-bem_pc leaf_block: at most this many elements a block (1..512)"},
     {"bem_pc_overlap", "1",
