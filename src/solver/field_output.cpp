@@ -128,8 +128,8 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
   const field::SurfaceTraces traces = field::surface_traces(problem, mesh, solution);
 
   if (request_.field()) {
-    if (!geometry_)
-      geometry_ = std::make_unique<field::FieldGeometry>(disc, points_.points, options);
+    const bool reused = geometry_ != nullptr;  // a sweep's later k
+    if (!reused) geometry_ = std::make_unique<field::FieldGeometry>(disc, points_.points, options);
     const field::FieldGeometry& geometry = *geometry_;
     const std::size_t m = points_.points.size();
     const std::size_t outside = geometry.count(PointLocation::exterior),
@@ -144,10 +144,10 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
     const field::FieldValues values = evaluator.evaluate(traces.u, traces.q, incident);
     const field::FieldStatistics& stats = evaluator.statistics();
     lines.push_back(
-        format("field times     inside/outside %.3f s, %s on %s: set-up %.3f s, "
+        format("field times     inside/outside %.3f s%s, %s on %s: set-up %.3f s, "
                "sum %.3f s, close elements %.3f s",
-               geometry.seconds(), stats.method.c_str(), stats.device.c_str(), stats.setup_seconds,
-               stats.fmm_seconds, stats.near_seconds));
+               geometry.seconds(), reused ? " (at the first k, reused)" : "", stats.method.c_str(),
+               stats.device.c_str(), stats.setup_seconds, stats.fmm_seconds, stats.near_seconds));
     if (!stats.note.empty()) lines.push_back("field note      " + stats.note);
 
     std::vector<io::NamedColumn>& columns = tables_->field;
