@@ -652,11 +652,6 @@ elif CASE == "field":
                                                   rho * math.sin(golden * i) * r, z * r))
         f.write("0,0,0\n")
 
-    def read_table(path):
-        lines = open(path).read().strip().split("\n")
-        names = lines[0].split(",")
-        return [dict(zip(names, map(float, l.split(",")))) for l in lines[1:]]
-
     def subset_error(rows):
         num = sum((r["scattered_re"] - r["exact_re"]) ** 2 + (r["scattered_im"] - r["exact_im"]) ** 2
                   for r in rows)
@@ -672,7 +667,7 @@ elif CASE == "field":
                          "-bem_field_csv", out, "-bem_farfield", "36", "-bem_farfield_csv", far])
             check("200 outside, 0 on the surface, 21 inside the body" in r["out"],
                   f"{bc}, icosphere:{level}: 200 points outside, the 21 inside flagged")
-            rows = read_table(out)
+            rows = read_csv_table(out)
             check(len(rows) == 221, "the field CSV has a row per point")
             inside = [row for row in rows if row["location"] == 2]
             check(len(inside) == 21 and all(math.isnan(row["total_abs"]) and
@@ -683,7 +678,7 @@ elif CASE == "field":
             m = re.search(r"field error +relative L2 = (\S+),", r["out"])
             fe = re.search(r"farfield error +relative L2 = (\S+),", r["out"])
             check(m is not None and fe is not None, "the summary gives the field and far-field errors")
-            farrows = read_table(far)
+            farrows = read_csv_table(far)
             check(len(farrows) == 36 and farrows[9]["angle_deg"] == 90.0, "36 far-field directions")
             ts = max(abs(row["TS_dB"] - row["exact_TS_dB"]) for row in farrows)
             errors.append((subset_error(near), subset_error(away), float(fe.group(1)), ts))
@@ -702,7 +697,7 @@ elif CASE == "field":
     r = summary(base + ["-bem_field_csv", one, "-bem_field_vtk", vts])
     check("plane 21 x 11" in r["out"] and "231 points" in r["out"], "the plane's 231 points")
     summary(base + ["-bem_field_csv", two], mpi=2)
-    a, b = read_table(one), read_table(two)
+    a, b = read_csv_table(one), read_csv_table(two)
     d = max(abs(x["total_abs"] - y["total_abs"]) for x, y in zip(a, b) if x["location"] != 2)
     check(d < 1e-8, f"mpiexec -n 2 gives the -n 1 field (max diff {d:.1e})")
     check(a[0]["x"] == -2 and a[20]["x"] == 2 and a[21]["z"] == -1.6, "plane points: i fastest")
