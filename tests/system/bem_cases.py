@@ -793,6 +793,15 @@ elif CASE == "sweep":
           all(abs(r["k"] - w) <= 1e-15 * w for r, w in zip(rows, want)),
           "-bem_frequency 50,100 -bem_sound_speed 340: k = 2 pi f / c in the CSV")
     check("f (Hz)" in p.stdout and "k = 0.923998" in p.stdout, "and in the summary")
+    # A k whose solve fails (icosphere:2 needs 4 and 5 iterations at k = 1 and 2) gets its error
+    # line and no file; the sweep goes on and exits 2.
+    failed = os.path.join(WORK, "failed.csv")
+    p = run(["-mesh", "icosphere:2", "-k", "1,2", "-ksp_max_it", "3", "-bem_csv", failed],
+            expect_ok=False)
+    errors = [l for l in p.stderr.split("\n") if l.startswith("bem_solve: error:")]
+    check(p.returncode == 2 and len(errors) == 2 and "at k = 2: DIVERGED_ITS" in errors[1] and
+          not [f for f in os.listdir(WORK) if f.startswith("failed") or f.startswith(".failed")],
+          "failed solves in a sweep: an error line each, no files, exit 2")
     # One k keeps today's summary, files and no table.
     one = os.path.join(WORK, "one.csv")
     p = run(["-mesh", "icosphere:2", "-k", "2", "-bem_csv", one, "-bem_sweep_csv", sweep_f])
