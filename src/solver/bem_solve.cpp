@@ -24,6 +24,7 @@
 #include "fmbem/solver/field_output.hpp"
 #include "fmbem/solver/options.hpp"
 #include "fmbem/solver/preconditioner.hpp"
+#include "fmbem/solver/sweep.hpp"
 #include "fmbem/solver/threaded_vector.hpp"
 
 namespace fmbem {
@@ -183,8 +184,7 @@ constexpr double kMinHelmholtzKD = 1e-6;
 
 // The mesh must resolve the wavelength: a warning below 6 elements per
 // wavelength, a refusal below 2 unless the user insists.
-std::optional<std::string> check_resolution(const Mesh &mesh, const SolveOptions &opt) {
-  const double k = opt.problem.k;
+std::optional<std::string> check_resolution(const Mesh &mesh, double k, bool allow_coarse) {
   if (k == 0) return std::nullopt;
   char text[512];
   if (k * mesh.diameter() < kMinHelmholtzKD) {
@@ -203,7 +203,7 @@ std::optional<std::string> check_resolution(const Mesh &mesh, const SolveOptions
                 "%.4g); piecewise-constant elements need about 6-10 for "
                 "per-cent accuracy",
                 k, mesh.name().c_str(), per_wavelength, wavelength, mesh.max_edge());
-  if (per_wavelength < kMinElementsPerWavelength && !opt.allow_coarse)
+  if (per_wavelength < kMinElementsPerWavelength && !allow_coarse)
     throw Error(std::string(text) +
                 ": refine the mesh (or insist with "
                 "-bem_allow_coarse; the answer is then "
@@ -213,9 +213,10 @@ std::optional<std::string> check_resolution(const Mesh &mesh, const SolveOptions
 }
 
 // Output files: checked (and reserved) before any work, written only after
-// a successful solve.
+// a successful solve. A sweep reserves one of each per k (sweep_output_path).
 struct Outputs {
-  std::unique_ptr<io::OutputFile> vtu, csv;
+  std::vector<std::unique_ptr<io::OutputFile>> vtu, csv;
+  std::unique_ptr<io::OutputFile> sweep_csv;
 };
 
 Outputs reserve_outputs(const SolveOptions &opt) {
@@ -234,10 +235,24 @@ Outputs reserve_outputs(const SolveOptions &opt) {
     check_not_mesh(p, "-o");
   }
   if (!opt.csv_path.empty()) check_not_mesh(opt.csv_path, "-bem_csv");
+  if (!opt.sweep_csv_path.empty()) check_not_mesh(opt.sweep_csv_path, "-bem_sweep_csv");
   if (!opt.vtu_path.empty() && !opt.csv_path.empty() && io::same_file(opt.vtu_path, opt.csv_path))
     throw Error("-o and -bem_csv name the same file '" + opt.csv_path + "'");
-  if (!opt.vtu_path.empty()) out.vtu = std::make_unique<io::OutputFile>(opt.vtu_path, "-o");
-  if (!opt.csv_path.empty()) out.csv = std::make_unique<io::OutputFile>(opt.csv_path, "-bem_csv");
+  for (const std::string &other : {opt.vtu_path, opt.csv_path})
+    if (!opt.sweep_csv_path.empty() && !other.empty() && io::same_file(other, opt.sweep_csv_path))
+      throw Error("-bem_sweep_csv and " + std::string(other == opt.vtu_path ? "-o" : "-bem_csv") +
+                  " name the same file '" + opt.sweep_csv_path + "'");
+  const std::size_t count = opt.wavenumbers.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!opt.vtu_path.empty())
+      out.vtu.push_back(
+          std::make_unique<io::OutputFile>(sweep_output_path(opt.vtu_path, i, count), "-o"));
+    if (!opt.csv_path.empty())
+      out.csv.push_back(
+          std::make_unique<io::OutputFile>(sweep_output_path(opt.csv_path, i, count), "-bem_csv"));
+  }
+  if (!opt.sweep_csv_path.empty())
+    out.sweep_csv = std::make_unique<io::OutputFile>(opt.sweep_csv_path, "-bem_sweep_csv");
   return out;
 }
 
@@ -318,69 +333,54 @@ void refuse_unused_options() {
               "; bem_solve -help lists the options");
 }
 
-}  // namespace
-
-PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
-  PetscFunctionBeginUser;
-  *exit_status = kExitSolved;
+// What a sweep builds once and every k uses (issue 11): the mesh and its discretisation, the
+// vectors and the scatter of the density to every rank, the reserved outputs and the field
+// stage (the field points and their FieldGeometry). Everything else depends on k and is built
+// by solve_at for each: the FMM (octree, lists, translations), the near-field correction, the
+// operator, the right-hand side, the preconditioner and the KSP.
+struct SweepContext {
+  MPI_Comm comm;
   PetscMPIInt rank, size;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  LogEvents events;
-  PetscClassId class_id;
-  PetscCall(PetscClassIdRegister("fmbem", &class_id));
-  PetscCall(PetscLogEventRegister("BEMNearSetup", class_id, &events.near_setup));
-  PetscCall(PetscLogEventRegister("BEMOperator", class_id, &events.operator_apply));
-
-  SolveOptions opt;
-  PetscCall(read_solve_options(comm, &opt));
-  if (opt.help) {
-    PetscCall(print_solver_help(comm));
-    PetscFunctionReturn(0);
-  }
-  PetscLogDouble t_start, t_setup, t_solved;
-  PetscCall(PetscTime(&t_start));
-
-  Outputs outputs;
-  on_rank_zero(comm, [&] { outputs = reserve_outputs(opt); });
-  // The field points are read and the field outputs reserved on rank 0, which evaluates them.
-  FieldStage field_stage;
-  on_rank_zero(comm, [&] {
-    field_stage.prepare(opt.field, opt.mesh, {{"-o", opt.vtu_path}, {"-bem_csv", opt.csv_path}});
-  });
-  std::vector<std::string> warnings;
-  const Mesh mesh = Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings), opt.mesh);
-  if (const auto coarse = check_resolution(mesh, opt)) warnings.push_back(*coarse);
-  if (opt.problem.kind == ProblemKind::Radiation && !opt.source_given)
-    opt.problem.source = mesh.bounding_box_center();
-  const Problem problem(mesh, opt.problem);
-  warnings.insert(warnings.end(), problem.warnings().begin(), problem.warnings().end());
-  warnings.insert(warnings.end(), field_stage.warnings().begin(), field_stage.warnings().end());
-  for (const std::string &w : warnings)
-    PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
-  const Discretization disc(mesh, opt.quadrature_points);
-  const PetscInt n = PetscInt(mesh.size());
-
+  const SolveOptions &opt;
+  const Mesh &mesh;
+  const Discretization &disc;
+  PetscInt n, row_begin, row_end;
   Vec x, b;
-  PetscCall(VecCreate(comm, &x));
-  PetscCall(VecSetSizes(x, PETSC_DECIDE, n));
-  // GMRES's vector work on every core (-vec_type still overrides).
-  PetscCall(register_threaded_vector_type());
-  PetscCall(VecSetType(x, threaded_vector_type));
-  PetscCall(VecSetFromOptions(x));
-  PetscCall(VecDuplicate(x, &b));
-  PetscInt row_begin, row_end;
-  PetscCall(VecGetOwnershipRange(x, &row_begin, &row_end));
-  const RowRange rows{std::size_t(row_begin), std::size_t(row_end)};
+  VecScatter gather;  // x to x_all: the whole density on every rank (ShellContext)
+  Vec x_all;
+  LogEvents events;
+  FmmEvents &fmm_events;
+  Outputs &outputs;
+  FieldStage &field_stage;
+};
 
-  FmmEvents fmm_events(class_id);
+// Solves `problem` (sweep point `index`), prints its summary and writes its outputs on rank 0;
+// t_start: when its set-up began. A failed solve is reported (one error line) and leaves
+// row->solved false.
+PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::size_t index,
+                        PetscLogDouble t_start, SweepRow *row) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = sweep.comm;
+  const PetscMPIInt rank = sweep.rank, size = sweep.size;
+  const SolveOptions &opt = sweep.opt;
+  const Mesh &mesh = sweep.mesh;
+  const Discretization &disc = sweep.disc;
+  const PetscInt n = sweep.n, row_begin = sweep.row_begin, row_end = sweep.row_end;
+  const RowRange rows{std::size_t(row_begin), std::size_t(row_end)};
+  const Vec x = sweep.x, b = sweep.b;
+  const LogEvents events = sweep.events;
+  Outputs &outputs = sweep.outputs;
+  FieldStage &field_stage = sweep.field_stage;
+  const std::size_t count = opt.wavenumbers.size();
+  const double k = problem.spec().k;
+  PetscLogDouble t_setup, t_solved;
   std::unique_ptr<CorrectedLayerPotentials> layer_potentials;
   const FmmLayerPotentials *fmm_layers = nullptr;
   PetscCall(PetscLogEventBegin(events.near_setup, 0, 0, 0, 0));
   if (opt.operator_backend == "fmm") {
     auto fast =
-        std::make_unique<FmmLayerPotentials>(disc, opt.problem.k, rows, opt.near, opt.fmm,
-                                             &fmm_events, problem.coupling(), opt.double_density);
+        std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, opt.fmm, &sweep.fmm_events,
+                                             problem.coupling(), opt.double_density);
     // Every rank has the same tree: each forms the moments of its share of the leaves, and one
     // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).
     if (size > 1)
@@ -392,7 +392,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     layer_potentials = std::move(fast);
   } else {
     layer_potentials = std::make_unique<DirectLayerPotentials>(
-        disc, opt.problem.k, rows, opt.near, problem.coupling(), opt.double_density);
+        disc, k, rows, opt.near, problem.coupling(), opt.double_density);
   }
   PetscCall(PetscLogEventEnd(events.near_setup, 0, 0, 0, 0));
   const CorrectedLayerPotentials &layers = *layer_potentials;
@@ -408,8 +408,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   }
   const BoundaryOperator op(layers, problem.coefficients());
 
-  ShellContext ctx{&op, nullptr, nullptr, events};
-  PetscCall(VecScatterCreateToAll(x, &ctx.gather, &ctx.x_all));
+  ShellContext ctx{&op, sweep.gather, sweep.x_all, events};
   Mat A;
   PetscCall(MatCreateShell(comm, row_end - row_begin, row_end - row_begin, n, n, &ctx, &A));
   PetscCall(MatShellSetOperation(A, MATOP_MULT, (void (*)(void))shell_mult));
@@ -579,7 +578,11 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     const std::vector<cplx> solution(xa, xa + n);
     PetscCall(VecRestoreArrayRead(x0, &xa));
     const std::string u = problem.unknown_name();
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "\nfmbem bem_solve summary\n"));
+    if (count == 1)
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\nfmbem bem_solve summary\n"));
+    else
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\nfmbem bem_solve summary, k %zu of %zu\n", index + 1,
+                            count));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  mesh            %s: N = %" PetscInt_FMT
                           " elements, %zu vertices, diameter %.4g\n",
@@ -590,7 +593,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                             "normals point outward\n",
                             mesh.flipped_triangles()));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "  problem         %s, k = %g\n",
-                          problem.description().c_str(), opt.problem.k));
+                          problem.description().c_str(), k));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "  formulation     %s\n",
                           problem.formulation_description().c_str()));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
@@ -657,6 +660,9 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         {u + "_abs", part(solution, [](const cplx &c) { return std::abs(c); })}};
     if (const auto &exact = problem.exact_solution(); exact && solved) {
       const ErrorNorms err = error_norms(mesh, solution, *exact);
+      row->has_error = true;
+      row->error_max = err.max_abs;
+      row->error_relative_l2 = err.relative_l2;
       PetscCall(
           PetscPrintf(PETSC_COMM_SELF, "  exact           %s\n", problem.exact_name().c_str()));
       PetscCall(PetscPrintf(PETSC_COMM_SELF,
@@ -672,41 +678,162 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     }
     if (!solved) {
       char text[256];
+      char at_k[64] = "";
+      if (count > 1) std::snprintf(at_k, sizeof at_k, " at k = %g", k);
       std::snprintf(text, sizeof text,
-                    "the solve failed: %s after %" PetscInt_FMT
-                    " iterations (true relative residual %.2e); no output written",
-                    KSPConvergedReasons[reason], iterations, double(true_residual));
+                    "the solve failed%s: %s after %" PetscInt_FMT
+                    " iterations (true relative residual %.2e); no output written%s",
+                    at_k, KSPConvergedReasons[reason], iterations, double(true_residual),
+                    count == 1 ? "" : " for it");
       failure = text;
     } else {
       const field::FieldOptions field_options{opt.near, opt.fmm, opt.operator_backend == "fmm"};
       for (const std::string &line : field_stage.evaluate(problem, disc, solution, field_options))
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "  %s\n", line.c_str()));
-      if (outputs.vtu) {
-        outputs.vtu->write([&](const std::string &path) { io::write_vtu(path, mesh, fields); });
-        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", opt.vtu_path.c_str()));
+      if (!outputs.vtu.empty()) {
+        io::OutputFile &vtu = *outputs.vtu[index];
+        vtu.write([&](const std::string &path) { io::write_vtu(path, mesh, fields); });
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", vtu.path().c_str()));
       }
-      if (outputs.csv) {
-        outputs.csv->write([&](const std::string &path) { io::write_csv(path, mesh, solution); });
-        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", opt.csv_path.c_str()));
+      if (!outputs.csv.empty()) {
+        io::OutputFile &csv = *outputs.csv[index];
+        csv.write([&](const std::string &path) { io::write_csv(path, mesh, solution); });
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", csv.path().c_str()));
       }
-      for (const std::string &path : field_stage.write())
+      for (const std::string &path : field_stage.write(index))
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", path.c_str()));
     }
   }
-  if (!solved) {
-    if (rank == 0) std::fprintf(stderr, "bem_solve: error: %s\n", failure.c_str());
-    *exit_status = kExitSolveFailed;
-  }
-  for (const std::string &name : unused_options(false))
-    PetscCall(PetscPrintf(comm, "bem_solve: warning: option -%s was not used\n", name.c_str()));
+  if (!solved && rank == 0) std::fprintf(stderr, "bem_solve: error: %s\n", failure.c_str());
+  row->iterations = long(iterations);
+  row->reason = KSPConvergedReasons[reason];
+  row->solved = solved;
+  row->setup_seconds = t_setup - t_start;
+  row->solve_seconds = t_solved - t_setup;
 
   PetscCall(VecScatterDestroy(&to_zero));
   PetscCall(VecDestroy(&x0));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&A));
   PetscCall(MatDestroy(&near_matrix));
-  PetscCall(VecScatterDestroy(&ctx.gather));
-  PetscCall(VecDestroy(&ctx.x_all));
+  PetscFunctionReturn(0);
+}
+
+}  // namespace
+
+PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
+  PetscFunctionBeginUser;
+  *exit_status = kExitSolved;
+  PetscMPIInt rank, size;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  LogEvents events;
+  PetscClassId class_id;
+  PetscCall(PetscClassIdRegister("fmbem", &class_id));
+  PetscCall(PetscLogEventRegister("BEMNearSetup", class_id, &events.near_setup));
+  PetscCall(PetscLogEventRegister("BEMOperator", class_id, &events.operator_apply));
+
+  SolveOptions opt;
+  PetscCall(read_solve_options(comm, &opt));
+  if (opt.help) {
+    PetscCall(print_solver_help(comm));
+    PetscFunctionReturn(0);
+  }
+  PetscLogDouble t_start;
+  PetscCall(PetscTime(&t_start));
+
+  Outputs outputs;
+  on_rank_zero(comm, [&] { outputs = reserve_outputs(opt); });
+  // The field points are read and the field outputs reserved on rank 0, which evaluates them.
+  FieldStage field_stage;
+  on_rank_zero(comm, [&] {
+    field_stage.prepare(
+        opt.field, opt.mesh,
+        {{"-o", opt.vtu_path}, {"-bem_csv", opt.csv_path}, {"-bem_sweep_csv", opt.sweep_csv_path}},
+        opt.wavenumbers.size());
+  });
+  std::vector<std::string> warnings;
+  const Mesh mesh = Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings), opt.mesh);
+  // Every k of a sweep is checked before any work; the highest k's warning is the one to give.
+  {
+    std::optional<std::string> coarse;
+    for (double k : opt.wavenumbers)
+      if (auto warning = check_resolution(mesh, k, opt.allow_coarse);
+          warning &&
+          (!coarse || k == *std::max_element(opt.wavenumbers.begin(), opt.wavenumbers.end())))
+        coarse = std::move(warning);
+    if (coarse) warnings.push_back(*coarse);
+  }
+  if (opt.problem.kind == ProblemKind::Radiation && !opt.source_given)
+    opt.problem.source = mesh.bounding_box_center();
+  const Problem problem(mesh, opt.problem);
+  warnings.insert(warnings.end(), problem.warnings().begin(), problem.warnings().end());
+  warnings.insert(warnings.end(), field_stage.warnings().begin(), field_stage.warnings().end());
+  for (const std::string &w : warnings)
+    PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
+  const Discretization disc(mesh, opt.quadrature_points);
+  const PetscInt n = PetscInt(mesh.size());
+
+  Vec x, b;
+  PetscCall(VecCreate(comm, &x));
+  PetscCall(VecSetSizes(x, PETSC_DECIDE, n));
+  // GMRES's vector work on every core (-vec_type still overrides).
+  PetscCall(register_threaded_vector_type());
+  PetscCall(VecSetType(x, threaded_vector_type));
+  PetscCall(VecSetFromOptions(x));
+  PetscCall(VecDuplicate(x, &b));
+  PetscInt row_begin, row_end;
+  PetscCall(VecGetOwnershipRange(x, &row_begin, &row_end));
+
+  FmmEvents fmm_events(class_id);
+  VecScatter gather;
+  Vec x_all;
+  PetscCall(VecScatterCreateToAll(x, &gather, &x_all));
+  const SweepContext sweep{comm,  rank,      size,       opt,     mesh,       disc,
+                           n,     row_begin, row_end,    x,       b,          gather,
+                           x_all, events,    fmm_events, outputs, field_stage};
+  const std::size_t count = opt.wavenumbers.size();
+  std::vector<SweepRow> table(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    PetscLogDouble t_k = t_start;  // the first k's set-up includes the mesh's
+    if (i > 0) PetscCall(PetscTime(&t_k));
+    std::unique_ptr<Problem> later_problem;
+    if (i > 0) {
+      ProblemSpec spec = opt.problem;
+      spec.k = opt.wavenumbers[i];
+      later_problem = std::make_unique<Problem>(mesh, spec);
+      for (const std::string &w : later_problem->warnings())
+        if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
+          PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
+    }
+    SweepRow &row = table[i];
+    row.k = opt.wavenumbers[i];
+    if (!opt.frequencies.empty()) row.frequency = opt.frequencies[i];
+    PetscCall(solve_at(sweep, later_problem ? *later_problem : problem, i, t_k, &row));
+    if (!row.solved) *exit_status = kExitSolveFailed;
+    if (count > 1 && rank == 0) {
+      // Progress of a long sweep, apart from the summaries (stdout may go to a file).
+      std::fprintf(stderr, "bem_solve: k = %g (%zu of %zu): %ld iterations, %s, %.3f s\n", row.k,
+                   i + 1, count, row.iterations, row.reason.c_str(),
+                   row.setup_seconds + row.solve_seconds);
+      std::fflush(stderr);
+    }
+  }
+  if (rank == 0 && count > 1)
+    PetscCall(
+        PetscPrintf(PETSC_COMM_SELF, "\n%s", sweep_table(table, !opt.frequencies.empty()).c_str()));
+  if (rank == 0 && outputs.sweep_csv) {
+    outputs.sweep_csv->write(
+        [&](const std::string &path) { write_sweep_csv(path, table, !opt.frequencies.empty()); });
+    PetscCall(
+        PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", outputs.sweep_csv->path().c_str()));
+  }
+
+  for (const std::string &name : unused_options(false))
+    PetscCall(PetscPrintf(comm, "bem_solve: warning: option -%s was not used\n", name.c_str()));
+
+  PetscCall(VecScatterDestroy(&gather));
+  PetscCall(VecDestroy(&x_all));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&b));
   PetscFunctionReturn(0);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include "fmbem/core/error.hpp"
 #include "fmbem/field/far_field.hpp"
@@ -11,6 +12,7 @@
 #include "fmbem/io/field_writer.hpp"
 #include "fmbem/io/output_file.hpp"
 #include "fmbem/io/vtk_writer.hpp"
+#include "fmbem/solver/sweep.hpp"
 
 namespace fmbem {
 namespace {
@@ -59,7 +61,7 @@ FieldStage::FieldStage() = default;
 FieldStage::~FieldStage() = default;
 
 void FieldStage::prepare(const FieldRequest& request, const std::string& mesh_spec,
-                         const std::vector<NamedPath>& other_outputs) {
+                         const std::vector<NamedPath>& other_outputs, std::size_t sweep_count) {
   request_ = request;
   const bool mesh_is_file = mesh_spec.rfind("icosphere", 0) != 0;
   struct Named {
@@ -100,12 +102,14 @@ void FieldStage::prepare(const FieldRequest& request, const std::string& mesh_sp
                     " name the same file '" + out.path + "'");
   }
   // Reserved (an unwritable folder fails here), then the points read.
-  if (!request.vtk_path.empty())
-    vtk_ = std::make_unique<io::OutputFile>(request.vtk_path, "-bem_field_vtk");
-  if (!request.csv_path.empty())
-    csv_ = std::make_unique<io::OutputFile>(request.csv_path, "-bem_field_csv");
-  if (!request.farfield_csv.empty())
-    farfield_csv_ = std::make_unique<io::OutputFile>(request.farfield_csv, "-bem_farfield_csv");
+  for (std::size_t i = 0; i < sweep_count; ++i)
+    for (auto [path, option, files] :
+         {std::tuple{&request.vtk_path, "-bem_field_vtk", &vtk_},
+          std::tuple{&request.csv_path, "-bem_field_csv", &csv_},
+          std::tuple{&request.farfield_csv, "-bem_farfield_csv", &farfield_csv_}})
+      if (!path->empty())
+        files->push_back(
+            std::make_unique<io::OutputFile>(sweep_output_path(*path, i, sweep_count), option));
   if (request.plane)
     points_ = io::plane_points(*request.plane);
   else if (!request.points_file.empty())
@@ -124,7 +128,9 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
   const field::SurfaceTraces traces = field::surface_traces(problem, mesh, solution);
 
   if (request_.field()) {
-    const field::FieldGeometry geometry(disc, points_.points, options);
+    const bool reused = geometry_ != nullptr;  // a sweep's later k
+    if (!reused) geometry_ = std::make_unique<field::FieldGeometry>(disc, points_.points, options);
+    const field::FieldGeometry& geometry = *geometry_;
     const std::size_t m = points_.points.size();
     const std::size_t outside = geometry.count(PointLocation::exterior),
                       surface = geometry.count(PointLocation::surface),
@@ -138,10 +144,10 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
     const field::FieldValues values = evaluator.evaluate(traces.u, traces.q, incident);
     const field::FieldStatistics& stats = evaluator.statistics();
     lines.push_back(
-        format("field times     inside/outside %.3f s, %s on %s: set-up %.3f s, "
+        format("field times     inside/outside %.3f s%s, %s on %s: set-up %.3f s, "
                "sum %.3f s, close elements %.3f s",
-               geometry.seconds(), stats.method.c_str(), stats.device.c_str(), stats.setup_seconds,
-               stats.fmm_seconds, stats.near_seconds));
+               geometry.seconds(), reused ? " (at the first k, reused)" : "", stats.method.c_str(),
+               stats.device.c_str(), stats.setup_seconds, stats.fmm_seconds, stats.near_seconds));
     if (!stats.note.empty()) lines.push_back("field note      " + stats.note);
 
     std::vector<io::NamedColumn>& columns = tables_->field;
@@ -237,23 +243,23 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
   return lines;
 }
 
-std::vector<std::string> FieldStage::write() {
+std::vector<std::string> FieldStage::write(std::size_t index) {
   std::vector<std::string> written;
   if (!tables_) return written;
-  if (vtk_) {
-    vtk_->write(
+  if (!vtk_.empty()) {
+    vtk_[index]->write(
         [&](const std::string& path) { io::write_field_vtk(path, points_, tables_->field); });
-    written.push_back(vtk_->path());
+    written.push_back(vtk_[index]->path());
   }
-  if (csv_) {
-    csv_->write(
+  if (!csv_.empty()) {
+    csv_[index]->write(
         [&](const std::string& path) { io::write_field_csv(path, points_, tables_->field); });
-    written.push_back(csv_->path());
+    written.push_back(csv_[index]->path());
   }
-  if (farfield_csv_) {
-    farfield_csv_->write(
+  if (!farfield_csv_.empty()) {
+    farfield_csv_[index]->write(
         [&](const std::string& path) { io::write_table_csv(path, tables_->farfield); });
-    written.push_back(farfield_csv_->path());
+    written.push_back(farfield_csv_[index]->path());
   }
   return written;
 }

@@ -9,10 +9,12 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <numbers>
 #include <optional>
 #include <system_error>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/solver/sweep.hpp"
 
 namespace fmbem {
 namespace {
@@ -27,7 +29,14 @@ struct OptionSpec {
 };
 constexpr OptionSpec kOptions[] = {
     {"mesh", "", "Gmsh .msh file (or a pipe), or icosphere:L[:R] (20*4^L triangles)"},
-    {"k", "1", "Wavenumber (0: Laplace)"},
+    {"k", "1",
+     "Wavenumber (0: Laplace), or a sweep: a list 1,2,4 and ranges first:last:step (1:10:0.25), "
+     "each solved in one run"},
+    {"bem_frequency", "",
+     "Frequencies in Hz instead of -k (same list and range syntax): k = 2 pi f / c"},
+    {"bem_sound_speed", "343", "Speed of sound c (m/s) of -bem_frequency"},
+    {"bem_sweep_csv", "",
+     "Write the sweep's table (k, frequency, iterations, times, error) to this CSV file"},
     {"kernel", "helmholtz", "helmholtz, or laplace (same as -k 0)"},
     {"bem_problem", "scattering", "scattering or radiation"},
     {"bem_bc", "neumann", "neumann (rigid) or dirichlet (soft)"},
@@ -263,7 +272,64 @@ bool is_late_option(std::string_view name) {
                      [&](std::string_view prefix) { return name.starts_with(prefix); });
 }
 
+// One entry of a sweep list: a number, or first:last:step.
+void append_sweep_entry(const char *option, std::string_view text, std::string_view entry,
+                        std::vector<double> &values) {
+  const std::string where = std::string(option) + " " + std::string(text) + ": ";
+  const auto number = [&](std::string_view part, const char *what) {
+    try {
+      return parse_real(option, part);
+    } catch (const Error &) {
+      throw Error(where + what + " '" + std::string(part) + "' is not a finite number");
+    }
+  };
+  const std::size_t colon = entry.find(':');
+  if (colon == std::string_view::npos) {
+    const double value = number(entry, "entry");
+    if (value < 0) throw Error(where + "entry '" + std::string(entry) + "' is negative");
+    values.push_back(value);
+    return;
+  }
+  const std::size_t colon2 = entry.find(':', colon + 1);
+  if (colon2 == std::string_view::npos || entry.find(':', colon2 + 1) != std::string_view::npos)
+    throw Error(where + "range '" + std::string(entry) + "' needs exactly first:last:step");
+  const double first = number(entry.substr(0, colon), "range start");
+  const double last = number(entry.substr(colon + 1, colon2 - colon - 1), "range end");
+  const double step = number(entry.substr(colon2 + 1), "range step");
+  const std::string range = "range '" + std::string(entry) + "'";
+  if (first < 0) throw Error(where + range + " starts below 0");
+  if (!(step > 0)) throw Error(where + range + ": the step must be > 0 (a sweep with zero steps)");
+  if (last < first) throw Error(where + range + ": last < first (a sweep with zero steps)");
+  // last belongs to the grid when within 1e-9 steps of it (1:10:0.1 ends at 10).
+  constexpr double kGridSlack = 1e-9;
+  const double steps = (last - first) / step;
+  if (!(steps < double(kMaxSweepValues)))
+    throw Error(where + range + ": more than " + std::to_string(kMaxSweepValues) + " values");
+  const std::size_t count = std::size_t(std::floor(steps + kGridSlack)) + 1;
+  for (std::size_t i = 0; i < count; ++i) values.push_back(first + double(i) * step);
+  if (std::abs(values.back() - last) <= kGridSlack * step) values.back() = last;
+}
+
 }  // namespace
+
+std::vector<double> parse_sweep_values(const char *option, std::string_view text) {
+  std::vector<double> values;
+  if (text.empty()) throw Error(std::string(option) + " needs a value");
+  for (std::size_t begin = 0;;) {
+    const std::size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string_view entry = text.substr(begin, comma - begin);
+    if (entry.empty())
+      throw Error(std::string(option) + " " + std::string(text) + ": an empty entry (write " +
+                  "values as 1,2,4 or ranges as first:last:step)");
+    append_sweep_entry(option, text, entry, values);
+    if (values.size() > kMaxSweepValues)
+      throw Error(std::string(option) + " " + std::string(text) + ": more than " +
+                  std::to_string(kMaxSweepValues) + " values");
+    if (comma == text.size()) break;
+    begin = comma + 1;
+  }
+  return values;
+}
 
 std::vector<std::string_view> solve_option_names() {
   std::vector<std::string_view> names;
@@ -332,14 +398,39 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   };
 
   opt->mesh = text_or("mesh", "");
-  double k = value("k") ? parse_real("-k", *value("k")) : 1.0;
-  if (k < 0) throw Error("-k " + *value("k") + ": the wavenumber must be >= 0 (0: Laplace)");
-  if (choose("-kernel", text_or("kernel", "helmholtz"), {"helmholtz", "laplace"}) == "laplace") {
-    if (value("k") && k != 0)
-      throw Error("-kernel laplace contradicts -k " + *value("k") + " (Laplace is k = 0)");
-    k = 0;
+  // One k as before; a list or range is a sweep (issue 11).
+  if (value("k") && value("bem_frequency"))
+    throw Error("-k and -bem_frequency both give the wavenumbers: give one of them");
+  if (value("bem_sound_speed") && !value("bem_frequency"))
+    throw Error("-bem_sound_speed applies only to -bem_frequency");
+  std::vector<double> &wavenumbers = opt->wavenumbers;
+  if (value("bem_frequency")) {
+    const double sound_speed = parse_real("-bem_sound_speed", text_or("bem_sound_speed", "343"));
+    if (!(sound_speed > 0))
+      throw Error("-bem_sound_speed " + *value("bem_sound_speed") + ": must be > 0");
+    opt->frequencies = parse_sweep_values("-bem_frequency", *value("bem_frequency"));
+    for (double f : opt->frequencies) wavenumbers.push_back(2 * std::numbers::pi * f / sound_speed);
+  } else if (const auto k_text = value("k");
+             k_text && k_text->find_first_of(",:") == std::string::npos) {
+    const double k = parse_real("-k", *k_text);  // its message as before
+    if (k < 0) throw Error("-k " + *k_text + ": the wavenumber must be >= 0 (0: Laplace)");
+    wavenumbers = {k};
+  } else {
+    wavenumbers = k_text ? parse_sweep_values("-k", *k_text) : std::vector<double>{1.0};
   }
-  opt->problem.k = k;
+  if (choose("-kernel", text_or("kernel", "helmholtz"), {"helmholtz", "laplace"}) == "laplace") {
+    if (value("bem_frequency"))
+      throw Error("-kernel laplace contradicts -bem_frequency (Laplace is k = 0)");
+    if (value("k") && (wavenumbers.size() > 1 || wavenumbers[0] != 0))
+      throw Error("-kernel laplace contradicts -k " + *value("k") + " (Laplace is k = 0)");
+    wavenumbers = {0.0};
+  }
+  opt->problem.k = wavenumbers.front();
+  // The checks below that need k > 0 hold for every k of a sweep when they hold for the lowest.
+  const double k = *std::min_element(wavenumbers.begin(), wavenumbers.end());
+  opt->sweep_csv_path = text_or("bem_sweep_csv", "");
+  if (value("bem_sweep_csv") && opt->sweep_csv_path.empty())
+    throw Error("-bem_sweep_csv needs a file name");
 
   const bool scattering = choose("-bem_problem", text_or("bem_problem", "scattering"),
                                  {"scattering", "radiation"}) == "scattering";

@@ -69,6 +69,13 @@ def read_csv(path):
     return [complex(float(r[3]), float(r[4])) for r in rows]
 
 
+def read_csv_table(path):
+    """A CSV with a header line as a list of dicts of floats."""
+    lines = open(path).read().strip().split("\n")
+    names = lines[0].split(",")
+    return [dict(zip(names, map(float, l.split(",")))) for l in lines[1:]]
+
+
 def rel_diff(a, b):
     num = sum(abs(x - y) ** 2 for x, y in zip(a, b)) ** 0.5
     return num / sum(abs(y) ** 2 for y in b) ** 0.5
@@ -512,6 +519,31 @@ elif CASE == "hostile_options":
             (["-bem_field", bad_line, "-bem_field_csv", bad_line], "is the field file"),
             (plane + ["-bem_field_csv", "/nonexistent/f.csv"], "/nonexistent")]:
         one_line_error(ico + args, needle)
+    # Sweeps (issue 11): bad lists, ranges and sound speeds, before any file is made.
+    sweep_out = ["-bem_csv", field_out, "-bem_sweep_csv", os.path.join(WORK, "sweep_out.csv")]
+    for args, needle in [
+            (["-k", "1,-2"], "-k 1,-2: entry '-2' is negative"),
+            (["-k", "1,abc"], "entry 'abc' is not a finite number"),
+            (["-k", "1,,2"], "an empty entry"), (["-k", "2,"], "an empty entry"),
+            (["-k", "1:2:0"], "the step must be > 0 (a sweep with zero steps)"),
+            (["-k", "1:2:-0.5"], "the step must be > 0"),
+            (["-k", "3:1:0.5"], "last < first (a sweep with zero steps)"),
+            (["-k", "1:2"], "needs exactly first:last:step"),
+            (["-k", "1,2", "-bem_frequency", "100"], "give one of them"),
+            (["-bem_frequency", "100,-50"], "-bem_frequency 100,-50: entry '-50' is negative"),
+            (["-bem_frequency", "1e2:x:10"], "range end 'x' is not a finite number"),
+            (["-bem_frequency", "100", "-bem_sound_speed", "0"], "-bem_sound_speed 0: must be > 0"),
+            (["-bem_frequency", "100", "-bem_sound_speed", "-343"], "must be > 0"),
+            (["-bem_frequency", "100", "-bem_sound_speed", "fast"],
+             "-bem_sound_speed fast: not a finite number"),
+            (["-bem_sound_speed", "343"], "-bem_sound_speed applies only to -bem_frequency"),
+            (["-kernel", "laplace", "-bem_frequency", "100"], "contradicts"),
+            (["-k", "0,2", "-bem_farfield", "4"], "needs k > 0"),
+            (["-k", "2,30"], "-k 30 on 'icosphere:2'"),
+            (["-k", "1,2", "-bem_sweep_csv", field_out, "-bem_csv", field_out], "same file")]:
+        one_line_error(ico + args + (sweep_out if "same file" not in needle else []), needle)
+    check(not [f for f in os.listdir(WORK) if f.startswith("sweep_out") or f.startswith("field_out")],
+          "a refused sweep leaves no output file")
     check(not os.path.exists(field_out), "a refused field leaves no output file")
     check(not [f for f in os.listdir(WORK) if f.startswith(".")], "and no temporary file")
     # The same on several ranks, without hanging (run() has a timeout).
@@ -626,11 +658,6 @@ elif CASE == "field":
                                                   rho * math.sin(golden * i) * r, z * r))
         f.write("0,0,0\n")
 
-    def read_table(path):
-        lines = open(path).read().strip().split("\n")
-        names = lines[0].split(",")
-        return [dict(zip(names, map(float, l.split(",")))) for l in lines[1:]]
-
     def subset_error(rows):
         num = sum((r["scattered_re"] - r["exact_re"]) ** 2 + (r["scattered_im"] - r["exact_im"]) ** 2
                   for r in rows)
@@ -646,7 +673,7 @@ elif CASE == "field":
                          "-bem_field_csv", out, "-bem_farfield", "36", "-bem_farfield_csv", far])
             check("200 outside, 0 on the surface, 21 inside the body" in r["out"],
                   f"{bc}, icosphere:{level}: 200 points outside, the 21 inside flagged")
-            rows = read_table(out)
+            rows = read_csv_table(out)
             check(len(rows) == 221, "the field CSV has a row per point")
             inside = [row for row in rows if row["location"] == 2]
             check(len(inside) == 21 and all(math.isnan(row["total_abs"]) and
@@ -657,7 +684,7 @@ elif CASE == "field":
             m = re.search(r"field error +relative L2 = (\S+),", r["out"])
             fe = re.search(r"farfield error +relative L2 = (\S+),", r["out"])
             check(m is not None and fe is not None, "the summary gives the field and far-field errors")
-            farrows = read_table(far)
+            farrows = read_csv_table(far)
             check(len(farrows) == 36 and farrows[9]["angle_deg"] == 90.0, "36 far-field directions")
             ts = max(abs(row["TS_dB"] - row["exact_TS_dB"]) for row in farrows)
             errors.append((subset_error(near), subset_error(away), float(fe.group(1)), ts))
@@ -676,7 +703,7 @@ elif CASE == "field":
     r = summary(base + ["-bem_field_csv", one, "-bem_field_vtk", vts])
     check("plane 21 x 11" in r["out"] and "231 points" in r["out"], "the plane's 231 points")
     summary(base + ["-bem_field_csv", two], mpi=2)
-    a, b = read_table(one), read_table(two)
+    a, b = read_csv_table(one), read_csv_table(two)
     d = max(abs(x["total_abs"] - y["total_abs"]) for x, y in zip(a, b) if x["location"] != 2)
     check(d < 1e-8, f"mpiexec -n 2 gives the -n 1 field (max diff {d:.1e})")
     check(a[0]["x"] == -2 and a[20]["x"] == 2 and a[21]["z"] == -1.6, "plane points: i fastest")
@@ -713,6 +740,80 @@ elif CASE == "field_gmsh":
           "the .vtu holds the plane's triangles")
     fe = re.search(r"field error +relative L2 = (\S+),", r["out"])
     check(fe and float(fe.group(1)) < 5e-2, "and the field error against the Mie series is printed")
+elif CASE == "sweep":
+    # Issue 11: one run solves every k of a sweep, building the mesh, its discretisation and the
+    # field points' geometry once. Each k's solve is the single-k solve (the same operations on
+    # the same data: the FMM, correction, right-hand side and KSP are built per k exactly as a
+    # single run builds them), so the numbers must be bitwise equal: the surface and far-field
+    # CSVs (17 significant digits) byte for byte, iterations and printed errors as text.
+    import math
+    ico = ["-mesh", "icosphere:3", "-bem_farfield", "8",
+           "-bem_field_plane", "-2,0.01,-2,4,0,0,0,0,4,7,5"]
+    ks = ["2", "3", "4"]
+    sweep_csv = os.path.join(WORK, "sweep.csv")
+    surface = os.path.join(WORK, "u.csv")
+    far = os.path.join(WORK, "far.csv")
+    field = os.path.join(WORK, "plane.csv")
+    p = run(ico + ["-k", "2:4:1", "-bem_csv", surface, "-bem_farfield_csv", far,
+                   "-bem_field_csv", field, "-bem_sweep_csv", sweep_csv])
+    blocks = p.stdout.split("fmbem bem_solve summary")[1:]
+    check(len(blocks) == 3 and all(f"k {i + 1} of 3" in b for i, b in enumerate(blocks)),
+          "-k 2:4:1: three summaries, numbered")
+    progress = [l for l in p.stderr.split("\n") if l.startswith("bem_solve: k = ")]
+    check(len(progress) == 3 and "(3 of 3)" in progress[2], "a progress line per k on stderr")
+    check(not os.path.exists(surface) and not os.path.exists(far),
+          "a sweep writes numbered files only")
+    table = read_csv_table(sweep_csv)
+    check([r["k"] for r in table] == [2.0, 3.0, 4.0] and all(r["converged"] == 1 for r in table),
+          "the sweep CSV: a row per k, each converged")
+    check("sweep           3 wavenumbers" in p.stdout, "the summary ends with the sweep table")
+    for i, k in enumerate(ks):
+        tag = "_k%04d" % (i + 1)
+        single = [os.path.join(WORK, f"single_{name}_{k}.csv") for name in ("u", "far", "plane")]
+        r = summary(ico + ["-k", k, "-bem_csv", single[0], "-bem_farfield_csv", single[1],
+                           "-bem_field_csv", single[2]])
+        block = blocks[i]
+        for name, path in zip(("u", "far", "plane"), single):
+            swept = os.path.join(WORK, name + tag + ".csv")
+            check(os.path.exists(swept) and open(swept).read() == open(path).read(),
+                  f"k = {k}: {name}{tag}.csv equals the single run's byte for byte")
+        its = re.search(r"solver\s+(\d+) iterations", block)
+        err = re.search(r"max \|\w - exact\| = (\S+), relative L2 = (\S+)", block)
+        check(its and int(its.group(1)) == r["its"] == table[i]["iterations"],
+              f"k = {k}: {r['its']} iterations, as the single run")
+        check(err and float(err.group(2)) == r["l2"] and float(err.group(1)) == r["max"],
+              f"k = {k}: the error {r['l2']:.3e} equals the single run's")
+        # The CSV has 17 digits, the summary 4: equal within half a unit of the 4th digit.
+        check(abs(table[i]["error_rel_l2"] - r["l2"]) <= 5e-4 * r["l2"] and
+              abs(table[i]["error_max"] - r["max"]) <= 5e-4 * r["max"],
+              f"k = {k}: the sweep CSV's errors are the summary's")
+        check(re.search(r"^\s+\d+\s+%s\s+%d\s+CONVERGED" % (k, r["its"]), p.stdout, re.M),
+              f"k = {k}: the table's line")
+    # Frequencies: k = 2 pi f / c, the frequency column in both tables.
+    sweep_f = os.path.join(WORK, "sweep_f.csv")
+    p = run(["-mesh", "icosphere:2", "-bem_frequency", "50,100", "-bem_sound_speed", "340",
+             "-bem_sweep_csv", sweep_f])
+    rows = read_csv_table(sweep_f)
+    want = [2 * math.pi * f / 340 for f in (50, 100)]
+    check([r["frequency_hz"] for r in rows] == [50.0, 100.0] and
+          all(abs(r["k"] - w) <= 1e-15 * w for r, w in zip(rows, want)),
+          "-bem_frequency 50,100 -bem_sound_speed 340: k = 2 pi f / c in the CSV")
+    check("f (Hz)" in p.stdout and "k = 0.923998" in p.stdout, "and in the summary")
+    # A k whose solve fails (icosphere:2 needs 4 and 5 iterations at k = 1 and 2) gets its error
+    # line and no file; the sweep goes on and exits 2.
+    failed = os.path.join(WORK, "failed.csv")
+    p = run(["-mesh", "icosphere:2", "-k", "1,2", "-ksp_max_it", "3", "-bem_csv", failed],
+            expect_ok=False)
+    errors = [l for l in p.stderr.split("\n") if l.startswith("bem_solve: error:")]
+    check(p.returncode == 2 and len(errors) == 2 and "at k = 2: DIVERGED_ITS" in errors[1] and
+          not [f for f in os.listdir(WORK) if f.startswith("failed") or f.startswith(".failed")],
+          "failed solves in a sweep: an error line each, no files, exit 2")
+    # One k keeps today's summary, files and no table.
+    one = os.path.join(WORK, "one.csv")
+    p = run(["-mesh", "icosphere:2", "-k", "2", "-bem_csv", one, "-bem_sweep_csv", sweep_f])
+    check("summary, k" not in p.stdout and "sweep  " not in p.stdout and os.path.exists(one)
+          and len(read_csv_table(sweep_f)) == 1 and "bem_solve: k =" not in p.stderr,
+          "a single k: the plain summary and file names; -bem_sweep_csv has its one row")
 elif CASE == "mpi_tree":
     mpi_tree()
 else:

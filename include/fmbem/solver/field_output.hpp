@@ -47,22 +47,26 @@ class FieldStage {
   struct NamedPath {
     std::string option, path;
   };
+  // A sweep of `sweep_count` wavenumbers reserves each output once per k (sweep_output_path).
   void prepare(const FieldRequest& request, const std::string& mesh_spec,
-               const std::vector<NamedPath>& other_outputs);
-  // Evaluates the field (FieldGeometry, FieldEvaluator) and the far field of the solution;
+               const std::vector<NamedPath>& other_outputs, std::size_t sweep_count = 1);
+  // Evaluates the field (FieldGeometry, built at the first call and kept for the next k of a
+  // sweep: it does not depend on k; FieldEvaluator) and the far field of the solution;
   // returns the summary lines (without indentation), none when nothing was asked.
   std::vector<std::string> evaluate(const Problem& problem, const Discretization& disc,
                                     std::span<const cplx> solution,
                                     const field::FieldOptions& options);
-  // Writes the outputs; returns their paths.
-  std::vector<std::string> write();
+  // Writes the outputs of sweep point `index` (what the last evaluate gave); returns their paths.
+  std::vector<std::string> write(std::size_t index = 0);
   // What prepare read (for -bem_field): its warnings, one sentence each.
   const std::vector<std::string>& warnings() const { return points_.warnings; }
 
  private:
   FieldRequest request_;
   io::FieldPoints points_;
-  std::unique_ptr<io::OutputFile> vtk_, csv_, farfield_csv_;
+  // The reserved outputs, one per sweep point.
+  std::vector<std::unique_ptr<io::OutputFile>> vtk_, csv_, farfield_csv_;
+  std::unique_ptr<field::FieldGeometry> geometry_;
   // What write() writes: the point arrays and the far-field table.
   struct Tables;
   std::unique_ptr<Tables> tables_;

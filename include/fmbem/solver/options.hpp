@@ -26,8 +26,12 @@ inline fmm::FmmOptions default_fmm_options() {
 // Every -bem_* option, read once, in one place; -help lists them with their
 // defaults. KSP and PC options are PETSc's own (KSPSetFromOptions).
 struct SolveOptions {
-  std::string mesh;  // file or icosphere:L[:R]
-  ProblemSpec problem;
+  std::string mesh;     // file or icosphere:L[:R]
+  ProblemSpec problem;  // problem.k: the first of `wavenumbers`
+  // -k or -bem_frequency: the sweep's wavenumbers (one for a single solve), and the frequencies
+  // (Hz) they came from (empty with -k); -bem_sweep_csv: the sweep's table.
+  std::vector<double> wavenumbers, frequencies;
+  std::string sweep_csv_path;
   int quadrature_points = 3;
   // How the double-layer density is read (-bem_double_density; auto: quadratic with bm).
   DensityModel double_density = DensityModel::constant;
@@ -53,6 +57,15 @@ struct SolveOptions {
   bool allow_coarse = false;  // solve even below 2 elements per wavelength
   bool help = false;          // -help: list the options, solve nothing
 };
+
+// A frequency sweep's values (-k, -bem_frequency): comma-separated entries, each a number or a
+// range first:last:step, in the order given. A range holds first + i step for i = 0, 1, ... up
+// to last; last itself is included when it lies within 1e-9 steps of the grid (so 1:10:0.1 ends
+// at 10 whatever the rounding of 0.1), and that point is then exactly last. Throws fmbem::Error
+// naming `option` and the entry: an empty entry, a non-numeric or non-finite number, a negative
+// value, a step <= 0, last < first (a sweep with zero steps), or more than kMaxSweepValues
+// (sweep.hpp) values.
+std::vector<double> parse_sweep_values(const char *option, std::string_view text);
 
 // Reads the options (collective). Every value is parsed strictly (the whole
 // text, finite, in range); an invalid or inapplicable value, or an unknown
