@@ -253,9 +253,9 @@ elif CASE == "burton_miller_single_density":
     # 2.55e-3, 6.64e-4 (3.9, 3.8 a level; cbie 1.20e-2, 3.66e-3, 1.43e-3), radiation with
     # Neumann data 7.47e-4, 1.80e-4, 4.61e-5 (4.1, 3.9; cbie 2.95e-3, 7.45e-4, 1.88e-4), with
     # Dirichlet data 2.17e-3, 7.85e-4, 2.81e-4 (2.8, 2.8; cbie 3.14e-3, 9.15e-4, 4.99e-4, which
-    # falls 3.4 and 1.8: the limit is this problem's right-hand side D f - f/2 + alpha N f, not
-    # the curvature estimate, with the sphere's exact curvature bm gives 4.42e-3, 1.55e-3,
-    # 5.43e-4, again 2.85 a level). Without the correction bm
+    # falls 3.4 and 1.8, 2.8 from icosphere:4 with -fmm_eps 1e-7 -ksp_rtol 1e-8: the problem's
+    # own rate, not the curvature estimate's; with the sphere's exact curvature bm gives
+    # 4.42e-3, 1.55e-3, 5.43e-4, again 2.85 a level). Without the correction bm
     # fell 1.9 to 2.0 a level (5.34e-3, 6.07e-3, 6.08e-3 on icosphere:5). Bounds: rates 3.0
     # (2.5 for the Dirichlet data) and bm within 1.5 times cbie where cbie is run (icosphere:3
     # and 4; icosphere:5 only for bm, to keep the case near two minutes on two cores).
