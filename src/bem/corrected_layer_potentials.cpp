@@ -1,5 +1,7 @@
 #include "fmbem/bem/corrected_layer_potentials.hpp"
 
+#include <utility>
+
 #include "fmbem/bem/hypersingular_integrals.hpp"
 #include "fmbem/bem/moment_integrals.hpp"
 #include "fmbem/core/error.hpp"
@@ -44,9 +46,15 @@ void CorrectedLayerPotentials::apply(std::span<const cplx> double_density,
   if ((!double_density.empty() && double_density.size() != n) ||
       (!single_density.empty() && single_density.size() != n) || y.size() != rows_.size())
     throw Error("layer potentials: density or result of the wrong size");
+  const auto add_extra = [&] {
+    if (single_extra_.empty() || single_density.empty()) return;
+    for (std::size_t r = 0; r < rows_.size(); ++r)
+      y[r] += single_extra_[r] * single_density[rows_.begin + r];
+  };
   if (!resident_on_device()) {
     regular_sum(double_density, single_density, y);
     near_.add_to(double_density, single_density, y);
+    add_extra();
     return;
   }
   if (!device_) device_ = std::make_unique<DeviceBuffers>(n, rows_.size());
@@ -63,6 +71,14 @@ void CorrectedLayerPotentials::apply(std::span<const cplx> double_density,
   regular_sum_device(dd, sd, device_->y.data());
   near_.apply_device(dd, sd, device_->y.data());
   if (!y.empty()) device_->y.download(y.data());
+  add_extra();
+}
+
+void CorrectedLayerPotentials::set_single_layer_diagonal_extra(std::vector<cplx> extra) {
+  if (extra.size() != rows_.size()) throw Error("layer potentials: a diagonal of the wrong size");
+  single_extra_ = std::move(extra);
+  single_diagonal_ = near_.single_layer_diagonal();
+  for (std::size_t r = 0; r < rows_.size(); ++r) single_diagonal_[r] += single_extra_[r];
 }
 
 std::vector<cplx> CorrectedLayerPotentials::near_block(const OperatorCoefficients& c) const {
@@ -76,7 +92,8 @@ std::vector<cplx> CorrectedLayerPotentials::near_block(const OperatorCoefficient
     for (std::int64_t at = row_start[r]; at < row_start[r + 1]; ++at) {
       const std::size_t j = std::size_t(columns[std::size_t(at)]);
       const RegularPair regular = regular_pair(i, j);
-      const cplx s = regular.single_layer + single[std::size_t(at)];
+      const cplx s = regular.single_layer + single[std::size_t(at)] +
+                     (i == j && !single_extra_.empty() ? single_extra_[r] : cplx(0.0));
       const cplx d = regular.double_layer + dbl[std::size_t(at)];
       block[std::size_t(at)] =
           c.double_layer * d + c.single_layer * s + (i == j ? c.identity : cplx(0.0));

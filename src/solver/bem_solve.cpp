@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "fmbem/bem/curvature_correction.hpp"
 #include "fmbem/bem/direct_layer_potentials.hpp"
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
@@ -394,6 +395,24 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     layer_potentials = std::make_unique<DirectLayerPotentials>(
         disc, k, rows, opt.near, problem.coupling(), opt.double_density);
   }
+  if (opt.curvature_correction) {
+    // c_i from the Laplace layer potentials of the same backend (plain and with coupling 1);
+    // the geometric error is the kernel's singular part, the Helmholtz one differs by
+    // O((k h)^2). Added to S + alpha D' as alpha c_i.
+    std::unique_ptr<LayerPotentials> plain, coupled;
+    if (opt.operator_backend == "fmm") {
+      plain = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm, nullptr);
+      coupled = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm, nullptr,
+                                                     cplx(1.0));
+    } else {
+      plain = std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near);
+      coupled = std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near, cplx(1.0));
+    }
+    const std::vector<double> c = adjoint_double_layer_curvature_correction(mesh, *plain, *coupled);
+    std::vector<cplx> extra(c.size());
+    for (std::size_t r = 0; r < c.size(); ++r) extra[r] = problem.coupling() * c[r];
+    layer_potentials->set_single_layer_diagonal_extra(std::move(extra));
+  }
   PetscCall(PetscLogEventEnd(events.near_setup, 0, 0, 0, 0));
   const CorrectedLayerPotentials &layers = *layer_potentials;
   if (fmm_layers) {
@@ -596,14 +615,16 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                           problem.description().c_str(), k));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "  formulation     %s\n",
                           problem.formulation_description().c_str()));
-    PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                          "  discretization  piecewise constant, collocation "
-                          "at centroids, %d-point Gauss rule%s\n",
-                          opt.quadrature_points,
-                          opt.double_density == DensityModel::quadratic
-                              ? "; double-layer density read as a quadratic fitted to the "
-                                "neighbours"
-                              : ""));
+    PetscCall(PetscPrintf(
+        PETSC_COMM_SELF,
+        "  discretization  piecewise constant, collocation "
+        "at centroids, %d-point Gauss rule%s%s\n",
+        opt.quadrature_points,
+        opt.double_density == DensityModel::quadratic
+            ? "; double-layer density read as a quadratic fitted to the "
+              "neighbours"
+            : "",
+        opt.curvature_correction ? "; D' corrected for the flat elements' edge curvature" : ""));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  operator        %s on %d rank(s); near-field correction %zu pairs, "
                           "%.1f MB\n",

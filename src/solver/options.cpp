@@ -56,6 +56,9 @@ constexpr OptionSpec kOptions[] = {
      "How the double-layer density is read on each element: constant, quadratic (fitted to the "
      "neighbours' values; makes bm's hypersingular operator consistent), or auto (quadratic with "
      "bm where the double layer is used, constant otherwise)"},
+    {"bem_curvature_correction", "true",
+     "bm: correct the adjoint double layer D' for the flat elements' edge-concentrated "
+     "curvature (its error is O(h) without; docs/burton-miller.md); soft and radiation only"},
     {"bem_quad_order", "auto",
      "Gauss points per triangle: 1, 3, 6 or 7; auto: 6 with the quadratic double density, else 3"},
     {"bem_near_factor", "2.5", "Close pair: centroid distance < factor * element radius (1..10)"},
@@ -514,6 +517,11 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->near.angular_points =
       int(parse_integer("-bem_near_quad", text_or("bem_near_quad", "16"), 2, 128));
   opt->allow_coarse = parse_bool("-bem_allow_coarse", text_or("bem_allow_coarse", "false"));
+  // Issue 10: D' on flat elements is O(h) off (the mean curvature sits on the edges); bm applies
+  // it to the single density in the soft and radiation problems (the rigid one has none).
+  opt->curvature_correction =
+      parse_bool("-bem_curvature_correction", text_or("bem_curvature_correction", "true")) &&
+      burton_miller && !(scattering && opt->problem.bc == BoundaryCondition::Neumann);
   opt->near_matrix =
       choose("-bem_near_matrix", text_or("bem_near_matrix", "auto"), {"auto", "on", "off"});
   opt->near_matrix_pairs =

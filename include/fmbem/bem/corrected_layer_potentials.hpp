@@ -29,7 +29,7 @@ class CorrectedLayerPotentials : public LayerPotentials {
   void apply(std::span<const cplx> double_density, std::span<const cplx> single_density,
              std::span<cplx> y) const final;
   const std::vector<cplx>& single_layer_diagonal() const final {
-    return near_.single_layer_diagonal();
+    return single_extra_.empty() ? near_.single_layer_diagonal() : single_diagonal_;
   }
   const std::vector<cplx>& double_layer_diagonal() const final {
     return near_.double_layer_diagonal();
@@ -48,6 +48,12 @@ class CorrectedLayerPotentials : public LayerPotentials {
   cplx regular_entry(const OperatorCoefficients& c, std::size_t i, std::size_t j) const;
   // The reconstruction of the double density (null with DensityModel::constant).
   const DensityReconstruction* reconstruction() const { return reconstruction_.get(); }
+  // Adds extra[r] to the single-layer operator's diagonal entry of row rows().begin + r, in
+  // apply (after the regular sum and the correction, on the host: the same on the GPU-resident
+  // path, which downloads y first), in single_layer_diagonal() and in near_block: the curvature
+  // correction of D' (adjoint_double_layer_curvature_correction, times alpha). Replaces an
+  // earlier extra.
+  void set_single_layer_diagonal_extra(std::vector<cplx> extra);
   // Whether apply runs on the GPU with the densities and y copied once.
   bool resident_on_device() const { return near_.on_device() && regular_sum_on_device(); }
 
@@ -88,6 +94,8 @@ class CorrectedLayerPotentials : public LayerPotentials {
   std::unique_ptr<const DensityReconstruction> reconstruction_;
   std::unique_ptr<const ReconstructedPointStrengths> reconstructed_strengths_;
   NearFieldCorrection near_;
+  // set_single_layer_diagonal_extra's entries (empty: none) and the diagonal with them.
+  std::vector<cplx> single_extra_, single_diagonal_;
   // The densities and y on the device, allocated at the first resident apply.
   mutable std::unique_ptr<DeviceBuffers> device_;
 };

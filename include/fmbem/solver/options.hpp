@@ -35,6 +35,9 @@ struct SolveOptions {
   int quadrature_points = 3;
   // How the double-layer density is read (-bem_double_density; auto: quadratic with bm).
   DensityModel double_density = DensityModel::constant;
+  // bm's adjoint double layer with the curvature correction (-bem_curvature_correction; only
+  // where bm applies D' to a single density: soft scattering and radiation).
+  bool curvature_correction = false;
   NearFieldOptions near;
   std::string operator_backend = "fmm";
   fmm::FmmOptions fmm = default_fmm_options();
