@@ -448,13 +448,9 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetType(ksp, KSPGMRES));
   PetscCall(KSPGetPC(ksp, &pc));
-  // The default PC is the one with the shortest time to solution (bench/results/near_pc.md):
-  // point Jacobi, except for Burton-Miller with the MatMult on the CPU, whose hypersingular
-  // operator ILU(0) on the near-field matrix (bjacobi: ILU per rank) preconditions (29 -> 12
-  // iterations at N = 20,480, time to solution 5.97 -> 4.18 s on 16 cores). On the GPU the host
-  // triangular solves cost more than the iterations they save. -pc_type overrides either.
-  const bool ilu_default = problem.coupling() != cplx(0.0) && !layers.resident_on_device();
-  PetscCall(PCSetType(pc, opt.pc == "leaf_block" ? PCSHELL : ilu_default ? PCBJACOBI : PCJACOBI));
+  // The default PC (point Jacobi, or the leaf blocks for bm) is chosen in options.cpp;
+  // -pc_type overrides Jacobi.
+  PetscCall(PCSetType(pc, opt.pc == "leaf_block" ? PCSHELL : PCJACOBI));
   PetscCall(KSPSetTolerances(ksp, 1e-5, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
   PetscCall(KSPSetFromOptions(ksp));

@@ -300,12 +300,12 @@ elif CASE == "near_matrix":
     jac, ilu = summary(bm + ["-pc_type", "jacobi"]), summary(bm + ["-pc_type", "ilu"])
     check(ilu["its"] < 0.75 * jac["its"],
           f"bm: ILU(0) on the near block {ilu['its']} iterations, jacobi {jac['its']}")
-    # bm on the CPU defaults to bjacobi (one block per rank, ILU(0) in it): on one rank the
-    # same preconditioner as ILU(0), so the same iterations.
-    default = summary(bm)
-    check("bjacobi on the near-field matrix" in default["out"], "bm's default PC is bjacobi")
-    check(default["its"] == ilu["its"],
-          f"bm: the default PC {default['its']} iterations, ILU(0) {ilu['its']}")
+    # bm defaults to the leaf blocks (-bem_pc auto), cbie to Jacobi; -pc_type alone keeps
+    # PETSc's PC (above: ilu named in the summary).
+    default, leaf = summary(bm), summary(bm + ["-bem_pc", "leaf_block"])
+    check("preconditioner  leaf_block on the cpu" in default["out"], "bm's default PC is leaf_block")
+    check(default["its"] == leaf["its"],
+          f"bm: the default PC {default['its']} iterations, leaf_block {leaf['its']}")
     # On ranks: block Jacobi with ILU in each block (PETSc's parallel default for AIJ).
     two = os.path.join(WORK, "pc2.csv")
     summary(base + ["-pc_type", "bjacobi", "-bem_csv", two], mpi=2)
@@ -483,7 +483,7 @@ elif CASE == "hostile_options":
             (["-ksp_type", "nonsense"], "nonsense"),
             (["-pc_type", "lu", "-bem_near_matrix", "off"], "needs an assembled matrix"),
             (["-bem_near_matrix", "maybe"], "-bem_near_matrix maybe is not known"),
-            (["-bem_pc", "ilu"], "-bem_pc ilu is not known (choose petsc, leaf_block)"),
+            (["-bem_pc", "ilu"], "-bem_pc ilu is not known (choose auto, petsc, leaf_block)"),
             (["-bem_pc", "leaf_block", "-bem_pc_block", "0"], "-bem_pc_block 0: out of range"),
             (["-bem_pc", "leaf_block", "-bem_pc_block", "-8"], "-bem_pc_block -8: out of range"),
             (["-bem_pc", "leaf_block", "-bem_pc_block", "2.5"], "-bem_pc_block 2.5: not an integer"),
