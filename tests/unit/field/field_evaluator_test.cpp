@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../bem/bem_test_support.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/exact/incident.hpp"
 #include "fmbem/exact/sphere.hpp"
@@ -46,14 +47,7 @@ FieldOptions cpu_options(double tolerance = 1e-4) {
   return options;
 }
 
-double relative_error(const std::vector<cplx>& a, const std::vector<cplx>& b) {
-  double num = 0.0, den = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += std::norm(a[i] - b[i]);
-    den += std::norm(b[i]);
-  }
-  return std::sqrt(num / den);
-}
+using test::relative_error;
 
 // Two unit spheres 3 apart: the gap between them is inside both bounding boxes' union but
 // outside the body, where only the solid angle (not the box) can tell.
