@@ -122,6 +122,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
         target_leaves_.push_back(leaf);
     build_near_lists();
     upward_leaf_end_ = tree_->leaves().size();
+    upward_leaves_ = tree_->leaves();
   }
   {
     PhaseScope scope(observer, FmmPhase::translations);
@@ -345,7 +346,51 @@ void Fmm::share_upward_pass(int part, int parts,
   };
   upward_leaf_begin_ = part == 0 ? 0 : cut(part);
   upward_leaf_end_ = part == parts - 1 ? leaves.size() : cut(part + 1);
+  upward_leaves_.assign(leaves.begin() + std::ptrdiff_t(upward_leaf_begin_),
+                        leaves.begin() + std::ptrdiff_t(upward_leaf_end_));
+  m2m_cells_.clear();
   combine_multipoles_ = parts > 1 ? std::move(combine) : nullptr;
+}
+
+void Fmm::distribute_upward_pass(const TreePartition& partition, int part,
+                                 std::function<void(std::span<cplx> multipoles)> exchange) {
+  if (part < 0 || part >= partition.parts() || !exchange)
+    throw Error("FMM: bad part " + std::to_string(part) + " of a partition into " +
+                std::to_string(partition.parts()));
+  if (gpu_far_field_)
+    throw Error(
+        "FMM: the distributed upward pass runs on the CPU only so far (-fmm_device cpu, or one "
+        "rank on the GPU)");
+  const auto& cells = tree_->cells();
+  std::vector<int> leaves(
+      partition.leaves().begin() + std::ptrdiff_t(partition.first_leaf(part)),
+      partition.leaves().begin() + std::ptrdiff_t(partition.first_leaf(part + 1)));
+  // The partition must be of a tree of this shape (its cell ids are this tree's).
+  for (int leaf : leaves)
+    if (leaf < 0 || std::size_t(leaf) >= cells.size() || !cells[leaf].is_leaf())
+      throw Error("FMM: the partition is not of this FMM's tree");
+  m2m_cells_.assign(cells.size(), 0);
+  for (int leaf : leaves)
+    for (int c = cells[leaf].parent; c >= 0 && !m2m_cells_[c]; c = cells[c].parent)
+      m2m_cells_[c] = 1;
+  upward_leaves_ = std::move(leaves);
+  upward_leaf_begin_ = upward_leaf_end_ = 0;  // the GPU's range: unused here (refused above)
+  combine_multipoles_ = std::move(exchange);
+}
+
+std::vector<std::size_t> Fmm::sources_read() const {
+  const auto& cells = tree_->cells();
+  const auto order = tree_->source_order();
+  std::vector<std::size_t> read;
+  const auto add = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) read.push_back(order[i]);
+  };
+  for (int leaf : upward_leaves_)
+    if (cells[leaf].level >= 2) add(cells[leaf].source_begin, cells[leaf].source_end);
+  for (const auto& range : near_ranges_) add(range[0], range[1]);
+  std::sort(read.begin(), read.end());
+  read.erase(std::unique(read.begin(), read.end()), read.end());
+  return read;
 }
 
 void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
@@ -382,7 +427,7 @@ void Fmm::p2m_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
   const auto source_order = tree.source_order();
   const int p = order_, size = p * p;
   const bool with_dipoles = !dipoles.empty(), with_charges = !charges.empty();
-  const auto& leaves = tree.leaves();
+  const auto& leaves = upward_leaves_;
 #pragma omp parallel
   {
     const int extended = (p + 1) * (p + 1);
@@ -393,7 +438,7 @@ void Fmm::p2m_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
     const HarmonicGradient g[3] = {harmonic_gradient(-1), harmonic_gradient(0),
                                    harmonic_gradient(1)};
 #pragma omp for schedule(dynamic, 8)
-    for (std::size_t l = upward_leaf_begin_; l < upward_leaf_end_; ++l) {
+    for (std::size_t l = 0; l < leaves.size(); ++l) {
       const Cell& cell = cells[leaves[l]];
       if (cell.level < 2 || cell.source_begin == cell.source_end) continue;
       const Level& lv = levels_[cell.level];
@@ -432,6 +477,7 @@ void Fmm::m2m_cpu(std::span<cplx> multipole) const {
     for (std::size_t i = 0; i < ids.size(); ++i) {
       const Cell& cell = cells[ids[i]];
       if (cell.is_leaf() || cell.source_begin == cell.source_end) continue;
+      if (!m2m_cells_.empty() && !m2m_cells_[ids[i]]) continue;
       for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch)
         if (cells[ch].source_begin < cells[ch].source_end)
           multiply_add(size, levels_[level + 1].m2m[cells[ch].octant].data(), &multipole[ch * size],

@@ -15,6 +15,7 @@
 #include "fmbem/fmm/gpu_near_field.hpp"
 #include "fmbem/fmm/near_field.hpp"
 #include "fmbem/fmm/octree.hpp"
+#include "fmbem/fmm/partition.hpp"
 #include "fmbem/fmm/translations.hpp"
 
 namespace fmbem::fmm {
@@ -166,6 +167,19 @@ class Fmm {
   void share_upward_pass(int part, int parts,
                          std::function<void(std::span<cplx> multipoles)> combine);
 
+  // The distributed upward pass (issue 13): this FMM forms the moments of part `part`'s leaves of
+  // `partition` only (a partition of a tree of this FMM's shape: the whole problem's sources and
+  // splitting points), M2M runs only over their ancestors (partial multipoles where other parts
+  // own leaves below too), and `exchange` must then add the other parts' partial multipoles of the
+  // cells this FMM's M2L reads (MultipoleExchange over the LocallyEssentialTree), before M2L.
+  // This FMM's targets should be the part's elements' (TreePartition::elements), so that M2L,
+  // L2L, L2P and the near field are the part's alone. CPU path only: on the GPU a clear error.
+  void distribute_upward_pass(const TreePartition& partition, int part,
+                              std::function<void(std::span<cplx> multipoles)> exchange);
+  // The sources whose strengths apply reads (input indices, ascending): those of the leaves of
+  // its upward pass and of the near lists of its targets. The other strengths may hold anything.
+  std::vector<std::size_t> sources_read() const;
+
   int order() const { return order_; }
   const Octree& tree() const { return *tree_; }
   const FmmStatistics& statistics() const { return statistics_; }
@@ -220,6 +234,11 @@ class Fmm {
   FmmStatistics statistics_;
   // share_upward_pass: the leaves this FMM forms moments for (indices into tree().leaves()).
   std::size_t upward_leaf_begin_ = 0, upward_leaf_end_ = 0;
+  // The leaves P2M visits (cell ids): tree().leaves()[upward_leaf_begin_, upward_leaf_end_), or a
+  // part's leaves (distribute_upward_pass).
+  std::vector<int> upward_leaves_;
+  // distribute_upward_pass: per cell id, whether M2M forms its (partial) multipole; empty: all.
+  std::vector<char> m2m_cells_;
   std::function<void(std::span<cplx>)> combine_multipoles_;
   // The M2L pairs and matrices of every level, applied by the CPU (apply_m2l_reference) or
   // uploaded to the GPU.

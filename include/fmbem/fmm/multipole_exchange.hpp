@@ -1,0 +1,47 @@
+#pragma once
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "fmbem/core/vec3.hpp"
+#include "fmbem/fmm/partition.hpp"
+
+namespace fmbem::fmm {
+
+// The per-MatMult multipole exchange of the distributed FMM (issue 13): each rank sends the
+// partial multipoles of its LocallyEssentialTree's send lists and adds those of its receive lists
+// to its own, one MPI_Neighbor_alltoallv on a graph communicator of the peers that exchange
+// anything (built once). Rank r of `comm` must hold part r's tree; every rank constructs it
+// (collective) and calls exchange together (collective).
+class MultipoleExchange {
+ public:
+  // coefficients: per cell (p^2).
+  MultipoleExchange(MPI_Comm comm, const LocallyEssentialTree& let, std::size_t coefficients);
+  ~MultipoleExchange();
+  MultipoleExchange(const MultipoleExchange&) = delete;
+  MultipoleExchange& operator=(const MultipoleExchange&) = delete;
+
+  // multipoles: num_cells * coefficients, this rank's partials; on return the received partials
+  // are added (each receive list's cells, peers in ascending order).
+  void exchange(std::span<cplx> multipoles);
+
+  // Per exchange, this rank's.
+  std::size_t sent_bytes() const { return send_cells_.size() * coefficients_ * sizeof(cplx); }
+  std::size_t received_bytes() const {
+    return receive_cells_.size() * coefficients_ * sizeof(cplx);
+  }
+  int peers() const { return int(std::max(sources_.size(), destinations_.size())); }
+
+ private:
+  MPI_Comm graph_ = MPI_COMM_NULL;
+  std::size_t coefficients_;
+  std::vector<int> sources_, destinations_;  // ranks, ascending
+  std::vector<int> send_counts_, send_displs_, receive_counts_, receive_displs_;
+  std::vector<int> send_cells_, receive_cells_;  // by peer, concatenated
+  std::vector<cplx> send_buffer_, receive_buffer_;
+};
+
+}  // namespace fmbem::fmm

@@ -1,0 +1,78 @@
+#include "fmbem/fmm/multipole_exchange.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "fmbem/core/error.hpp"
+
+namespace fmbem::fmm {
+
+namespace {
+
+void check(int code, const char* what) {
+  if (code != MPI_SUCCESS) throw Error(std::string("multipole exchange: ") + what + " failed");
+}
+
+// Appends each peer's cells, and its count and displacement in coefficients.
+void flatten(const std::vector<std::vector<int>>& lists, std::size_t coefficients,
+             std::vector<int>& peers, std::vector<int>& cells, std::vector<int>& counts,
+             std::vector<int>& displs) {
+  for (int q = 0; q < int(lists.size()); ++q) {
+    if (lists[q].empty()) continue;
+    const std::size_t begin = cells.size() * coefficients, count = lists[q].size() * coefficients;
+    if (begin + count > std::size_t(INT_MAX))
+      throw Error("multipole exchange: more than 2^31 coefficients to one rank");
+    peers.push_back(q);
+    displs.push_back(int(begin));
+    counts.push_back(int(count));
+    cells.insert(cells.end(), lists[q].begin(), lists[q].end());
+  }
+}
+
+}  // namespace
+
+MultipoleExchange::MultipoleExchange(MPI_Comm comm, const LocallyEssentialTree& let,
+                                     std::size_t coefficients)
+    : coefficients_(coefficients) {
+  int rank = 0, size = 0;
+  check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  if (let.part != rank || int(let.receive_multipoles.size()) != size ||
+      int(let.send_multipoles.size()) != size)
+    throw Error("multipole exchange: rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                " was given part " + std::to_string(let.part) + " of " +
+                std::to_string(let.receive_multipoles.size()));
+  flatten(let.receive_multipoles, coefficients, sources_, receive_cells_, receive_counts_,
+          receive_displs_);
+  flatten(let.send_multipoles, coefficients, destinations_, send_cells_, send_counts_,
+          send_displs_);
+  check(MPI_Dist_graph_create_adjacent(comm, int(sources_.size()), sources_.data(), MPI_UNWEIGHTED,
+                                       int(destinations_.size()), destinations_.data(),
+                                       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph_),
+        "MPI_Dist_graph_create_adjacent");
+  send_buffer_.resize(send_cells_.size() * coefficients);
+  receive_buffer_.resize(receive_cells_.size() * coefficients);
+}
+
+MultipoleExchange::~MultipoleExchange() {
+  if (graph_ != MPI_COMM_NULL) MPI_Comm_free(&graph_);
+}
+
+void MultipoleExchange::exchange(std::span<cplx> multipoles) {
+  const std::size_t c = coefficients_;
+  for (std::size_t i = 0; i < send_cells_.size(); ++i)
+    std::copy_n(&multipoles[std::size_t(send_cells_[i]) * c], c, &send_buffer_[i * c]);
+  check(MPI_Neighbor_alltoallv(send_buffer_.data(), send_counts_.data(), send_displs_.data(),
+                               MPI_C_DOUBLE_COMPLEX, receive_buffer_.data(), receive_counts_.data(),
+                               receive_displs_.data(), MPI_C_DOUBLE_COMPLEX, graph_),
+        "MPI_Neighbor_alltoallv");
+  // Peers in ascending order, each list ascending: the same sum on every rank count's run.
+  for (std::size_t i = 0; i < receive_cells_.size(); ++i) {
+    cplx* m = &multipoles[std::size_t(receive_cells_[i]) * c];
+    const cplx* r = &receive_buffer_[i * c];
+    for (std::size_t j = 0; j < c; ++j) m[j] += r[j];
+  }
+}
+
+}  // namespace fmbem::fmm

@@ -1,0 +1,171 @@
+// The distributed FMM under mpiexec (issue 13): each rank builds its part's Fmm (its elements as
+// targets, every element a splitting point), forms the moments of its own leaves, exchanges
+// partial multipoles with its peers (MultipoleExchange) and reads only the strengths of
+// Fmm::sources_read() (NaN everywhere else); its potentials equal the serial Fmm's to rounding,
+// whatever the number of ranks (tests/CMakeLists.txt runs it for P = 1..4).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "fmbem/core/error.hpp"
+#include "fmbem/fmm/distributed.hpp"
+#include "fmbem/fmm/fmm.hpp"
+#include "fmbem/fmm/multipole_exchange.hpp"
+#include "fmbem/mesh/mesh.hpp"
+#include "fmbem/quadrature/triangle_rule.hpp"
+
+namespace fmbem::fmm {
+namespace {
+
+// Per triangle: its centroid (a target and splitting point) and its 3 Gauss points (sources
+// carrying the element's density) with the triangle's normal; as the BEM gives them to the FMM.
+struct Elements {
+  std::vector<Vec3> targets, target_normals, sources, normals;
+  std::vector<std::size_t> source_element;
+};
+
+void add_surface(const Surface& surface, Elements& out) {
+  const TriangleRule& rule = triangle_rule(3);
+  for (const Triangle& t : surface.triangles) {
+    const Vec3 &a = surface.vertices[t[0]], &b = surface.vertices[t[1]],
+               &c = surface.vertices[t[2]];
+    const Vec3 normal = normalized(cross(b - a, c - a));
+    for (const auto& w : rule.barycentric) {
+      out.sources.push_back(w[0] * a + w[1] * b + w[2] * c);
+      out.normals.push_back(normal);
+      out.source_element.push_back(out.targets.size());
+    }
+    out.targets.push_back((a + b + c) * (1.0 / 3.0));
+    out.target_normals.push_back(normal);
+  }
+}
+
+struct Case {
+  double k;
+  cplx normal_weight;  // Burton-Miller's target normal derivative (0: phi alone)
+  int max_leaf, order;
+};
+
+// rank's potentials against the serial Fmm's, over all ranks: the largest relative difference.
+double distributed_difference(const Elements& e, const Case& c) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const FmmOptions options{.order = c.order, .max_leaf = c.max_leaf};
+  const std::size_t n = e.targets.size(), m = e.sources.size();
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<cplx> density(n), charges(m), dipoles(m);
+  for (cplx& d : density) d = {u(rng), u(rng)};
+  for (std::size_t s = 0; s < m; ++s) {
+    charges[s] = 0.3 * density[e.source_element[s]];
+    dipoles[s] = cplx(0.0, 0.7) * density[e.source_element[s]];
+  }
+  const Fmm serial(c.k, e.sources, e.normals, e.targets, e.targets, options, nullptr,
+                   TargetNormalDerivative{e.target_normals, c.normal_weight});
+  std::vector<cplx> expected(n);
+  serial.apply(charges, dipoles, expected);
+
+  const FmmPartition partition(e.sources, e.targets, e.source_element, options, size);
+  const std::vector<std::size_t> own = partition.partition().elements(rank);
+  std::vector<Vec3> targets, target_normals;
+  for (std::size_t t : own) {
+    targets.push_back(e.targets[t]);
+    target_normals.push_back(e.target_normals[t]);
+  }
+  Fmm fmm(c.k, e.sources, e.normals, targets, e.targets, options, nullptr,
+          TargetNormalDerivative{target_normals, c.normal_weight});
+  const LocallyEssentialTree let = partition.partition().locally_essential_tree(rank);
+  auto exchange = std::make_shared<MultipoleExchange>(MPI_COMM_WORLD, let,
+                                                      std::size_t(fmm.order() * fmm.order()));
+  fmm.distribute_upward_pass(partition.partition(), rank, [exchange](std::span<cplx> multipoles) {
+    exchange->exchange(multipoles);
+  });
+  // The strengths this rank reads come from its own elements and the LET's received densities.
+  std::vector<char> held(n, 0);
+  for (std::size_t t : own) held[t] = 1;
+  for (const auto& from : let.receive_densities)
+    for (std::size_t t : from) held[t] = 1;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<cplx> local_charges(m, cplx(nan, nan)), local_dipoles(m, cplx(nan, nan));
+  for (std::size_t s : fmm.sources_read()) {
+    EXPECT_TRUE(held[e.source_element[s]]) << "source " << s << " not in the LET";
+    local_charges[s] = charges[s];
+    local_dipoles[s] = dipoles[s];
+  }
+  std::vector<cplx> potential(own.size());
+  // Twice: the exchange's buffers are reused.
+  fmm.apply(local_charges, local_dipoles, potential);
+  fmm.apply(local_charges, local_dipoles, potential);
+  double sums[2] = {0.0, 0.0};
+  for (std::size_t i = 0; i < own.size(); ++i) {
+    sums[0] += std::norm(potential[i] - expected[own[i]]);
+    sums[1] += std::norm(expected[own[i]]);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  // Every element is some rank's exactly once.
+  unsigned long long count = own.size();
+  MPI_Allreduce(MPI_IN_PLACE, &count, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(count, n);
+  const double difference = std::sqrt(sums[0] / sums[1]);
+  if (rank == 0)
+    std::printf("  %d rank(s), N = %zu: relative 2-norm difference from the serial FMM %.2e\n",
+                size, n, difference);
+  return difference;
+}
+
+TEST(DistributedFmm, SphereHelmholtzEqualsSerial) {
+  Elements e;
+  add_surface(make_icosphere(3, 1.0), e);
+  EXPECT_LT(distributed_difference(e, Case{2.0, 0.0, 20, 8}), 1e-13);
+}
+
+TEST(DistributedFmm, LaplaceEqualsSerial) {
+  Elements e;
+  add_surface(make_icosphere(3, 1.0), e);
+  EXPECT_LT(distributed_difference(e, Case{0.0, 0.0, 12, 6}), 1e-13);
+}
+
+// Adaptive: a small sphere beside a large one (long W and X lists), Burton-Miller's normal
+// derivative at the targets.
+TEST(DistributedFmm, TwoSpheresBurtonMillerEqualsSerial) {
+  Elements e;
+  add_surface(make_icosphere(3, 1.0), e);
+  add_surface(make_icosphere(2, 0.002, Vec3{0.9, 0.3, -0.2}), e);
+  EXPECT_LT(distributed_difference(e, Case{1.5, cplx(0.0, 0.5), 16, 8}), 1e-13);
+}
+
+TEST(DistributedFmm, RejectsABadPart) {
+  Elements e;
+  add_surface(make_icosphere(1, 1.0), e);
+  const FmmOptions options{.order = 4, .max_leaf = 8};
+  const FmmPartition partition(e.sources, e.targets, e.source_element, options, 2);
+  Fmm fmm(1.0, e.sources, e.normals, e.targets, options);
+  EXPECT_THROW(fmm.distribute_upward_pass(partition.partition(), 2, [](std::span<cplx>) {}), Error);
+  EXPECT_THROW(FmmPartition(e.sources, e.targets, e.source_element, options, 0), Error);
+}
+
+}  // namespace
+}  // namespace fmbem::fmm
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) {  // one report, rank 0's (every rank asserts the same global numbers)
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  int failed = RUN_ALL_TESTS() != 0, any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return any;
+}
