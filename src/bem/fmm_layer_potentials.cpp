@@ -1,5 +1,7 @@
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 
+#include <algorithm>
+
 #include "fmbem/bem/point_strengths.hpp"
 
 namespace fmbem {
@@ -46,6 +48,25 @@ void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,
   const Discretization& disc = discretization();
   fmm_->apply(point_strengths(disc, single_density), double_layer_strengths(double_density), y,
               observer_);
+}
+
+std::vector<std::size_t> FmmLayerPotentials::columns_read() const {
+  const Discretization& disc = discretization();
+  const std::size_t per_element = disc.points_per_element();
+  std::vector<std::size_t> columns;
+  for (std::size_t s : fmm_->sources_read()) columns.push_back(s / per_element);
+  columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
+  // The quadratic read: a point's strength reads its element's stencil.
+  if (const DensityReconstruction* quadratic = reconstruction()) {
+    const std::size_t elements = columns.size();
+    for (std::size_t i = 0; i < elements; ++i)
+      for (std::int32_t j : quadratic->stencil(columns[i])) columns.push_back(std::size_t(j));
+  }
+  for (std::int32_t j : near_field().columns()) columns.push_back(std::size_t(j));
+  for (std::size_t i = rows().begin; i < rows().end; ++i) columns.push_back(i);
+  std::sort(columns.begin(), columns.end());
+  columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
+  return columns;
 }
 
 bool FmmLayerPotentials::regular_sum_on_device() const { return fmm_->runs_on_gpu(); }

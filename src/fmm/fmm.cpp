@@ -357,10 +357,6 @@ void Fmm::distribute_upward_pass(const TreePartition& partition, int part,
   if (part < 0 || part >= partition.parts() || !exchange)
     throw Error("FMM: bad part " + std::to_string(part) + " of a partition into " +
                 std::to_string(partition.parts()));
-  if (gpu_far_field_)
-    throw Error(
-        "FMM: the distributed upward pass runs on the CPU only so far (-fmm_device cpu, or one "
-        "rank on the GPU)");
   const auto& cells = tree_->cells();
   std::vector<int> leaves(
       partition.leaves().begin() + std::ptrdiff_t(partition.first_leaf(part)),
@@ -373,8 +369,20 @@ void Fmm::distribute_upward_pass(const TreePartition& partition, int part,
   for (int leaf : leaves)
     for (int c = cells[leaf].parent; c >= 0 && !m2m_cells_[c]; c = cells[c].parent)
       m2m_cells_[c] = 1;
+  if (gpu_far_field_) {
+    // The GPU's P2M visits the part's leaves (their indices into leaves(), which is ascending);
+    // its M2M runs over every cell (zero where the part has no leaf below), and the exchange
+    // goes through the host (combine_multipoles_gpu).
+    const auto& all = tree_->leaves();
+    std::vector<std::size_t> indices;
+    for (int leaf : leaves)
+      indices.push_back(std::size_t(std::lower_bound(all.begin(), all.end(), leaf) - all.begin()));
+    std::sort(indices.begin(), indices.end());
+    gpu_far_field_->restrict_p2m(indices);
+  }
   upward_leaves_ = std::move(leaves);
-  upward_leaf_begin_ = upward_leaf_end_ = 0;  // the GPU's range: unused here (refused above)
+  upward_leaf_begin_ = 0;
+  upward_leaf_end_ = tree_->leaves().size();
   combine_multipoles_ = std::move(exchange);
 }
 

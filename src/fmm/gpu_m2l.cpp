@@ -82,6 +82,7 @@ GpuTimer::~GpuTimer() = default;
 void GpuTimer::start() { no_cuda(); }
 double GpuTimer::stop() { no_cuda(); }
 std::string gpu_device_description() { no_cuda(); }
+int select_gpu(int) { return -1; }
 double measure_zgemm_tflops(int, int, int, int) { no_cuda(); }
 double measure_copy_gbps(std::size_t) { no_cuda(); }
 double measure_fp64_fma_tflops() { no_cuda(); }

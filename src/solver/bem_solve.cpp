@@ -18,6 +18,8 @@
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/core/error.hpp"
+#include "fmbem/fmm/distributed.hpp"
+#include "fmbem/fmm/multipole_exchange.hpp"
 #include "fmbem/io/csv_writer.hpp"
 #include "fmbem/io/mesh_source.hpp"
 #include "fmbem/io/output_file.hpp"
@@ -55,9 +57,10 @@ class FmmEvents final : public fmm::FmmObserver {
   std::array<PetscLogEvent, int(fmm::FmmPhase::count)> events_{};
 };
 
-// MatShell context: the operator needs the whole density on every rank (the
-// far field couples every pair), so MatMult gathers x, then each rank
-// computes its own rows.
+// MatShell context: the operator reads the density of every column its rows couple to (the far
+// field all of them), so MatMult gathers x into x_all, then each rank computes its own rows.
+// With the distributed FMM `gather` moves only the columns the rank reads (the rest of x_all is
+// never read).
 struct ShellContext {
   const BoundaryOperator *op;
   VecScatter gather;
@@ -339,6 +342,16 @@ void refuse_unused_options() {
 // stage (the field points and their FieldGeometry). Everything else depends on k and is built
 // by solve_at for each: the FMM (octree, lists, translations), the near-field correction, the
 // operator, the right-hand side, the preconditioner and the KSP.
+// The distributed FMM (-fmm_distribute, more than one rank): the partition of the tree, this
+// rank's locally essential tree, and the user's mesh for the outputs (rank 0): the solver's
+// elements are numbered part by part (element_order: solver index -> user index).
+struct Distribution {
+  std::unique_ptr<fmm::FmmPartition> partition;
+  fmm::LocallyEssentialTree let;
+  std::vector<std::size_t> element_order;
+  std::optional<Mesh> user_mesh;
+};
+
 struct SweepContext {
   MPI_Comm comm;
   PetscMPIInt rank, size;
@@ -353,6 +366,7 @@ struct SweepContext {
   FmmEvents &fmm_events;
   Outputs &outputs;
   FieldStage &field_stage;
+  const Distribution *distribution;  // null: every rank the whole FMM upward pass
 };
 
 // Solves `problem` (sweep point `index`), prints its summary and writes its outputs on rank 0;
@@ -382,9 +396,17 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     auto fast =
         std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, opt.fmm, &sweep.fmm_events,
                                              problem.coupling(), opt.double_density);
-    // Every rank has the same tree: each forms the moments of its share of the leaves, and one
-    // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).
-    if (size > 1)
+    if (sweep.distribution) {
+      // Each rank forms the partial multipoles of its own leaves and exchanges those its peers'
+      // M2L lists read (issue 13).
+      auto exchange = std::make_shared<fmm::MultipoleExchange>(
+          comm, sweep.distribution->let,
+          std::size_t(fast->fmm().order()) * std::size_t(fast->fmm().order()));
+      fast->distribute(sweep.distribution->partition->partition(), rank,
+                       [exchange](std::span<cplx> multipoles) { exchange->exchange(multipoles); });
+    } else if (size > 1)
+      // Every rank has the same tree: each forms the moments of its share of the leaves, and one
+      // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).
       fast->share_upward_pass(rank, size, [comm](std::span<cplx> multipoles) {
         MPI_Allreduce(MPI_IN_PLACE, multipoles.data(), int(multipoles.size()), MPI_C_DOUBLE_COMPLEX,
                       MPI_SUM, comm);
@@ -427,7 +449,20 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   }
   const BoundaryOperator op(layers, problem.coefficients());
 
-  ShellContext ctx{&op, sweep.gather, sweep.x_all, events};
+  // The distributed FMM reads the densities of columns_read() alone: x moves only those.
+  VecScatter density_scatter = nullptr;
+  std::size_t columns_read = std::size_t(n);
+  if (sweep.distribution) {
+    const std::vector<std::size_t> columns = fmm_layers->columns_read();
+    columns_read = columns.size();
+    const std::vector<PetscInt> indices(columns.begin(), columns.end());
+    IS is;
+    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, PetscInt(indices.size()), indices.data(),
+                              PETSC_COPY_VALUES, &is));
+    PetscCall(VecScatterCreate(x, is, sweep.x_all, is, &density_scatter));
+    PetscCall(ISDestroy(&is));
+  }
+  ShellContext ctx{&op, density_scatter ? density_scatter : sweep.gather, sweep.x_all, events};
   Mat A;
   PetscCall(MatCreateShell(comm, row_end - row_begin, row_end - row_begin, n, n, &ctx, &A));
   PetscCall(MatShellSetOperation(A, MATOP_MULT, (void (*)(void))shell_mult));
@@ -586,6 +621,19 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     fmm_near_pairs = total[2];
   }
 
+  // The distributed FMM's balance and traffic per MatMult: largest and mean over the ranks of the
+  // modelled work, the densities read from other ranks and the multipole bytes received.
+  double distribution_stats[3] = {0.0, 0.0, 0.0}, distribution_sums[3] = {0.0, 0.0, 0.0};
+  if (sweep.distribution) {
+    const fmm::TreePartition &partition = sweep.distribution->partition->partition();
+    const double local[3] = {partition.work(rank),
+                             double(columns_read - std::size_t(row_end - row_begin)),
+                             double(sweep.distribution->let.received_multipoles()) * 16.0 *
+                                 double(fmm_layers->fmm().order() * fmm_layers->fmm().order())};
+    PetscCallMPI(MPI_Allreduce(local, distribution_stats, 3, MPI_DOUBLE, MPI_MAX, comm));
+    PetscCallMPI(MPI_Allreduce(local, distribution_sums, 3, MPI_DOUBLE, MPI_SUM, comm));
+  }
+
   std::string failure;  // rank 0's reason for exit status 2
   if (rank == 0) {
     const PetscScalar *xa;
@@ -602,11 +650,13 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                           "  mesh            %s: N = %" PetscInt_FMT
                           " elements, %zu vertices, diameter %.4g\n",
                           opt.mesh.c_str(), n, mesh.vertices().size(), mesh.diameter()));
-    if (mesh.flipped_triangles() > 0)
+    // The user's mesh as read (the renumbered one of the distributed FMM is oriented already).
+    const Mesh &read = sweep.distribution ? *sweep.distribution->user_mesh : mesh;
+    if (read.flipped_triangles() > 0)
       PetscCall(PetscPrintf(PETSC_COMM_SELF,
                             "  orientation     %zu triangles flipped to make "
                             "normals point outward\n",
-                            mesh.flipped_triangles()));
+                            read.flipped_triangles()));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "  problem         %s, k = %g\n",
                           problem.description().c_str(), k));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "  formulation     %s\n",
@@ -625,6 +675,14 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                           "  operator        %s on %d rank(s); near-field correction %zu pairs, "
                           "%.1f MB\n",
                           opt.operator_backend.c_str(), size, near_nnz, near_bytes_total / 1e6));
+    if (sweep.distribution)
+      PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                            "  distributed     tree partitioned over %d ranks (Morton order, "
+                            "modelled work max/mean %.4f); per MatMult a rank receives at most "
+                            "%.0f densities and %.3f MB of multipoles (all ranks %.0f, %.3f MB)\n",
+                            size, distribution_stats[0] / (distribution_sums[0] / size),
+                            distribution_stats[1], distribution_stats[2] / 1e6,
+                            distribution_sums[1], distribution_sums[2] / 1e6));
     if (fmm_layers) {
       const fmm::FmmStatistics &stats = fmm_layers->fmm().statistics();
       PetscCall(PetscPrintf(PETSC_COMM_SELF,
@@ -707,14 +765,25 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
       const field::FieldOptions field_options{opt.near, opt.fmm, opt.operator_backend == "fmm"};
       for (const std::string &line : field_stage.evaluate(problem, disc, solution, field_options))
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "  %s\n", line.c_str()));
+      // The files in the user's element order (the solver's is part by part when distributed).
+      const Mesh &user_mesh = sweep.distribution ? *sweep.distribution->user_mesh : mesh;
+      const auto to_user = [&](auto values) {
+        if (!sweep.distribution) return values;
+        auto out = values;
+        const std::vector<std::size_t> &order = sweep.distribution->element_order;
+        for (std::size_t i = 0; i < order.size(); ++i) out[order[i]] = values[i];
+        return out;
+      };
+      for (io::CellField &field : fields) field.values = to_user(std::move(field.values));
       if (!outputs.vtu.empty()) {
         io::OutputFile &vtu = *outputs.vtu[index];
-        vtu.write([&](const std::string &path) { io::write_vtu(path, mesh, fields); });
+        vtu.write([&](const std::string &path) { io::write_vtu(path, user_mesh, fields); });
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", vtu.path().c_str()));
       }
       if (!outputs.csv.empty()) {
         io::OutputFile &csv = *outputs.csv[index];
-        csv.write([&](const std::string &path) { io::write_csv(path, mesh, solution); });
+        csv.write(
+            [&](const std::string &path) { io::write_csv(path, user_mesh, to_user(solution)); });
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", csv.path().c_str()));
       }
       for (const std::string &path : field_stage.write(index))
@@ -729,6 +798,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   row->solve_seconds = t_solved - t_setup;
 
   PetscCall(VecScatterDestroy(&to_zero));
+  PetscCall(VecScatterDestroy(&density_scatter));
   PetscCall(VecDestroy(&x0));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&A));
@@ -750,6 +820,20 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(PetscLogEventRegister("BEMNearSetup", class_id, &events.near_setup));
   PetscCall(PetscLogEventRegister("BEMOperator", class_id, &events.operator_apply));
 
+  // One GPU per rank: the node-local rank picks the device, before any other CUDA call.
+  {
+    MPI_Comm node;
+    PetscMPIInt local_rank;
+    PetscCallMPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    PetscCallMPI(MPI_Comm_rank(node, &local_rank));
+    PetscCallMPI(MPI_Comm_free(&node));
+    try {
+      fmm::select_gpu(local_rank);
+    } catch (const std::exception &e) {
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
+    }
+  }
+
   SolveOptions opt;
   PetscCall(read_solve_options(comm, &opt));
   if (opt.help) {
@@ -770,7 +854,33 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         opt.wavenumbers.size());
   });
   std::vector<std::string> warnings;
-  const Mesh mesh = Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings), opt.mesh);
+  Mesh read_mesh = Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings), opt.mesh);
+  // The distributed FMM (issue 13): the tree of the whole problem partitioned over the ranks, and
+  // the elements renumbered part by part, so that each rank's rows are a contiguous range (PETSc's
+  // layout, and every per-row structure as on one rank); the files keep the user's order.
+  std::unique_ptr<Distribution> distribution;
+  if (size > 1 && opt.fmm_distribute && opt.operator_backend == "fmm") {
+    distribution = std::make_unique<Distribution>();
+    {
+      const Discretization user_disc(read_mesh, opt.quadrature_points);
+      std::vector<std::size_t> source_element(user_disc.quadrature_points().size());
+      for (std::size_t s = 0; s < source_element.size(); ++s)
+        source_element[s] = s / user_disc.points_per_element();
+      distribution->partition = std::make_unique<fmm::FmmPartition>(user_disc.quadrature_points(),
+                                                                    user_disc.collocation_points(),
+                                                                    source_element, opt.fmm, size);
+    }
+    distribution->let = distribution->partition->partition().locally_essential_tree(rank);
+    distribution->element_order = distribution->partition->element_order();
+    Surface numbered{read_mesh.vertices(), {}};
+    numbered.triangles.reserve(read_mesh.size());
+    for (std::size_t e : distribution->element_order)
+      numbered.triangles.push_back(read_mesh.triangles()[e]);
+    Mesh renumbered = Mesh::from_surface(std::move(numbered), opt.mesh);
+    if (rank == 0) distribution->user_mesh.emplace(std::move(read_mesh));
+    read_mesh = std::move(renumbered);
+  }
+  const Mesh mesh = std::move(read_mesh);
   // Every k of a sweep is checked before any work; the highest k's warning is the one to give.
   {
     std::optional<std::string> coarse;
@@ -793,7 +903,11 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
 
   Vec x, b;
   PetscCall(VecCreate(comm, &x));
-  PetscCall(VecSetSizes(x, PETSC_DECIDE, n));
+  PetscCall(VecSetSizes(x,
+                        distribution
+                            ? PetscInt(distribution->partition->part_sizes()[std::size_t(rank)])
+                            : PETSC_DECIDE,
+                        n));
   // GMRES's vector work on every core (-vec_type still overrides).
   PetscCall(register_threaded_vector_type());
   PetscCall(VecSetType(x, threaded_vector_type));
@@ -806,9 +920,9 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   VecScatter gather;
   Vec x_all;
   PetscCall(VecScatterCreateToAll(x, &gather, &x_all));
-  const SweepContext sweep{comm,  rank,      size,       opt,     mesh,       disc,
-                           n,     row_begin, row_end,    x,       b,          gather,
-                           x_all, events,    fmm_events, outputs, field_stage};
+  const SweepContext sweep{comm,  rank,      size,       opt,     mesh,        disc,
+                           n,     row_begin, row_end,    x,       b,           gather,
+                           x_all, events,    fmm_events, outputs, field_stage, distribution.get()};
   const std::size_t count = opt.wavenumbers.size();
   std::vector<SweepRow> table(count);
   for (std::size_t i = 0; i < count; ++i) {

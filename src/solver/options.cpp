@@ -92,6 +92,11 @@ constexpr OptionSpec kOptions[] = {
      "FMM octree: a cell splits above this many elements; auto: the fastest measured (CPU 100, GPU "
      "50 at p <= 12, 150 above)"},
     {"fmm_view", "false", "Print the FMM tree, order and memory"},
+    {"fmm_distribute", "true",
+     "On more than one MPI rank: the FMM's leaves and the rows partitioned over the ranks by "
+     "work along the Morton curve, each rank's upward pass its own leaves', partial multipoles "
+     "and the densities its lists read exchanged (CPU FMM; false: every rank the whole upward "
+     "pass's share, an allreduce of all multipoles and the whole density gathered)"},
     {"fmm_device", "auto",
      "Where the MatMult runs (every FMM phase and the near-field correction): cpu, gpu, or auto "
      "(the GPU when present)"},
@@ -556,7 +561,8 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->operator_backend =
       choose("-bem_operator", text_or("bem_operator", "fmm"), {"fmm", "direct"});
   if (opt->operator_backend == "direct")
-    for (const char *fmm_option : {"fmm_p", "fmm_eps", "fmm_max_leaf", "fmm_view"})
+    for (const char *fmm_option :
+         {"fmm_p", "fmm_eps", "fmm_max_leaf", "fmm_view", "fmm_distribute"})
       if (value(fmm_option))
         throw Error(dashed(fmm_option) + " does not apply to -bem_operator direct");
   if (opt->near_matrix_pairs != "close" && opt->operator_backend != "fmm")
@@ -572,6 +578,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
       int(parse_integer("-fmm_max_leaf", text_or("fmm_max_leaf", "100"), 1, 1 << 20));
   opt->fmm.measured_max_leaf = !value("fmm_max_leaf");  // fmm::default_max_leaf
   opt->fmm_view = parse_bool("-fmm_view", text_or("fmm_view", "false"));
+  opt->fmm_distribute = parse_bool("-fmm_distribute", text_or("fmm_distribute", "true"));
   const std::string device =
       choose("-fmm_device", text_or("fmm_device", "auto"), {"cpu", "gpu", "auto"});
   opt->fmm.device = device == "cpu"   ? fmm::FmmOptions::Device::cpu

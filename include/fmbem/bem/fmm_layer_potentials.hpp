@@ -31,6 +31,18 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   void share_upward_pass(int part, int parts, std::function<void(std::span<cplx>)> combine) {
     fmm_->share_upward_pass(part, parts, std::move(combine));
   }
+  // The distributed FMM (issue 13): the rows must be part `part`'s elements of the partition (a
+  // numbering in which they are contiguous: fmm::FmmPartition::element_order), and `exchange`
+  // adds the other parts' partial multipoles (fmm::Fmm::distribute_upward_pass). apply then
+  // reads the densities of columns_read() alone.
+  void distribute(const fmm::TreePartition& partition, int part,
+                  std::function<void(std::span<cplx>)> exchange) {
+    fmm_->distribute_upward_pass(partition, part, std::move(exchange));
+  }
+  // The columns (elements, ascending) whose densities apply reads: the elements of the FMM's
+  // sources (sources_read, with the quadratic read their stencils), the correction's columns and
+  // the rows. The other entries of the densities may hold anything.
+  std::vector<std::size_t> columns_read() const;
 
  private:
   void regular_sum(std::span<const cplx> double_density, std::span<const cplx> single_density,

@@ -173,7 +173,8 @@ class Fmm {
   // own leaves below too), and `exchange` must then add the other parts' partial multipoles of the
   // cells this FMM's M2L reads (MultipoleExchange over the LocallyEssentialTree), before M2L.
   // This FMM's targets should be the part's elements' (TreePartition::elements), so that M2L,
-  // L2L, L2P and the near field are the part's alone. CPU path only: on the GPU a clear error.
+  // L2L, L2P and the near field are the part's alone. On the GPU, P2M visits the part's leaves,
+  // M2M every cell, and the exchange copies the multipoles through the host.
   void distribute_upward_pass(const TreePartition& partition, int part,
                               std::function<void(std::span<cplx> multipoles)> exchange);
   // The sources whose strengths apply reads (input indices, ascending): those of the leaves of

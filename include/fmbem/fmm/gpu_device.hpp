@@ -44,6 +44,11 @@ class GpuTimer {
   void* stop_ = nullptr;
 };
 
+// One GPU per MPI rank: makes device local_rank mod (devices on the node) current for this
+// process (cudaSetDevice, before any other CUDA call) and returns it; -1 where there is no GPU
+// (or no CUDA build): nothing changes then.
+int select_gpu(int local_rank);
+
 // "NVIDIA H100 80GB HBM3, 132 SMs, 79.1 GiB" and the like.
 std::string gpu_device_description();
 

@@ -71,6 +71,9 @@ class GpuFarField {
   // The moments of the leaves leaves()[leaf_begin, leaf_end) (see Fmm::share_upward_pass).
   void p2m(const cplx* device_charges, const cplx* device_dipoles, std::size_t leaf_begin,
            std::size_t leaf_end);
+  // P2M from now on only for the leaves tree().leaves()[i], i in leaf_indices (ascending): a part's
+  // leaves in the distributed FMM (Fmm::distribute_upward_pass); p2m's range then counts them.
+  void restrict_p2m(std::span<const std::size_t> leaf_indices);
   void m2m();
   void l2l();
   // potential[t] = the local expansion at t (with target normals: plus the weight times its

@@ -42,6 +42,8 @@ struct SolveOptions {
   std::string operator_backend = "fmm";
   fmm::FmmOptions fmm = default_fmm_options();
   bool fmm_view = false;
+  // -fmm_distribute: on more than one rank, the FMM partitioned over the ranks (issue 13).
+  bool fmm_distribute = true;
   // The near-field block as the preconditioning matrix: auto (assembled when the PC needs a
   // matrix, i.e. is neither jacobi nor none), on, off.
   std::string near_matrix = "auto";

@@ -82,6 +82,17 @@ double GpuTimer::stop() {
   return ms;
 }
 
+int select_gpu(int local_rank) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    return -1;
+  }
+  const int device = local_rank % count;
+  cuda::check(cudaSetDevice(device), "cudaSetDevice");
+  return device;
+}
+
 std::string gpu_device_description() {
   int device = 0;
   cuda::check(cudaGetDevice(&device), "cudaGetDevice");

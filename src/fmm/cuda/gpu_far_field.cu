@@ -74,6 +74,8 @@ struct GpuFarField::Impl {
   DeviceVector<int> source_order, target_order;
   DeviceVector<cuda::LeafItem> p2m_leaves, l2p_leaves;
   std::vector<std::size_t> p2m_leaf_index;  // per P2M item: its index into tree.leaves()
+  std::vector<cuda::LeafItem> p2m_items;    // host copy of every P2M item (restrict_p2m)
+  std::vector<std::size_t> p2m_items_index;
   DeviceVector<int> gradient_offsets;
   DeviceVector<cuda::GradientItem> gradient;
   DeviceVector<double> diagonal, first, a, b;
@@ -286,6 +288,8 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
   d.source_order = DeviceVector<int>(hsource_order, "FMM source order");
   d.target_order = DeviceVector<int>(htarget_order, "FMM target order");
   d.p2m_leaves = DeviceVector<cuda::LeafItem>(hp2m, "P2M leaves");
+  d.p2m_items = hp2m;
+  d.p2m_items_index = d.p2m_leaf_index;
   d.l2p_leaves = DeviceVector<cuda::LeafItem>(hl2p, "L2P leaves");
   d.gradient_offsets = DeviceVector<int>(hoffsets, "gradient terms");
   d.gradient = DeviceVector<cuda::GradientItem>(hgradient, "gradient terms");
@@ -351,6 +355,19 @@ void GpuFarField::p2m(const cplx* device_charges, const cplx* device_dipoles,
   a.k = d.k;
   a.order = d.order;
   cuda::launch_p2m(a, int(last - first), nullptr);
+}
+
+void GpuFarField::restrict_p2m(std::span<const std::size_t> leaf_indices) {
+  Impl& d = *impl_;
+  std::vector<cuda::LeafItem> kept;
+  std::vector<std::size_t> kept_index;
+  for (std::size_t i = 0; i < d.p2m_items.size(); ++i)
+    if (std::binary_search(leaf_indices.begin(), leaf_indices.end(), d.p2m_items_index[i])) {
+      kept.push_back(d.p2m_items[i]);
+      kept_index.push_back(d.p2m_items_index[i]);
+    }
+  d.p2m_leaves = DeviceVector<cuda::LeafItem>(kept, "P2M leaves");
+  d.p2m_leaf_index = std::move(kept_index);
 }
 
 void GpuFarField::m2m() {
