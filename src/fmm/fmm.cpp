@@ -348,12 +348,14 @@ void Fmm::share_upward_pass(int part, int parts,
   upward_leaf_end_ = part == parts - 1 ? leaves.size() : cut(part + 1);
   upward_leaves_.assign(leaves.begin() + std::ptrdiff_t(upward_leaf_begin_),
                         leaves.begin() + std::ptrdiff_t(upward_leaf_end_));
-  m2m_cells_.clear();
+  own_cells_.clear();
+  slot_.clear();
   combine_multipoles_ = parts > 1 ? std::move(combine) : nullptr;
 }
 
-void Fmm::distribute_upward_pass(const TreePartition& partition, int part,
+void Fmm::distribute_upward_pass(const TreePartition& partition, const LocallyEssentialTree& let,
                                  std::function<void(std::span<cplx> multipoles)> exchange) {
+  const int part = let.part;
   if (part < 0 || part >= partition.parts() || !exchange)
     throw Error("FMM: bad part " + std::to_string(part) + " of a partition into " +
                 std::to_string(partition.parts()));
@@ -365,20 +367,40 @@ void Fmm::distribute_upward_pass(const TreePartition& partition, int part,
   for (int leaf : leaves)
     if (leaf < 0 || std::size_t(leaf) >= cells.size() || !cells[leaf].is_leaf())
       throw Error("FMM: the partition is not of this FMM's tree");
-  m2m_cells_.assign(cells.size(), 0);
-  for (int leaf : leaves)
-    for (int c = cells[leaf].parent; c >= 0 && !m2m_cells_[c]; c = cells[c].parent)
-      m2m_cells_[c] = 1;
+  own_cells_.assign(cells.size(), 0);
+  for (int leaf : leaves) {
+    own_cells_[leaf] = 1;
+    for (int c = cells[leaf].parent; c >= 0 && !own_cells_[c]; c = cells[c].parent)
+      own_cells_[c] = 1;
+  }
   if (gpu_far_field_) {
     // The GPU's P2M visits the part's leaves (their indices into leaves(), which is ascending);
-    // its M2M runs over every cell (zero where the part has no leaf below), and the exchange
-    // goes through the host (combine_multipoles_gpu).
+    // its M2M runs over every cell (zero where the part has no leaf below), its expansions are
+    // the whole tree's, and the exchange goes through the host (combine_multipoles_gpu).
     const auto& all = tree_->leaves();
     std::vector<std::size_t> indices;
     for (int leaf : leaves)
       indices.push_back(std::size_t(std::lower_bound(all.begin(), all.end(), leaf) - all.begin()));
     std::sort(indices.begin(), indices.end());
     gpu_far_field_->restrict_p2m(indices);
+  } else {
+    // On the CPU the expansions of the part's own and ghost cells alone, in ascending cell order
+    // (so M2L's pairs keep their order): memory and zeroing per part, not per tree.
+    slot_.assign(cells.size(), -1);
+    const std::vector<int> held = let.expansion_cells();
+    for (std::size_t i = 0; i < held.size(); ++i) slot_[held[i]] = int(i);
+    num_slots_ = held.size();
+    for (M2LLevelPlan& lv : m2l_plan_.levels)
+      for (M2LPair& pair : lv.pairs) {
+        if (slot_[pair.target] < 0 || slot_[pair.source] < 0)
+          throw Error("FMM: the locally essential tree lacks a cell of this FMM's M2L");
+        pair.target = slot_[pair.target];
+        pair.source = slot_[pair.source];
+      }
+    m2l_plan_.num_cells = num_slots_;
+    for (int leaf : leaves)
+      if (slot_[leaf] < 0) throw Error("FMM: the locally essential tree lacks a leaf of its part");
+    statistics_.expansion_bytes = 2 * num_slots_ * std::size_t(order_ * order_) * sizeof(cplx);
   }
   upward_leaves_ = std::move(leaves);
   upward_leaf_begin_ = 0;
@@ -417,7 +439,8 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
 // The CPU executor: the six phases in turn, on expansions of this apply.
 void Fmm::apply_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
                     std::span<cplx> potential, FmmObserver* observer) const {
-  const std::size_t coefficients = tree_->cells().size() * order_ * order_;
+  const std::size_t coefficients =
+      (slot_.empty() ? tree_->cells().size() : num_slots_) * order_ * order_;
   std::vector<cplx> multipole(coefficients, 0.0), local(coefficients, 0.0);
   std::fill(potential.begin(), potential.end(), cplx(0.0));
   run_phase(observer, FmmPhase::p2m, [&] { p2m_cpu(charges, dipoles, multipole); });
@@ -450,7 +473,7 @@ void Fmm::p2m_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
       const Cell& cell = cells[leaves[l]];
       if (cell.level < 2 || cell.source_begin == cell.source_end) continue;
       const Level& lv = levels_[cell.level];
-      cplx* m = &multipole[leaves[l] * size];
+      cplx* m = &multipole[slot(leaves[l]) * size];
       if (with_dipoles) std::fill(by_q.begin(), by_q.end(), cplx(0.0));
       for (std::size_t i = cell.source_begin; i < cell.source_end; ++i) {
         const std::size_t j = source_order[i];
@@ -485,11 +508,12 @@ void Fmm::m2m_cpu(std::span<cplx> multipole) const {
     for (std::size_t i = 0; i < ids.size(); ++i) {
       const Cell& cell = cells[ids[i]];
       if (cell.is_leaf() || cell.source_begin == cell.source_end) continue;
-      if (!m2m_cells_.empty() && !m2m_cells_[ids[i]]) continue;
+      if (!own_cells_.empty() && !own_cells_[ids[i]]) continue;
       for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch)
-        if (cells[ch].source_begin < cells[ch].source_end)
-          multiply_add(size, levels_[level + 1].m2m[cells[ch].octant].data(), &multipole[ch * size],
-                       &multipole[ids[i] * size]);
+        // A child without this part's leaves below has no partial multipole here.
+        if (cells[ch].source_begin < cells[ch].source_end && (own_cells_.empty() || own_cells_[ch]))
+          multiply_add(size, levels_[level + 1].m2m[cells[ch].octant].data(),
+                       &multipole[slot(ch) * size], &multipole[slot(ids[i]) * size]);
     }
   }
   if (combine_multipoles_) combine_multipoles_(multipole);
@@ -509,8 +533,8 @@ void Fmm::l2l_cpu(std::span<cplx> local) const {
     for (std::size_t i = 0; i < ids.size(); ++i) {
       const Cell& cell = cells[ids[i]];
       if (cell.target_begin == cell.target_end) continue;
-      multiply_add(size, levels_[level].l2l[cell.octant].data(), &local[cell.parent * size],
-                   &local[ids[i] * size]);
+      multiply_add(size, levels_[level].l2l[cell.octant].data(), &local[slot(cell.parent) * size],
+                   &local[slot(ids[i]) * size]);
     }
   }
 }
@@ -536,7 +560,7 @@ void Fmm::l2p_cpu(std::span<const cplx> local, std::span<cplx> potential) const 
       const Cell& cell = cells[leaves[l]];
       if (cell.level < 2) continue;
       const Level& lv = levels_[cell.level];
-      const cplx* lc = &local[leaves[l] * size];
+      const cplx* lc = &local[slot(leaves[l]) * size];
       if (with_normals) {
         std::fill(by_q.begin(), by_q.end(), cplx(0.0));
         for (const GradientTerm& term : lv.gradient)

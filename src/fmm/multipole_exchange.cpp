@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <memory>
 #include <string>
 
 #include "fmbem/core/error.hpp"
@@ -33,7 +34,7 @@ void flatten(const std::vector<std::vector<int>>& lists, std::size_t coefficient
 }  // namespace
 
 MultipoleExchange::MultipoleExchange(MPI_Comm comm, const LocallyEssentialTree& let,
-                                     std::size_t coefficients)
+                                     std::size_t coefficients, std::span<const int> slots)
     : coefficients_(coefficients) {
   int rank = 0, size = 0;
   check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
@@ -47,6 +48,13 @@ MultipoleExchange::MultipoleExchange(MPI_Comm comm, const LocallyEssentialTree& 
           receive_displs_);
   flatten(let.send_multipoles, coefficients, destinations_, send_cells_, send_counts_,
           send_displs_);
+  if (!slots.empty())
+    for (std::vector<int>* cells : {&send_cells_, &receive_cells_})
+      for (int& cell : *cells) {
+        if (cell < 0 || std::size_t(cell) >= slots.size() || slots[cell] < 0)
+          throw Error("multipole exchange: cell " + std::to_string(cell) + " has no slot");
+        cell = slots[cell];
+      }
   check(MPI_Dist_graph_create_adjacent(comm, int(sources_.size()), sources_.data(), MPI_UNWEIGHTED,
                                        int(destinations_.size()), destinations_.data(),
                                        MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph_),
@@ -73,6 +81,16 @@ void MultipoleExchange::exchange(std::span<cplx> multipoles) {
     const cplx* r = &receive_buffer_[i * c];
     for (std::size_t j = 0; j < c; ++j) m[j] += r[j];
   }
+}
+
+void distribute(Fmm& fmm, const TreePartition& partition, const LocallyEssentialTree& let,
+                MPI_Comm comm) {
+  // The slots are known once the FMM is distributed; the exchange is set in the holder then.
+  auto holder = std::make_shared<std::unique_ptr<MultipoleExchange>>();
+  fmm.distribute_upward_pass(
+      partition, let, [holder](std::span<cplx> multipoles) { (*holder)->exchange(multipoles); });
+  *holder = std::make_unique<MultipoleExchange>(
+      comm, let, std::size_t(fmm.order()) * std::size_t(fmm.order()), fmm.expansion_slots());
 }
 
 }  // namespace fmbem::fmm

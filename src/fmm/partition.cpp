@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -189,6 +190,14 @@ std::vector<std::size_t> min_max_cuts(std::span<const double> work, int parts) {
     cuts[q] = sums.nearest(sums.total() * q / parts, low, high);
   }
   return cuts;
+}
+
+std::vector<int> LocallyEssentialTree::expansion_cells() const {
+  std::vector<int> cells;
+  cells.reserve(own_cells.size() + ghost_cells.size());
+  std::merge(own_cells.begin(), own_cells.end(), ghost_cells.begin(), ghost_cells.end(),
+             std::back_inserter(cells));
+  return cells;
 }
 
 std::size_t LocallyEssentialTree::received_multipoles() const {

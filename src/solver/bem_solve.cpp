@@ -399,11 +399,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     if (sweep.distribution) {
       // Each rank forms the partial multipoles of its own leaves and exchanges those its peers'
       // M2L lists read (issue 13).
-      auto exchange = std::make_shared<fmm::MultipoleExchange>(
-          comm, sweep.distribution->let,
-          std::size_t(fast->fmm().order()) * std::size_t(fast->fmm().order()));
-      fast->distribute(sweep.distribution->partition->partition(), rank,
-                       [exchange](std::span<cplx> multipoles) { exchange->exchange(multipoles); });
+      fast->distribute(sweep.distribution->partition->partition(), sweep.distribution->let, comm);
     } else if (size > 1)
       // Every rank has the same tree: each forms the moments of its share of the leaves, and one
       // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).

@@ -6,6 +6,7 @@
 #include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/fmm/fmm.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
+#include "fmbem/fmm/multipole_exchange.hpp"
 
 namespace fmbem {
 
@@ -31,13 +32,13 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   void share_upward_pass(int part, int parts, std::function<void(std::span<cplx>)> combine) {
     fmm_->share_upward_pass(part, parts, std::move(combine));
   }
-  // The distributed FMM (issue 13): the rows must be part `part`'s elements of the partition (a
-  // numbering in which they are contiguous: fmm::FmmPartition::element_order), and `exchange`
-  // adds the other parts' partial multipoles (fmm::Fmm::distribute_upward_pass). apply then
-  // reads the densities of columns_read() alone.
-  void distribute(const fmm::TreePartition& partition, int part,
-                  std::function<void(std::span<cplx>)> exchange) {
-    fmm_->distribute_upward_pass(partition, part, std::move(exchange));
+  // The distributed FMM (issue 13): the rows must be part let.part's elements of the partition
+  // (a numbering in which they are contiguous: fmm::FmmPartition::element_order), rank let.part of
+  // comm (fmm::distribute: the partial multipoles exchanged over comm). apply then reads the
+  // densities of columns_read() alone. Collective.
+  void distribute(const fmm::TreePartition& partition, const fmm::LocallyEssentialTree& let,
+                  MPI_Comm comm) {
+    fmm::distribute(*fmm_, partition, let, comm);
   }
   // The columns (elements, ascending) whose densities apply reads: the elements of the FMM's
   // sources (sources_read, with the quadratic read their stencils), the correction's columns and

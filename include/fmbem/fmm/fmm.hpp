@@ -167,7 +167,7 @@ class Fmm {
   void share_upward_pass(int part, int parts,
                          std::function<void(std::span<cplx> multipoles)> combine);
 
-  // The distributed upward pass (issue 13): this FMM forms the moments of part `part`'s leaves of
+  // The distributed upward pass (issue 13): this FMM forms the moments of part let.part's leaves of
   // `partition` only (a partition of a tree of this FMM's shape: the whole problem's sources and
   // splitting points), M2M runs only over their ancestors (partial multipoles where other parts
   // own leaves below too), and `exchange` must then add the other parts' partial multipoles of the
@@ -175,8 +175,12 @@ class Fmm {
   // This FMM's targets should be the part's elements' (TreePartition::elements), so that M2L,
   // L2L, L2P and the near field are the part's alone. On the GPU, P2M visits the part's leaves,
   // M2M every cell, and the exchange copies the multipoles through the host.
-  void distribute_upward_pass(const TreePartition& partition, int part,
+  void distribute_upward_pass(const TreePartition& partition, const LocallyEssentialTree& let,
                               std::function<void(std::span<cplx> multipoles)> exchange);
+  // Where each cell's expansions lie in the arrays apply forms and exchange receives (per cell id:
+  // the position in cells, -1 where not held); empty: at the cell id. On the CPU a distributed
+  // FMM holds its LocallyEssentialTree::expansion_cells() alone, in that order.
+  std::span<const int> expansion_slots() const { return slot_; }
   // The sources whose strengths apply reads (input indices, ascending): those of the leaves of
   // its upward pass and of the near lists of its targets. The other strengths may hold anything.
   std::vector<std::size_t> sources_read() const;
@@ -238,8 +242,16 @@ class Fmm {
   // The leaves P2M visits (cell ids): tree().leaves()[upward_leaf_begin_, upward_leaf_end_), or a
   // part's leaves (distribute_upward_pass).
   std::vector<int> upward_leaves_;
-  // distribute_upward_pass: per cell id, whether M2M forms its (partial) multipole; empty: all.
-  std::vector<char> m2m_cells_;
+  // distribute_upward_pass: per cell id, whether the part owns it (a leaf of the part or an
+  // ancestor of one: M2M forms its partial multipole); empty: all.
+  std::vector<char> own_cells_;
+  // distribute_upward_pass on the CPU: per cell id, where its expansions lie in the arrays of
+  // apply (-1: not held); empty: at the cell id (the whole tree's expansions).
+  std::vector<int> slot_;
+  std::size_t num_slots_ = 0;
+  std::size_t slot(int cell) const {
+    return slot_.empty() ? std::size_t(cell) : std::size_t(slot_[cell]);
+  }
   std::function<void(std::span<cplx>)> combine_multipoles_;
   // The M2L pairs and matrices of every level, applied by the CPU (apply_m2l_reference) or
   // uploaded to the GPU.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fmbem/core/vec3.hpp"
+#include "fmbem/fmm/fmm.hpp"
 #include "fmbem/fmm/partition.hpp"
 
 namespace fmbem::fmm {
@@ -18,14 +19,16 @@ namespace fmbem::fmm {
 // (collective) and calls exchange together (collective).
 class MultipoleExchange {
  public:
-  // coefficients: per cell (p^2).
-  MultipoleExchange(MPI_Comm comm, const LocallyEssentialTree& let, std::size_t coefficients);
+  // coefficients: per cell (p^2); slots: per cell id, where its multipole lies in the arrays
+  // exchange is given (Fmm::expansion_slots; empty: at the cell id).
+  MultipoleExchange(MPI_Comm comm, const LocallyEssentialTree& let, std::size_t coefficients,
+                    std::span<const int> slots = {});
   ~MultipoleExchange();
   MultipoleExchange(const MultipoleExchange&) = delete;
   MultipoleExchange& operator=(const MultipoleExchange&) = delete;
 
-  // multipoles: num_cells * coefficients, this rank's partials; on return the received partials
-  // are added (each receive list's cells, peers in ascending order).
+  // multipoles: this rank's partials (at their slots); on return the received partials are added
+  // (each receive list's cells, peers in ascending order).
   void exchange(std::span<cplx> multipoles);
 
   // Per exchange, this rank's.
@@ -40,8 +43,14 @@ class MultipoleExchange {
   std::size_t coefficients_;
   std::vector<int> sources_, destinations_;  // ranks, ascending
   std::vector<int> send_counts_, send_displs_, receive_counts_, receive_displs_;
-  std::vector<int> send_cells_, receive_cells_;  // by peer, concatenated
+  std::vector<int> send_cells_, receive_cells_;  // slots, by peer, concatenated
   std::vector<cplx> send_buffer_, receive_buffer_;
 };
+
+// Makes fmm part let.part of partition with its multipoles exchanged over comm
+// (Fmm::distribute_upward_pass with a MultipoleExchange of let, at the FMM's slots); rank r of comm
+// must pass part r. Collective. The exchange lives as long as the FMM holds it.
+void distribute(Fmm& fmm, const TreePartition& partition, const LocallyEssentialTree& let,
+                MPI_Comm comm);
 
 }  // namespace fmbem::fmm

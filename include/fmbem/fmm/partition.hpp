@@ -86,6 +86,10 @@ struct LocallyEssentialTree {
   // cells shared with other parts repeated by each of them) and its near pairs.
   std::size_t m2l_pairs = 0, near_pairs = 0;
 
+  // own_cells and ghost_cells merged, ascending: the cells whose expansions the part holds (the
+  // distributed CPU FMM stores only these, in this order: Fmm::expansion_slots).
+  std::vector<int> expansion_cells() const;
+
   std::size_t received_multipoles() const;
   std::size_t received_densities() const;
   std::size_t sent_multipoles() const;
