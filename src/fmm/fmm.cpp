@@ -353,20 +353,22 @@ void Fmm::share_upward_pass(int part, int parts,
   combine_multipoles_ = parts > 1 ? std::move(combine) : nullptr;
 }
 
-void Fmm::distribute_upward_pass(const TreePartition& partition, const LocallyEssentialTree& let,
+void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
                                  std::function<void(std::span<cplx> multipoles)> exchange) {
-  const int part = let.part;
-  if (part < 0 || part >= partition.parts() || !exchange)
-    throw Error("FMM: bad part " + std::to_string(part) + " of a partition into " +
-                std::to_string(partition.parts()));
+  if (!exchange) throw Error("FMM: the distributed upward pass needs an exchange");
   const auto& cells = tree_->cells();
-  std::vector<int> leaves(
-      partition.leaves().begin() + std::ptrdiff_t(partition.first_leaf(part)),
-      partition.leaves().begin() + std::ptrdiff_t(partition.first_leaf(part + 1)));
-  // The partition must be of a tree of this shape (its cell ids are this tree's).
-  for (int leaf : leaves)
-    if (leaf < 0 || std::size_t(leaf) >= cells.size() || !cells[leaf].is_leaf())
-      throw Error("FMM: the partition is not of this FMM's tree");
+  // The part's leaves: its own cells that are leaves (ascending cell ids). The tree must be of
+  // this FMM's shape (its cell ids are this tree's).
+  const auto check = [&](int c) {
+    if (c < 0 || std::size_t(c) >= cells.size())
+      throw Error("FMM: the locally essential tree is not of this FMM's tree");
+  };
+  std::vector<int> leaves;
+  for (int c : let.own_cells) {
+    check(c);
+    if (cells[c].is_leaf()) leaves.push_back(c);
+  }
+  for (int c : let.ghost_cells) check(c);
   own_cells_.assign(cells.size(), 0);
   for (int leaf : leaves) {
     own_cells_[leaf] = 1;

@@ -83,12 +83,11 @@ void MultipoleExchange::exchange(std::span<cplx> multipoles) {
   }
 }
 
-void distribute(Fmm& fmm, const TreePartition& partition, const LocallyEssentialTree& let,
-                MPI_Comm comm) {
+void distribute(Fmm& fmm, const LocallyEssentialTree& let, MPI_Comm comm) {
   // The slots are known once the FMM is distributed; the exchange is set in the holder then.
   auto holder = std::make_shared<std::unique_ptr<MultipoleExchange>>();
   fmm.distribute_upward_pass(
-      partition, let, [holder](std::span<cplx> multipoles) { (*holder)->exchange(multipoles); });
+      let, [holder](std::span<cplx> multipoles) { (*holder)->exchange(multipoles); });
   *holder = std::make_unique<MultipoleExchange>(
       comm, let, std::size_t(fmm.order()) * std::size_t(fmm.order()), fmm.expansion_slots());
 }

@@ -342,12 +342,14 @@ void refuse_unused_options() {
 // stage (the field points and their FieldGeometry). Everything else depends on k and is built
 // by solve_at for each: the FMM (octree, lists, translations), the near-field correction, the
 // operator, the right-hand side, the preconditioner and the KSP.
-// The distributed FMM (-fmm_distribute, more than one rank): the partition of the tree, this
-// rank's locally essential tree, and the user's mesh for the outputs (rank 0): the solver's
-// elements are numbered part by part (element_order: solver index -> user index).
+// The distributed FMM (-fmm_distribute, more than one rank): this rank's locally essential tree
+// of the partition, the modelled work of its part, and the user's mesh for the outputs (rank 0):
+// the solver's elements are numbered part by part (element_order: solver index -> user index).
+// The partition's tree is dropped once these are known.
 struct Distribution {
-  std::unique_ptr<fmm::FmmPartition> partition;
   fmm::LocallyEssentialTree let;
+  double work = 0.0;
+  PetscInt rows = 0;  // this rank's elements
   std::vector<std::size_t> element_order;
   std::optional<Mesh> user_mesh;
 };
@@ -399,7 +401,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     if (sweep.distribution) {
       // Each rank forms the partial multipoles of its own leaves and exchanges those its peers'
       // M2L lists read (issue 13).
-      fast->distribute(sweep.distribution->partition->partition(), sweep.distribution->let, comm);
+      fast->distribute(sweep.distribution->let, comm);
     } else if (size > 1)
       // Every rank has the same tree: each forms the moments of its share of the leaves, and one
       // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).
@@ -621,8 +623,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   // modelled work, the densities read from other ranks and the multipole bytes received.
   double distribution_stats[3] = {0.0, 0.0, 0.0}, distribution_sums[3] = {0.0, 0.0, 0.0};
   if (sweep.distribution) {
-    const fmm::TreePartition &partition = sweep.distribution->partition->partition();
-    const double local[3] = {partition.work(rank),
+    const double local[3] = {sweep.distribution->work,
                              double(columns_read - std::size_t(row_end - row_begin)),
                              double(sweep.distribution->let.received_multipoles()) * 16.0 *
                                  double(fmm_layers->fmm().order() * fmm_layers->fmm().order())};
@@ -862,12 +863,14 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       std::vector<std::size_t> source_element(user_disc.quadrature_points().size());
       for (std::size_t s = 0; s < source_element.size(); ++s)
         source_element[s] = s / user_disc.points_per_element();
-      distribution->partition = std::make_unique<fmm::FmmPartition>(user_disc.quadrature_points(),
-                                                                    user_disc.collocation_points(),
-                                                                    source_element, opt.fmm, size);
+      const fmm::FmmPartition partition(user_disc.quadrature_points(),
+                                        user_disc.collocation_points(), source_element, opt.fmm,
+                                        size);
+      distribution->let = partition.partition().locally_essential_tree(rank);
+      distribution->work = partition.partition().work(rank);
+      distribution->rows = PetscInt(partition.part_sizes()[std::size_t(rank)]);
+      distribution->element_order = partition.element_order();
     }
-    distribution->let = distribution->partition->partition().locally_essential_tree(rank);
-    distribution->element_order = distribution->partition->element_order();
     Surface numbered{read_mesh.vertices(), {}};
     numbered.triangles.reserve(read_mesh.size());
     for (std::size_t e : distribution->element_order)
@@ -899,11 +902,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
 
   Vec x, b;
   PetscCall(VecCreate(comm, &x));
-  PetscCall(VecSetSizes(x,
-                        distribution
-                            ? PetscInt(distribution->partition->part_sizes()[std::size_t(rank)])
-                            : PETSC_DECIDE,
-                        n));
+  PetscCall(VecSetSizes(x, distribution ? distribution->rows : PETSC_DECIDE, n));
   // GMRES's vector work on every core (-vec_type still overrides).
   PetscCall(register_threaded_vector_type());
   PetscCall(VecSetType(x, threaded_vector_type));

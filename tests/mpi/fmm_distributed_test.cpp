@@ -89,7 +89,7 @@ double distributed_difference(const Elements& e, const Case& c) {
   Fmm fmm(c.k, e.sources, e.normals, targets, e.targets, distributed_options, nullptr,
           TargetNormalDerivative{target_normals, c.normal_weight});
   const LocallyEssentialTree let = partition.partition().locally_essential_tree(rank);
-  distribute(fmm, partition.partition(), let, MPI_COMM_WORLD);
+  distribute(fmm, let, MPI_COMM_WORLD);
   // The strengths this rank reads come from its own elements and the LET's received densities.
   std::vector<char> held(n, 0);
   for (std::size_t t : own) held[t] = 1;
@@ -161,9 +161,9 @@ TEST(DistributedFmm, RejectsABadPart) {
   const FmmPartition partition(e.sources, e.targets, e.source_element, options, 2);
   Fmm fmm(1.0, e.sources, e.normals, e.targets, options);
   LocallyEssentialTree let = partition.partition().locally_essential_tree(1);
-  let.part = 2;
-  EXPECT_THROW(fmm.distribute_upward_pass(partition.partition(), let, [](std::span<cplx>) {}),
-               Error);
+  EXPECT_THROW(fmm.distribute_upward_pass(let, nullptr), Error);
+  let.ghost_cells.push_back(int(fmm.tree().cells().size()));  // not a cell of this tree
+  EXPECT_THROW(fmm.distribute_upward_pass(let, [](std::span<cplx>) {}), Error);
   EXPECT_THROW(FmmPartition(e.sources, e.targets, e.source_element, options, 0), Error);
 }
 

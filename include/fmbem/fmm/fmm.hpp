@@ -167,15 +167,16 @@ class Fmm {
   void share_upward_pass(int part, int parts,
                          std::function<void(std::span<cplx> multipoles)> combine);
 
-  // The distributed upward pass (issue 13): this FMM forms the moments of part let.part's leaves of
-  // `partition` only (a partition of a tree of this FMM's shape: the whole problem's sources and
-  // splitting points), M2M runs only over their ancestors (partial multipoles where other parts
-  // own leaves below too), and `exchange` must then add the other parts' partial multipoles of the
-  // cells this FMM's M2L reads (MultipoleExchange over the LocallyEssentialTree), before M2L.
-  // This FMM's targets should be the part's elements' (TreePartition::elements), so that M2L,
-  // L2L, L2P and the near field are the part's alone. On the GPU, P2M visits the part's leaves,
-  // M2M every cell, and the exchange copies the multipoles through the host.
-  void distribute_upward_pass(const TreePartition& partition, const LocallyEssentialTree& let,
+  // The distributed upward pass (issue 13): this FMM forms the moments of its part's leaves only
+  // (the leaves among let.own_cells; let is a LocallyEssentialTree of a TreePartition of a tree
+  // of this FMM's shape: the whole problem's sources and splitting points), M2M runs only over
+  // their ancestors (partial multipoles where other parts own leaves below too), and `exchange`
+  // must then add the other parts' partial multipoles of the cells this FMM's M2L reads
+  // (MultipoleExchange, fmm::distribute), before M2L. This FMM's targets should be the part's
+  // elements' (TreePartition::elements), so that M2L, L2L, L2P and the near field are the
+  // part's alone. On the GPU, P2M visits the part's leaves, M2M every cell, and the exchange
+  // copies the multipoles through the host.
+  void distribute_upward_pass(const LocallyEssentialTree& let,
                               std::function<void(std::span<cplx> multipoles)> exchange);
   // Where each cell's expansions lie in the arrays apply forms and exchange receives (per cell id:
   // the position in cells, -1 where not held); empty: at the cell id. On the CPU a distributed

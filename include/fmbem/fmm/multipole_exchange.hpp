@@ -47,10 +47,9 @@ class MultipoleExchange {
   std::vector<cplx> send_buffer_, receive_buffer_;
 };
 
-// Makes fmm part let.part of partition with its multipoles exchanged over comm
-// (Fmm::distribute_upward_pass with a MultipoleExchange of let, at the FMM's slots); rank r of comm
-// must pass part r. Collective. The exchange lives as long as the FMM holds it.
-void distribute(Fmm& fmm, const TreePartition& partition, const LocallyEssentialTree& let,
-                MPI_Comm comm);
+// Makes fmm part let.part with its multipoles exchanged over comm (Fmm::distribute_upward_pass
+// with a MultipoleExchange of let, at the FMM's slots); rank r of comm must pass part r.
+// Collective. The exchange lives as long as the FMM holds it.
+void distribute(Fmm& fmm, const LocallyEssentialTree& let, MPI_Comm comm);
 
 }  // namespace fmbem::fmm
