@@ -53,19 +53,23 @@ void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,
 std::vector<std::size_t> FmmLayerPotentials::columns_read() const {
   const Discretization& disc = discretization();
   const std::size_t per_element = disc.points_per_element();
-  std::vector<std::size_t> columns;
-  for (std::size_t s : fmm_->sources_read()) columns.push_back(s / per_element);
-  columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
+  // A mark per element (the correction's columns repeat over the rows).
+  std::vector<char> read(disc.size(), 0);
+  for (std::size_t s : fmm_->sources_read()) read[s / per_element] = 1;
   // The quadratic read: a point's strength reads its element's stencil.
   if (const DensityReconstruction* quadratic = reconstruction()) {
-    const std::size_t elements = columns.size();
-    for (std::size_t i = 0; i < elements; ++i)
-      for (std::int32_t j : quadratic->stencil(columns[i])) columns.push_back(std::size_t(j));
+    std::vector<char> stencils(read.size(), 0);
+    for (std::size_t e = 0; e < read.size(); ++e)
+      if (read[e])
+        for (std::int32_t j : quadratic->stencil(e)) stencils[std::size_t(j)] = 1;
+    for (std::size_t e = 0; e < read.size(); ++e) read[e] |= stencils[e];
   }
-  for (std::int32_t j : near_field().columns()) columns.push_back(std::size_t(j));
-  for (std::size_t i = rows().begin; i < rows().end; ++i) columns.push_back(i);
-  std::sort(columns.begin(), columns.end());
-  columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
+  for (std::int32_t j : near_field().columns()) read[std::size_t(j)] = 1;
+  std::fill(read.begin() + std::ptrdiff_t(rows().begin), read.begin() + std::ptrdiff_t(rows().end),
+            char(1));
+  std::vector<std::size_t> columns;
+  for (std::size_t e = 0; e < read.size(); ++e)
+    if (read[e]) columns.push_back(e);
   return columns;
 }
 

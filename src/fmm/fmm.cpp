@@ -413,15 +413,20 @@ void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
 std::vector<std::size_t> Fmm::sources_read() const {
   const auto& cells = tree_->cells();
   const auto order = tree_->source_order();
-  std::vector<std::size_t> read;
-  const auto add = [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) read.push_back(order[i]);
-  };
+  // A mark per sorted source: the near ranges overlap (each source lies in the lists of about 27
+  // leaves), so collecting them first would take many times the sources' memory.
+  std::vector<char> marked(order.size(), 0);
   for (int leaf : upward_leaves_)
-    if (cells[leaf].level >= 2) add(cells[leaf].source_begin, cells[leaf].source_end);
-  for (const auto& range : near_ranges_) add(range[0], range[1]);
+    if (cells[leaf].level >= 2)
+      std::fill(marked.begin() + std::ptrdiff_t(cells[leaf].source_begin),
+                marked.begin() + std::ptrdiff_t(cells[leaf].source_end), char(1));
+  for (const auto& range : near_ranges_)
+    std::fill(marked.begin() + std::ptrdiff_t(range[0]), marked.begin() + std::ptrdiff_t(range[1]),
+              char(1));
+  std::vector<std::size_t> read;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (marked[i]) read.push_back(order[i]);
   std::sort(read.begin(), read.end());
-  read.erase(std::unique(read.begin(), read.end()), read.end());
   return read;
 }
 
