@@ -93,10 +93,10 @@ constexpr OptionSpec kOptions[] = {
      "50 at p <= 12, 150 above)"},
     {"fmm_view", "false", "Print the FMM tree, order and memory"},
     {"fmm_distribute", "true",
-     "On more than one MPI rank: the FMM's leaves and the rows partitioned over the ranks by "
-     "work along the Morton curve, each rank's upward pass its own leaves', partial multipoles "
-     "and the densities its lists read exchanged (CPU FMM; false: every rank the whole upward "
-     "pass's share, an allreduce of all multipoles and the whole density gathered)"},
+     "On more than one MPI rank, the FMM partitioned over the ranks: leaves and rows cut by work "
+     "along the Morton curve, each rank's upward pass its own leaves', the partial multipoles and "
+     "the densities its lists read exchanged; false: every rank a share of the upward pass, an "
+     "allreduce of all multipoles, the whole density gathered"},
     {"fmm_device", "auto",
      "Where the MatMult runs (every FMM phase and the near-field correction): cpu, gpu, or auto "
      "(the GPU when present)"},
