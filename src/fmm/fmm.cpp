@@ -50,7 +50,8 @@ void multiply_add(int size, const cplx* a, const cplx* x, cplx* y) {
 }  // namespace
 
 const char* phase_name(FmmPhase phase) {
-  static const char* names[] = {"Tree", "Translations", "P2M", "M2M", "M2L", "L2L", "L2P", "Near"};
+  static const char* names[] = {"Tree", "Translations", "P2M",  "M2M",     "M2L",
+                                "L2L",  "L2P",          "Near", "Exchange"};
   return names[static_cast<int>(phase)];
 }
 
@@ -408,6 +409,15 @@ void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
   upward_leaf_begin_ = 0;
   upward_leaf_end_ = tree_->leaves().size();
   combine_multipoles_ = std::move(exchange);
+  exchange_end_ = nullptr;
+}
+
+void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
+                                 std::function<void(std::span<cplx> multipoles)> exchange_begin,
+                                 std::function<void(std::span<cplx> multipoles)> exchange_end) {
+  if (!exchange_end) throw Error("FMM: the overlapped exchange needs its end");
+  distribute_upward_pass(let, std::move(exchange_begin));
+  exchange_end_ = std::move(exchange_end);
 }
 
 std::vector<std::size_t> Fmm::sources_read() const {
@@ -452,10 +462,19 @@ void Fmm::apply_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles
   std::fill(potential.begin(), potential.end(), cplx(0.0));
   run_phase(observer, FmmPhase::p2m, [&] { p2m_cpu(charges, dipoles, multipole); });
   run_phase(observer, FmmPhase::m2m, [&] { m2m_cpu(multipole); });
+  const auto near = [&] {
+    run_phase(observer, FmmPhase::near_field, [&] { near_field_cpu(charges, dipoles, potential); });
+  };
+  if (combine_multipoles_)
+    run_phase(observer, FmmPhase::exchange, [&] { combine_multipoles_(multipole); });
+  if (exchange_end_) {  // the near field needs no multipole: it runs while they travel
+    near();
+    run_phase(observer, FmmPhase::exchange, [&] { exchange_end_(multipole); });
+  }
   run_phase(observer, FmmPhase::m2l, [&] { m2l_cpu(multipole, local); });
   run_phase(observer, FmmPhase::l2l, [&] { l2l_cpu(local); });
   run_phase(observer, FmmPhase::l2p, [&] { l2p_cpu(local, potential); });
-  run_phase(observer, FmmPhase::near_field, [&] { near_field_cpu(charges, dipoles, potential); });
+  if (!exchange_end_) near();
 }
 
 void Fmm::p2m_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
@@ -523,7 +542,6 @@ void Fmm::m2m_cpu(std::span<cplx> multipole) const {
                        &multipole[slot(ch) * size], &multipole[slot(ids[i]) * size]);
     }
   }
-  if (combine_multipoles_) combine_multipoles_(multipole);
 }
 
 void Fmm::m2l_cpu(std::span<const cplx> multipole, std::span<cplx> local) const {
@@ -632,6 +650,7 @@ void Fmm::combine_multipoles_gpu() const {
   std::vector<cplx> host(tree_->cells().size() * order_ * order_);
   gpu_far_field_->download_multipoles(host);
   combine_multipoles_(host);
+  if (exchange_end_) exchange_end_(host);
   gpu_far_field_->upload_multipoles(host);
 }
 

@@ -64,17 +64,31 @@ MultipoleExchange::MultipoleExchange(MPI_Comm comm, const LocallyEssentialTree& 
 }
 
 MultipoleExchange::~MultipoleExchange() {
+  if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);  // begun, not ended
   if (graph_ != MPI_COMM_NULL) MPI_Comm_free(&graph_);
 }
 
 void MultipoleExchange::exchange(std::span<cplx> multipoles) {
+  begin(multipoles);
+  end(multipoles);
+}
+
+void MultipoleExchange::begin(std::span<const cplx> multipoles) {
+  if (request_ != MPI_REQUEST_NULL) throw Error("multipole exchange: begun twice");
   const std::size_t c = coefficients_;
   for (std::size_t i = 0; i < send_cells_.size(); ++i)
     std::copy_n(&multipoles[std::size_t(send_cells_[i]) * c], c, &send_buffer_[i * c]);
-  check(MPI_Neighbor_alltoallv(send_buffer_.data(), send_counts_.data(), send_displs_.data(),
-                               MPI_C_DOUBLE_COMPLEX, receive_buffer_.data(), receive_counts_.data(),
-                               receive_displs_.data(), MPI_C_DOUBLE_COMPLEX, graph_),
-        "MPI_Neighbor_alltoallv");
+  check(
+      MPI_Ineighbor_alltoallv(send_buffer_.data(), send_counts_.data(), send_displs_.data(),
+                              MPI_C_DOUBLE_COMPLEX, receive_buffer_.data(), receive_counts_.data(),
+                              receive_displs_.data(), MPI_C_DOUBLE_COMPLEX, graph_, &request_),
+      "MPI_Ineighbor_alltoallv");
+}
+
+void MultipoleExchange::end(std::span<cplx> multipoles) {
+  if (request_ == MPI_REQUEST_NULL) throw Error("multipole exchange: ended before begun");
+  check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+  const std::size_t c = coefficients_;
   // Peers in ascending order, each list ascending: the same sum on every rank count's run.
   for (std::size_t i = 0; i < receive_cells_.size(); ++i) {
     cplx* m = &multipoles[std::size_t(receive_cells_[i]) * c];
@@ -83,11 +97,16 @@ void MultipoleExchange::exchange(std::span<cplx> multipoles) {
   }
 }
 
-void distribute(Fmm& fmm, const LocallyEssentialTree& let, MPI_Comm comm) {
+void distribute(Fmm& fmm, const LocallyEssentialTree& let, MPI_Comm comm, bool overlap) {
   // The slots are known once the FMM is distributed; the exchange is set in the holder then.
   auto holder = std::make_shared<std::unique_ptr<MultipoleExchange>>();
-  fmm.distribute_upward_pass(
-      let, [holder](std::span<cplx> multipoles) { (*holder)->exchange(multipoles); });
+  if (overlap)
+    fmm.distribute_upward_pass(
+        let, [holder](std::span<cplx> multipoles) { (*holder)->begin(multipoles); },
+        [holder](std::span<cplx> multipoles) { (*holder)->end(multipoles); });
+  else
+    fmm.distribute_upward_pass(
+        let, [holder](std::span<cplx> multipoles) { (*holder)->exchange(multipoles); });
   *holder = std::make_unique<MultipoleExchange>(
       comm, let, std::size_t(fmm.order()) * std::size_t(fmm.order()), fmm.expansion_slots());
 }

@@ -401,7 +401,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     if (sweep.distribution) {
       // Each rank forms the partial multipoles of its own leaves and exchanges those its peers'
       // M2L lists read (issue 13).
-      fast->distribute(sweep.distribution->let, comm);
+      fast->distribute(sweep.distribution->let, comm, opt.fmm_overlap);
     } else if (size > 1)
       // Every rank has the same tree: each forms the moments of its share of the leaves, and one
       // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).

@@ -97,6 +97,9 @@ constexpr OptionSpec kOptions[] = {
      "along the Morton curve, each rank's upward pass its own leaves', the partial multipoles and "
      "the densities its lists read exchanged; false: every rank a share of the upward pass, an "
      "allreduce of all multipoles, the whole density gathered"},
+    {"fmm_overlap", "false",
+     "With -fmm_distribute on more than one rank: the multipole exchange runs while the near "
+     "field is summed (nonblocking neighbourhood collective; CPU FMM)"},
     {"fmm_device", "auto",
      "Where the MatMult runs (every FMM phase and the near-field correction): cpu, gpu, or auto "
      "(the GPU when present)"},
@@ -562,7 +565,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
       choose("-bem_operator", text_or("bem_operator", "fmm"), {"fmm", "direct"});
   if (opt->operator_backend == "direct")
     for (const char *fmm_option :
-         {"fmm_p", "fmm_eps", "fmm_max_leaf", "fmm_view", "fmm_distribute"})
+         {"fmm_p", "fmm_eps", "fmm_max_leaf", "fmm_view", "fmm_distribute", "fmm_overlap"})
       if (value(fmm_option))
         throw Error(dashed(fmm_option) + " does not apply to -bem_operator direct");
   if (opt->near_matrix_pairs != "close" && opt->operator_backend != "fmm")
@@ -579,6 +582,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->fmm.measured_max_leaf = !value("fmm_max_leaf");  // fmm::default_max_leaf
   opt->fmm_view = parse_bool("-fmm_view", text_or("fmm_view", "false"));
   opt->fmm_distribute = parse_bool("-fmm_distribute", text_or("fmm_distribute", "true"));
+  opt->fmm_overlap = parse_bool("-fmm_overlap", text_or("fmm_overlap", "false"));
   const std::string device =
       choose("-fmm_device", text_or("fmm_device", "auto"), {"cpu", "gpu", "auto"});
   opt->fmm.device = device == "cpu"   ? fmm::FmmOptions::Device::cpu

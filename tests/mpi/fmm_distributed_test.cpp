@@ -54,6 +54,7 @@ struct Case {
   cplx normal_weight;  // Burton-Miller's target normal derivative (0: phi alone)
   int max_leaf, order;
   FmmOptions::Device device = FmmOptions::Device::cpu;  // of the distributed FMM
+  bool overlap = false;                                 // the exchange during the near field
 };
 
 // The potentials of each rank's targets against the serial Fmm's: the largest relative
@@ -89,7 +90,7 @@ double distributed_difference(const Elements& e, const Case& c) {
   Fmm fmm(c.k, e.sources, e.normals, targets, e.targets, distributed_options, nullptr,
           TargetNormalDerivative{target_normals, c.normal_weight});
   const LocallyEssentialTree let = partition.partition().locally_essential_tree(rank);
-  distribute(fmm, let, MPI_COMM_WORLD);
+  distribute(fmm, let, MPI_COMM_WORLD, c.overlap);
   // The strengths this rank reads come from its own elements and the LET's received densities.
   std::vector<char> held(n, 0);
   for (std::size_t t : own) held[t] = 1;
@@ -127,6 +128,12 @@ TEST(DistributedFmm, SphereHelmholtzEqualsSerial) {
   Elements e;
   add_surface(make_icosphere(3, 1.0), e);
   EXPECT_LT(distributed_difference(e, Case{2.0, 0.0, 20, 8}), 1e-13);
+}
+
+TEST(DistributedFmm, OverlappedExchangeEqualsSerial) {
+  Elements e;
+  add_surface(make_icosphere(3, 1.0), e);
+  EXPECT_LT(distributed_difference(e, Case{2.0, 0.0, 20, 8, FmmOptions::Device::cpu, true}), 1e-13);
 }
 
 TEST(DistributedFmm, LaplaceEqualsSerial) {

@@ -883,6 +883,14 @@ elif CASE == "mpi_distributed":
         check(m and int(m.group(1)) < gathered,
               f"{ranks} ranks: a rank reads {m and m.group(1)} remote densities, fewer than the "
               f"{gathered} of a gather")
+    # The exchange overlapped with the near field: the same numbers; -log_view times it.
+    over = os.path.join(WORK, "overlap.csv")
+    r = summary(base + ["-bem_csv", over, "-fmm_overlap", "true", "-log_view"], mpi=2)
+    check(r["its"] == r1["its"] and "FMMExchange" in r["out"],
+          f"-fmm_overlap on 2 ranks: {r['its']} iterations, as 1 rank; -log_view has FMMExchange")
+    d = rel_diff([complex(float(x[3]), float(x[4])) for x in rows(over)],
+                 [complex(float(x[3]), float(x[4])) for x in rows1])
+    check(d < 1e-8, f"-fmm_overlap gives the 1-rank solution (rel. diff {d:.1e})")
     # The former scheme (whole density gathered, multipoles summed by an allreduce) agrees.
     old = os.path.join(WORK, "gathered.csv")
     r = summary(base + ["-bem_csv", old, "-fmm_distribute", "false"], mpi=2)

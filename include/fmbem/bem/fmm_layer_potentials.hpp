@@ -36,8 +36,9 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   // (a numbering in which they are contiguous: fmm::FmmPartition::element_order), rank let.part of
   // comm (fmm::distribute: the partial multipoles exchanged over comm). apply then reads the
   // densities of columns_read() alone. Collective.
-  void distribute(const fmm::LocallyEssentialTree& let, MPI_Comm comm) {
-    fmm::distribute(*fmm_, let, comm);
+  // overlap: the multipole exchange during the near field.
+  void distribute(const fmm::LocallyEssentialTree& let, MPI_Comm comm, bool overlap = false) {
+    fmm::distribute(*fmm_, let, comm, overlap);
   }
   // The columns (elements, ascending) whose densities apply reads: the elements of the FMM's
   // sources (sources_read, with the quadratic read their stencils), the correction's columns and

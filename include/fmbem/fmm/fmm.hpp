@@ -60,7 +60,9 @@ int default_max_leaf(bool gpu, int order);
 // (calibrated on BEM operators: tests/unit/fmm/fmm_test.cpp).
 int order_for_tolerance(double tolerance);
 
-enum class FmmPhase { tree, translations, p2m, m2m, m2l, l2l, l2p, near_field, count };
+// exchange: the multipoles of other ranks added (share_upward_pass's combine, the distributed
+// FMM's MultipoleExchange), on the CPU path; on the GPU it is part of m2m.
+enum class FmmPhase { tree, translations, p2m, m2m, m2l, l2l, l2p, near_field, exchange, count };
 const char* phase_name(FmmPhase phase);
 
 // Told when each phase begins and ends (solver/ turns these into PETSc events;
@@ -178,6 +180,12 @@ class Fmm {
   // copies the multipoles through the host.
   void distribute_upward_pass(const LocallyEssentialTree& let,
                               std::function<void(std::span<cplx> multipoles)> exchange);
+  // The same with the exchange overlapped with the near field on the CPU: exchange_begin starts
+  // sending this part's partials after M2M, the near field runs, exchange_end adds the received
+  // ones before M2L. (On the GPU the two run one after the other.)
+  void distribute_upward_pass(const LocallyEssentialTree& let,
+                              std::function<void(std::span<cplx> multipoles)> exchange_begin,
+                              std::function<void(std::span<cplx> multipoles)> exchange_end);
   // Where each cell's expansions lie in the arrays apply forms and exchange receives (per cell id:
   // the position in cells, -1 where not held); empty: at the cell id. On the CPU a distributed
   // FMM holds its LocallyEssentialTree::expansion_cells() alone, in that order.
@@ -254,6 +262,9 @@ class Fmm {
     return slot_.empty() ? std::size_t(cell) : std::size_t(slot_[cell]);
   }
   std::function<void(std::span<cplx>)> combine_multipoles_;
+  // Set: combine_multipoles_ only starts the exchange and this completes it, the near field
+  // between (distribute_upward_pass with begin and end).
+  std::function<void(std::span<cplx>)> exchange_end_;
   // The M2L pairs and matrices of every level, applied by the CPU (apply_m2l_reference) or
   // uploaded to the GPU.
   M2LPlan m2l_plan_;

@@ -30,6 +30,10 @@ class MultipoleExchange {
   // multipoles: this rank's partials (at their slots); on return the received partials are added
   // (each receive list's cells, peers in ascending order).
   void exchange(std::span<cplx> multipoles);
+  // exchange in two halves, for overlap with other work: begin packs and starts a nonblocking
+  // MPI_Ineighbor_alltoallv, end waits and adds (same multipole array, untouched between).
+  void begin(std::span<const cplx> multipoles);
+  void end(std::span<cplx> multipoles);
 
   // Per exchange, this rank's.
   std::size_t sent_bytes() const { return send_cells_.size() * coefficients_ * sizeof(cplx); }
@@ -40,6 +44,7 @@ class MultipoleExchange {
 
  private:
   MPI_Comm graph_ = MPI_COMM_NULL;
+  MPI_Request request_ = MPI_REQUEST_NULL;
   std::size_t coefficients_;
   std::vector<int> sources_, destinations_;  // ranks, ascending
   std::vector<int> send_counts_, send_displs_, receive_counts_, receive_displs_;
@@ -50,6 +55,7 @@ class MultipoleExchange {
 // Makes fmm part let.part with its multipoles exchanged over comm (Fmm::distribute_upward_pass
 // with a MultipoleExchange of let, at the FMM's slots); rank r of comm must pass part r.
 // Collective. The exchange lives as long as the FMM holds it.
-void distribute(Fmm& fmm, const LocallyEssentialTree& let, MPI_Comm comm);
+// overlap: the exchange runs while the near field is summed (MultipoleExchange::begin and end).
+void distribute(Fmm& fmm, const LocallyEssentialTree& let, MPI_Comm comm, bool overlap = false);
 
 }  // namespace fmbem::fmm

@@ -44,6 +44,8 @@ struct SolveOptions {
   bool fmm_view = false;
   // -fmm_distribute: on more than one rank, the FMM partitioned over the ranks (issue 13).
   bool fmm_distribute = true;
+  // -fmm_overlap: the distributed FMM's multipole exchange during the near field (CPU).
+  bool fmm_overlap = false;
   // The near-field block as the preconditioning matrix: auto (assembled when the PC needs a
   // matrix, i.e. is neither jacobi nor none), on, off.
   std::string near_matrix = "auto";
