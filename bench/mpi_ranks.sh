@@ -22,8 +22,8 @@ mkdir -p "$log_dir"
 
 echo "icosphere:$level, k = 8, p = 8, on ${HOSTNAME:-this host}"
 echo
-echo "| ranks x threads | s per MatMult | vs first row | FMMNear s (max over ranks) | near-field point pairs (all ranks) | iterations | relative L2 error | peak host GB (max rank) | densities / multipole MB received per MatMult (max rank) |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| ranks x threads | s per MatMult | vs first row | FMMNear s (max over ranks) | near-field point pairs (all ranks) | iterations | relative L2 error | FMMExchange s (max over ranks) | peak host GB (max rank) | densities / multipole MB received per MatMult (max rank) |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 first=""
 for layout in $layouts; do
   ranks=${layout%x*}
@@ -33,7 +33,7 @@ for layout in $layouts; do
   if ! OMP_NUM_THREADS=$threads "$mpiexec" --allow-run-as-root --oversubscribe --bind-to none \
       -x OMP_NUM_THREADS -n "$ranks" "$bem" -mesh "icosphere:$level" -k 8 -bem_formulation cbie -fmm_p 8 -log_view \
       ${EXTRA:-} >"$log" 2>&1; then
-    echo "| $ranks x $threads | failed: see $log | | | | | | | |"
+    echo "| $ranks x $threads | failed: see $log | | | | | | | | |"
     continue
   fi
   per=$(sed -n 's/.*, \([0-9.e+-]*\) s per MatMult.*/\1/p' "$log")
@@ -42,9 +42,10 @@ for layout in $layouts; do
   l2=$(sed -n 's/.*relative L2 = \([0-9.e+-]*\).*/\1/p' "$log")
   # -log_view: event name, count (max, ratio), time (max over ranks, ratio), ...
   near=$(awk '$1 == "FMMNear" { print $4; exit }' "$log")
+  exchange=$(awk '$1 == "FMMExchange" { print $4; exit }' "$log")
   peak=$(sed -n 's/.*peak host \([0-9.e+-]*\) GB.*/\1/p' "$log")
   traffic=$(sed -n 's/.*receives at most \([0-9]*\) densities and \([0-9.]*\) MB of multipoles.*/\1 \/ \2/p' "$log")
   first=${first:-$per}
   ratio=$(awk -v a="$per" -v b="$first" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
-  echo "| $ranks x $threads | $per | $ratio | $near | $pairs | $its | $l2 | $peak | ${traffic:--} |"
+  echo "| $ranks x $threads | $per | $ratio | $near | $pairs | $its | $l2 | ${exchange:--} | $peak | ${traffic:--} |"
 done
