@@ -333,6 +333,7 @@ void Fmm::share_upward_pass(int part, int parts,
                             std::function<void(std::span<cplx> multipoles)> combine) {
   if (parts < 1 || part < 0 || part >= parts || (parts > 1 && !combine))
     throw Error("FMM: bad share of the upward pass");
+  if (!slot_.empty()) throw Error("FMM: the upward pass is distributed already");
   // Cut the leaves (Morton order) where the running source count crosses part / parts.
   const auto& leaves = tree_->leaves();
   const auto& cells = tree_->cells();
@@ -357,6 +358,8 @@ void Fmm::share_upward_pass(int part, int parts,
 void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
                                  std::function<void(std::span<cplx> multipoles)> exchange) {
   if (!exchange) throw Error("FMM: the distributed upward pass needs an exchange");
+  // Its M2L pairs are renumbered to the held cells once (below).
+  if (!slot_.empty()) throw Error("FMM: the upward pass is distributed already");
   const auto& cells = tree_->cells();
   // The part's leaves: its own cells that are leaves (ascending cell ids). The tree must be of
   // this FMM's shape (its cell ids are this tree's).

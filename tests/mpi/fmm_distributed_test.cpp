@@ -169,8 +169,16 @@ TEST(DistributedFmm, RejectsABadPart) {
   Fmm fmm(1.0, e.sources, e.normals, e.targets, options);
   LocallyEssentialTree let = partition.partition().locally_essential_tree(1);
   EXPECT_THROW(fmm.distribute_upward_pass(let, nullptr), Error);
-  let.ghost_cells.push_back(int(fmm.tree().cells().size()));  // not a cell of this tree
-  EXPECT_THROW(fmm.distribute_upward_pass(let, [](std::span<cplx>) {}), Error);
+  LocallyEssentialTree foreign = let;
+  foreign.ghost_cells.push_back(int(fmm.tree().cells().size()));  // not a cell of this tree
+  EXPECT_THROW(fmm.distribute_upward_pass(foreign, [](std::span<cplx>) {}), Error);
+  // Part 1's targets: distributed once only (its M2L pairs are renumbered to the held cells).
+  std::vector<Vec3> targets;
+  for (std::size_t t : partition.partition().elements(1)) targets.push_back(e.targets[t]);
+  Fmm part(1.0, e.sources, e.normals, targets, e.targets, options);
+  part.distribute_upward_pass(let, [](std::span<cplx>) {});
+  EXPECT_THROW(part.distribute_upward_pass(let, [](std::span<cplx>) {}), Error);
+  EXPECT_THROW(part.share_upward_pass(0, 2, [](std::span<cplx>) {}), Error);
   EXPECT_THROW(FmmPartition(e.sources, e.targets, e.source_element, options, 0), Error);
 }
 
