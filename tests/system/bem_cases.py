@@ -835,6 +835,15 @@ elif CASE == "sweep":
     check(p.returncode == 2 and len(errors) == 2 and "at k = 2: DIVERGED_ITS" in errors[1] and
           not [f for f in os.listdir(WORK) if f.startswith("failed") or f.startswith(".failed")],
           "failed solves in a sweep: an error line each, no files, exit 2")
+    # bm's soft problem carries the curvature correction, k-independent and formed once a sweep:
+    # the second k's surface values still equal its single run's byte for byte.
+    soft = ["-mesh", "icosphere:2", "-bem_formulation", "bm", "-bem_bc", "dirichlet"]
+    run(soft + ["-k", "1,2", "-bem_csv", os.path.join(WORK, "soft.csv")])
+    run(soft + ["-k", "2", "-bem_csv", os.path.join(WORK, "soft_single.csv")])
+    check(open(os.path.join(WORK, "soft_k0002.csv")).read() ==
+          open(os.path.join(WORK, "soft_single.csv")).read(),
+          "bm soft sweep: k = 2 equals the single run byte for byte (the curvature correction "
+          "shared)")
     # One k keeps today's summary, files and no table.
     one = os.path.join(WORK, "one.csv")
     p = run(["-mesh", "icosphere:2", "-k", "2", "-bem_csv", one, "-bem_sweep_csv", sweep_f])
