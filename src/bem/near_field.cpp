@@ -72,6 +72,45 @@ NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near
   return p;
 }
 
+NearFieldPattern folded_pattern(const NearFieldPattern& refined,
+                                const DensityReconstruction& reconstruction) {
+  const std::size_t rows = refined.row_start.size() - 1;
+  // Each row's elements' stencils, merged: counted, then written in place.
+  const auto gather = [&](std::size_t r, std::vector<std::int32_t>& out) {
+    out.clear();
+    for (std::int64_t at = refined.row_start[r]; at < refined.row_start[r + 1]; ++at) {
+      const std::span<const std::int32_t> stencil =
+          reconstruction.stencil(std::size_t(refined.columns[std::size_t(at)]));
+      out.insert(out.end(), stencil.begin(), stencil.end());
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  };
+  NearFieldPattern p;
+  p.row_start.assign(rows + 1, 0);
+#pragma omp parallel
+  {
+    std::vector<std::int32_t> local;
+#pragma omp for schedule(dynamic, 1024)
+    for (std::size_t r = 0; r < rows; ++r) {
+      gather(r, local);
+      p.row_start[r + 1] = std::int64_t(local.size());
+    }
+  }
+  for (std::size_t r = 0; r < rows; ++r) p.row_start[r + 1] += p.row_start[r];
+  p.columns.resize(std::size_t(p.row_start.back()));
+#pragma omp parallel
+  {
+    std::vector<std::int32_t> local;
+#pragma omp for schedule(dynamic, 1024)
+    for (std::size_t r = 0; r < rows; ++r) {
+      gather(r, local);
+      std::copy(local.begin(), local.end(), p.columns.begin() + p.row_start[r]);
+    }
+  }
+  return p;
+}
+
 NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
                                          const NearFieldOptions& options, cplx coupling,
                                          const DensityReconstruction* reconstruction)
@@ -87,8 +126,17 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
   if (reconstruction) {
     const NearFieldPattern refined =
         near_field_pattern(mesh, rows, std::max(options.near_factor, options.refined_factor));
-    fold_reconstruction(disc, k, pattern, refined, angular, coupling, *reconstruction);
-    if (options.gpu) upload(rows);
+    NearFieldPattern folded = folded_pattern(refined, *reconstruction);
+    if (options.gpu) {
+      gpu_ = std::make_unique<GpuNearFieldCorrection>(
+          disc, k, rows, folded, pattern, refined, angular, GaussLegendre(kMomentRadialPoints),
+          coupling, *reconstruction, options.gpu_chunk_pairs);
+      gpu_->download_self_terms(self_single_, self_double_);
+    }
+    row_start_ = std::move(folded.row_start);
+    columns_ = std::move(folded.columns);
+    if (!options.gpu)
+      fold_reconstruction(disc, k, pattern, refined, angular, coupling, *reconstruction);
     return;
   }
   row_start_ = std::move(pattern.row_start);
@@ -96,8 +144,9 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
 
   // Pass 2: accurate minus regular integrals, on the GPU or here.
   const bool burton_miller = coupling != cplx(0.0);
-  if (options.gpu && !burton_miller) {
-    gpu_ = std::make_unique<GpuNearFieldCorrection>(disc, k, rows, row_start_, columns_, angular);
+  if (options.gpu) {
+    gpu_ = std::make_unique<GpuNearFieldCorrection>(disc, k, rows, row_start_, columns_, angular,
+                                                    coupling);
     gpu_->download_self_terms(self_single_, self_double_);
     return;
   }
@@ -134,15 +183,6 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
       }
     }
   }
-  if (options.gpu) upload(rows);
-}
-
-void NearFieldCorrection::upload(RowRange rows) {
-  // The SpMV resident on the GPU; the host copies stay (add_to and the accessors), so the
-  // lazy download (download_entries) is marked done without copying anything back.
-  gpu_ = std::make_unique<GpuNearFieldCorrection>(rows, row_start_, columns_, single_, double_,
-                                                  self_single_, self_double_);
-  std::call_once(downloaded_, [] {});
 }
 
 void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double k,
@@ -152,30 +192,7 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
                                               const DensityReconstruction& reconstruction) {
   const Mesh& mesh = disc.mesh();
   const RowRange rows = rows_;
-  // The pattern: each row's corrected elements (close or refined: `refined` holds both) and
-  // their stencils, counted, then written in place.
-  const auto gather = [&](std::size_t r, std::vector<std::int32_t>& out) {
-    out.clear();
-    for (std::int64_t at = refined.row_start[r]; at < refined.row_start[r + 1]; ++at) {
-      const std::span<const std::int32_t> stencil =
-          reconstruction.stencil(std::size_t(refined.columns[std::size_t(at)]));
-      out.insert(out.end(), stencil.begin(), stencil.end());
-    }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-  };
-  row_start_.assign(rows.size() + 1, 0);
-#pragma omp parallel
-  {
-    std::vector<std::int32_t> local;
-#pragma omp for schedule(dynamic, 1024)
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      gather(r, local);
-      row_start_[r + 1] = std::int64_t(local.size());
-    }
-  }
-  for (std::size_t r = 0; r < rows.size(); ++r) row_start_[r + 1] += row_start_[r];
-  columns_.resize(std::size_t(row_start_.back()));
+  // The pattern (row_start_, columns_) is folded_pattern's.
   single_.assign(columns_.size(), 0.0);
   double_.assign(columns_.size(), 0.0);
 
@@ -186,11 +203,10 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
   const bool burton_miller = coupling != cplx(0.0);
 #pragma omp parallel
   {
-    std::vector<std::int32_t> local;
 #pragma omp for schedule(dynamic, 64)
     for (std::size_t r = 0; r < rows.size(); ++r) {
-      gather(r, local);
-      std::copy(local.begin(), local.end(), columns_.begin() + row_start_[r]);
+      const std::span<const std::int32_t> local(columns_.data() + row_start_[r],
+                                                columns_.data() + row_start_[r + 1]);
       const std::size_t i = rows.begin + r;
       const Vec3& x = mesh.centroids()[i];
       const Vec3& n_x = mesh.normals()[i];

@@ -149,8 +149,8 @@ TEST(GpuNearFieldCorrection, EntriesMatchCpuOnNearlyTouchingSpheres) {
   }
 }
 
-// apply_device (accumulating; null density = zero) against add_to with the same entries; with a
-// Burton-Miller coupling the entries are computed on the CPU and uploaded.
+// apply_device (accumulating; null density = zero) against add_to with the same entries, the
+// conventional ones and Burton-Miller's.
 TEST(GpuNearFieldCorrection, SpmvMatchesAddTo) {
   SKIP_WITHOUT_GPU();
   const Mesh mesh = icosphere(4);
@@ -304,9 +304,9 @@ TEST(GpuNearFieldCorrection, FmmLayerPotentialsWithGpuOptions) {
   cpu_options.device = fmm::FmmOptions::Device::cpu;
   fmm::FmmOptions gpu_options = cpu_options;
   gpu_options.device = fmm::FmmOptions::Device::automatic;
-  // The conventional operators, then Burton-Miller's (the FMM's target-normal derivative on the
-  // GPU, the correction's entries from the CPU), then Burton-Miller's with the quadratic read of
-  // the double density (its point strengths formed on the GPU, the folded correction uploaded).
+  // The conventional operators, then Burton-Miller's (the FMM's target-normal derivative and the
+  // correction's entries on the GPU), then Burton-Miller's with the quadratic read of the double
+  // density (its point strengths and the folded correction formed on the GPU).
   struct Case {
     cplx coupling;
     DensityModel model;
