@@ -43,6 +43,10 @@ struct NearFieldPattern {
   std::vector<std::int32_t> columns;
 };
 NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near_factor);
+// near_field_pattern(mesh, rows, near_factor) from the pattern of a larger factor: the pairs
+// of `wider` that pass the same test.
+NearFieldPattern restrict_pattern(const Mesh& mesh, RowRange rows, const NearFieldPattern& wider,
+                                  double near_factor);
 // The pattern of the folded rows with a reconstruction: per row of `refined` its elements'
 // stencils (DensityReconstruction::stencil), merged, ascending.
 NearFieldPattern folded_pattern(const NearFieldPattern& refined,

@@ -13,6 +13,7 @@
 // forms it).
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <vector>
 
 #include "device_integrals.cuh"
@@ -550,7 +551,11 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
   std::int64_t largest_row = 0;
   for (std::size_t r = 0; r < n_rows; ++r)
     largest_row = std::max(largest_row, pair_start[r + 1] - pair_start[r]);
-  const std::int64_t stride = std::min(std::max(chunk_pairs, largest_row), pair_start.back());
+  // Slots within a chunk are 32-bit.
+  const std::int64_t stride =
+      std::min({std::max(chunk_pairs, largest_row), pair_start.back(), std::int64_t(INT32_MAX)});
+  if (largest_row > INT32_MAX)
+    throw Error("GPU near-field correction: a row with more than 2^31 corrected pairs");
   if (stride == 0) return;
   Buffer<Z> constant_single(std::size_t(stride), "near-field pair scratch");
   Buffer<Z> constant_double(std::size_t(stride), "near-field pair scratch");
