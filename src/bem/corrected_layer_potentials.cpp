@@ -1,5 +1,6 @@
 #include "fmbem/bem/corrected_layer_potentials.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "fmbem/bem/hypersingular_integrals.hpp"
@@ -8,6 +9,21 @@
 #include "fmbem/fmm/gpu_device.hpp"
 
 namespace fmbem {
+namespace {
+
+// The regular rule's S + alpha D' and D + alpha N of element j at (x, n_x), constant read.
+RegularPair constant_read_regular(const Discretization& disc, double k, cplx coupling,
+                                  std::size_t j, const Vec3& x, const Vec3& n_x) {
+  RegularPair regular = regular_integrals(disc, k, j, x);
+  if (coupling != cplx(0.0)) {
+    const RegularBurtonMiller extra = regular_burton_miller_integrals(disc, k, j, x, n_x);
+    regular.single_layer += coupling * extra.adjoint_double_layer;
+    regular.double_layer += coupling * extra.hypersingular;
+  }
+  return regular;
+}
+
+}  // namespace
 
 struct CorrectedLayerPotentials::DeviceBuffers {
   DeviceBuffers(std::size_t columns, std::size_t rows)
@@ -82,21 +98,63 @@ void CorrectedLayerPotentials::set_single_layer_diagonal_extra(std::vector<cplx>
 }
 
 std::vector<cplx> CorrectedLayerPotentials::near_block(const OperatorCoefficients& c) const {
+  const Mesh& mesh = disc_->mesh();
   const auto row_start = near_.row_start();
   const auto columns = near_.columns();
   const auto single = near_.single_entries(), dbl = near_.double_entries();
   std::vector<cplx> block(columns.size());
-#pragma omp parallel for schedule(dynamic, 64)
-  for (std::size_t r = 0; r < rows_.size(); ++r) {
-    const std::size_t i = rows_.begin + r;
-    for (std::int64_t at = row_start[r]; at < row_start[r + 1]; ++at) {
-      const std::size_t j = std::size_t(columns[std::size_t(at)]);
-      const RegularPair regular = regular_pair(i, j);
-      const cplx s = regular.single_layer + single[std::size_t(at)] +
-                     (i == j && !single_extra_.empty() ? single_extra_[r] : cplx(0.0));
-      const cplx d = regular.double_layer + dbl[std::size_t(at)];
-      block[std::size_t(at)] =
-          c.double_layer * d + c.single_layer * s + (i == j ? c.identity : cplx(0.0));
+#pragma omp parallel
+  {
+    std::vector<RegularPair> regular;
+    std::vector<std::int32_t> elements;
+#pragma omp for schedule(dynamic, 64)
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+      const std::size_t i = rows_.begin + r;
+      const Vec3& x = mesh.centroids()[i];
+      const Vec3& n_x = mesh.normals()[i];
+      const std::int32_t* row_begin = columns.data() + row_start[r];
+      const std::int32_t* row_end = columns.data() + row_start[r + 1];
+      regular.assign(std::size_t(row_end - row_begin), RegularPair{});
+      // The constant read: each column's own element.
+      for (std::size_t at = 0; at < regular.size(); ++at)
+        regular[at] =
+            constant_read_regular(*disc_, k_, coupling_, std::size_t(row_begin[at]), x, n_x);
+      // The quadratic read: u_j enters the quadratic of every element l whose stencil holds j,
+      // the elements of j's own stencil (vertex neighbourhoods are symmetric). Each such l's
+      // rule integrals are formed once for the row and scattered to the row's columns in its
+      // stencil (regular_pair forms them once per column: about ten times the work).
+      if (reconstruction_) {
+        elements.clear();
+        for (const std::int32_t* j = row_begin; j != row_end; ++j) {
+          const auto stencil = reconstruction_->stencil(std::size_t(*j));
+          elements.insert(elements.end(), stencil.begin(), stencil.end());
+        }
+        std::sort(elements.begin(), elements.end());
+        elements.erase(std::unique(elements.begin(), elements.end()), elements.end());
+        for (const std::int32_t element : elements) {
+          const std::size_t l = std::size_t(element);
+          const MonomialMoments rule =
+              regular_monomial_moments(*disc_, *reconstruction_, k_, l, x, n_x);
+          const auto stencil = reconstruction_->stencil(l);
+          for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
+            const cplx weight = rule.double_layer[t] + coupling_ * rule.hypersingular[t];
+            const auto coefficients = reconstruction_->coefficients(l, t);
+            for (std::size_t s = 0; s < stencil.size(); ++s) {
+              const std::int32_t* at = std::lower_bound(row_begin, row_end, stencil[s]);
+              if (at != row_end && *at == stencil[s])
+                regular[std::size_t(at - row_begin)].double_layer += weight * coefficients[s];
+            }
+          }
+        }
+      }
+      for (std::size_t at = 0; at < regular.size(); ++at) {
+        const std::size_t j = std::size_t(row_begin[at]);
+        const std::size_t entry = std::size_t(row_start[r]) + at;
+        const cplx s = regular[at].single_layer + single[entry] +
+                       (i == j && !single_extra_.empty() ? single_extra_[r] : cplx(0.0));
+        const cplx d = regular[at].double_layer + dbl[entry];
+        block[entry] = c.double_layer * d + c.single_layer * s + (i == j ? c.identity : cplx(0.0));
+      }
     }
   }
   return block;
@@ -105,13 +163,7 @@ std::vector<cplx> CorrectedLayerPotentials::near_block(const OperatorCoefficient
 RegularPair CorrectedLayerPotentials::regular_pair(std::size_t i, std::size_t j) const {
   const Mesh& mesh = disc_->mesh();
   const Vec3& x = mesh.centroids()[i];
-  RegularPair regular = regular_integrals(*disc_, k_, j, x);
-  if (coupling_ != cplx(0.0)) {
-    const RegularBurtonMiller extra =
-        regular_burton_miller_integrals(*disc_, k_, j, x, mesh.normals()[i]);
-    regular.single_layer += coupling_ * extra.adjoint_double_layer;
-    regular.double_layer += coupling_ * extra.hypersingular;
-  }
+  RegularPair regular = constant_read_regular(*disc_, k_, coupling_, j, x, mesh.normals()[i]);
   if (reconstruction_) {
     // u_j also enters the quadratic of every element l whose stencil holds j (the stencils are
     // vertex neighbourhoods, so those are the elements of j's own stencil).

@@ -17,14 +17,15 @@ namespace {
 struct GpuNearFieldCorrection::Impl {};
 GpuNearFieldCorrection::GpuNearFieldCorrection(const Discretization&, double, RowRange,
                                                std::span<const std::int64_t>,
-                                               std::span<const std::int32_t>,
-                                               const GaussLegendre&) {
+                                               std::span<const std::int32_t>, const GaussLegendre&,
+                                               cplx) {
   no_cuda();
 }
-GpuNearFieldCorrection::GpuNearFieldCorrection(RowRange, std::span<const std::int64_t>,
-                                               std::span<const std::int32_t>, std::span<const cplx>,
-                                               std::span<const cplx>, std::span<const cplx>,
-                                               std::span<const cplx>) {
+GpuNearFieldCorrection::GpuNearFieldCorrection(const Discretization&, double, RowRange,
+                                               const NearFieldPattern&, const NearFieldPattern&,
+                                               const NearFieldPattern&, const GaussLegendre&,
+                                               const GaussLegendre&, cplx,
+                                               const DensityReconstruction&, std::int64_t) {
   no_cuda();
 }
 GpuNearFieldCorrection::~GpuNearFieldCorrection() = default;

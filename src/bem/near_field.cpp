@@ -1,5 +1,7 @@
 #include "fmbem/bem/near_field.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -72,6 +74,76 @@ NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near
   return p;
 }
 
+NearFieldPattern restrict_pattern(const Mesh& mesh, RowRange rows, const NearFieldPattern& wider,
+                                  double near_factor) {
+  // The same test as near_field_pattern's on the wider pattern's pairs (a superset), in order.
+  std::vector<double> radius(mesh.size());
+#pragma omp parallel for schedule(static)
+  for (std::size_t e = 0; e < mesh.size(); ++e) radius[e] = element_corner_radius(mesh, e);
+  const std::size_t n_rows = rows.size();
+  const auto close = [&](std::size_t i, std::int32_t j) {
+    return std::size_t(j) == i ||
+           norm(mesh.centroids()[i] - mesh.centroids()[j]) < near_factor * radius[j];
+  };
+  NearFieldPattern p;
+  p.row_start.assign(n_rows + 1, 0);
+#pragma omp parallel for schedule(static)
+  for (std::size_t r = 0; r < n_rows; ++r) {
+    std::int64_t count = 0;
+    for (std::int64_t at = wider.row_start[r]; at < wider.row_start[r + 1]; ++at)
+      count += close(rows.begin + r, wider.columns[std::size_t(at)]);
+    p.row_start[r + 1] = count;
+  }
+  for (std::size_t r = 0; r < n_rows; ++r) p.row_start[r + 1] += p.row_start[r];
+  p.columns.resize(std::size_t(p.row_start.back()));
+#pragma omp parallel for schedule(static)
+  for (std::size_t r = 0; r < n_rows; ++r) {
+    std::int32_t* out = p.columns.data() + p.row_start[r];
+    for (std::int64_t at = wider.row_start[r]; at < wider.row_start[r + 1]; ++at)
+      if (close(rows.begin + r, wider.columns[std::size_t(at)]))
+        *out++ = wider.columns[std::size_t(at)];
+  }
+  return p;
+}
+
+NearFieldPattern folded_pattern(const NearFieldPattern& refined,
+                                const DensityReconstruction& reconstruction) {
+  const std::size_t rows = refined.row_start.size() - 1;
+  NearFieldPattern p;
+  p.row_start.assign(rows + 1, 0);
+  // Each thread merges a contiguous block of rows once into its own buffer (a stamp per element
+  // marks those already taken by the row, so only the distinct ones are sorted), then copies
+  // them in place once the offsets are known.
+#pragma omp parallel
+  {
+    const std::size_t threads = std::size_t(omp_get_num_threads());
+    const std::size_t thread = std::size_t(omp_get_thread_num());
+    const std::size_t begin = rows * thread / threads, end = rows * (thread + 1) / threads;
+    std::vector<std::int32_t> mine;
+    std::vector<std::int64_t> taken(reconstruction.size(), -1);  // the last row that took it
+    for (std::size_t r = begin; r < end; ++r) {
+      const std::size_t first = mine.size();
+      for (std::int64_t at = refined.row_start[r]; at < refined.row_start[r + 1]; ++at)
+        for (const std::int32_t j :
+             reconstruction.stencil(std::size_t(refined.columns[std::size_t(at)])))
+          if (taken[std::size_t(j)] != std::int64_t(r)) {
+            taken[std::size_t(j)] = std::int64_t(r);
+            mine.push_back(j);
+          }
+      std::sort(mine.begin() + std::ptrdiff_t(first), mine.end());
+      p.row_start[r + 1] = std::int64_t(mine.size() - first);
+    }
+#pragma omp barrier
+#pragma omp single
+    {
+      for (std::size_t r = 0; r < rows; ++r) p.row_start[r + 1] += p.row_start[r];
+      p.columns.resize(std::size_t(p.row_start.back()));
+    }
+    std::copy(mine.begin(), mine.end(), p.columns.begin() + p.row_start[begin]);
+  }
+  return p;
+}
+
 NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
                                          const NearFieldOptions& options, cplx coupling,
                                          const DensityReconstruction* reconstruction)
@@ -80,24 +152,35 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
     throw Error("-bem_near_factor must be at least 1 (it is " +
                 std::to_string(options.near_factor) + ")");
   const Mesh& mesh = disc.mesh();
-  NearFieldPattern pattern = near_field_pattern(mesh, rows, options.near_factor);
   self_single_.resize(rows.size());
   self_double_.resize(rows.size());
   const GaussLegendre angular(options.angular_points);
   if (reconstruction) {
     const NearFieldPattern refined =
         near_field_pattern(mesh, rows, std::max(options.near_factor, options.refined_factor));
-    fold_reconstruction(disc, k, pattern, refined, angular, coupling, *reconstruction);
-    if (options.gpu) upload(rows);
+    const NearFieldPattern pattern = restrict_pattern(mesh, rows, refined, options.near_factor);
+    NearFieldPattern folded = folded_pattern(refined, *reconstruction);
+    if (options.gpu) {
+      gpu_ = std::make_unique<GpuNearFieldCorrection>(
+          disc, k, rows, folded, pattern, refined, angular, GaussLegendre(kMomentRadialPoints),
+          coupling, *reconstruction, options.gpu_chunk_pairs);
+      gpu_->download_self_terms(self_single_, self_double_);
+    }
+    row_start_ = std::move(folded.row_start);
+    columns_ = std::move(folded.columns);
+    if (!options.gpu)
+      fold_reconstruction(disc, k, pattern, refined, angular, coupling, *reconstruction);
     return;
   }
+  NearFieldPattern pattern = near_field_pattern(mesh, rows, options.near_factor);
   row_start_ = std::move(pattern.row_start);
   columns_ = std::move(pattern.columns);
 
   // Pass 2: accurate minus regular integrals, on the GPU or here.
   const bool burton_miller = coupling != cplx(0.0);
-  if (options.gpu && !burton_miller) {
-    gpu_ = std::make_unique<GpuNearFieldCorrection>(disc, k, rows, row_start_, columns_, angular);
+  if (options.gpu) {
+    gpu_ = std::make_unique<GpuNearFieldCorrection>(disc, k, rows, row_start_, columns_, angular,
+                                                    coupling);
     gpu_->download_self_terms(self_single_, self_double_);
     return;
   }
@@ -134,15 +217,6 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
       }
     }
   }
-  if (options.gpu) upload(rows);
-}
-
-void NearFieldCorrection::upload(RowRange rows) {
-  // The SpMV resident on the GPU; the host copies stay (add_to and the accessors), so the
-  // lazy download (download_entries) is marked done without copying anything back.
-  gpu_ = std::make_unique<GpuNearFieldCorrection>(rows, row_start_, columns_, single_, double_,
-                                                  self_single_, self_double_);
-  std::call_once(downloaded_, [] {});
 }
 
 void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double k,
@@ -152,30 +226,7 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
                                               const DensityReconstruction& reconstruction) {
   const Mesh& mesh = disc.mesh();
   const RowRange rows = rows_;
-  // The pattern: each row's corrected elements (close or refined: `refined` holds both) and
-  // their stencils, counted, then written in place.
-  const auto gather = [&](std::size_t r, std::vector<std::int32_t>& out) {
-    out.clear();
-    for (std::int64_t at = refined.row_start[r]; at < refined.row_start[r + 1]; ++at) {
-      const std::span<const std::int32_t> stencil =
-          reconstruction.stencil(std::size_t(refined.columns[std::size_t(at)]));
-      out.insert(out.end(), stencil.begin(), stencil.end());
-    }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-  };
-  row_start_.assign(rows.size() + 1, 0);
-#pragma omp parallel
-  {
-    std::vector<std::int32_t> local;
-#pragma omp for schedule(dynamic, 1024)
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      gather(r, local);
-      row_start_[r + 1] = std::int64_t(local.size());
-    }
-  }
-  for (std::size_t r = 0; r < rows.size(); ++r) row_start_[r + 1] += row_start_[r];
-  columns_.resize(std::size_t(row_start_.back()));
+  // The pattern (row_start_, columns_) is folded_pattern's.
   single_.assign(columns_.size(), 0.0);
   double_.assign(columns_.size(), 0.0);
 
@@ -186,11 +237,10 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
   const bool burton_miller = coupling != cplx(0.0);
 #pragma omp parallel
   {
-    std::vector<std::int32_t> local;
 #pragma omp for schedule(dynamic, 64)
     for (std::size_t r = 0; r < rows.size(); ++r) {
-      gather(r, local);
-      std::copy(local.begin(), local.end(), columns_.begin() + row_start_[r]);
+      const std::span<const std::int32_t> local(columns_.data() + row_start_[r],
+                                                columns_.data() + row_start_[r + 1]);
       const std::size_t i = rows.begin + r;
       const Vec3& x = mesh.centroids()[i];
       const Vec3& n_x = mesh.normals()[i];

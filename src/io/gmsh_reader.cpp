@@ -509,39 +509,39 @@ std::string_view interpret(const detail::SandboxOutcome& outcome,
   throw Error("cannot read mesh file " + quoted(path) + ": Gmsh's reader ended without a result");
 }
 
-}  // namespace
-
-FieldPoints read_gmsh_points(const std::string& path, const GmshReadOptions& options) {
+// The sequence both readers share: a private copy of the file, its layout checked, Gmsh in the
+// sandbox on the copy with `extract(layout)` encoding the wanted part of the model (its first
+// byte `kind`), the child's outcome interpreted, and `decode` filling the result.
+template <class Result, class Extract, class Decode>
+Result read_sandboxed(const std::string& path, const GmshReadOptions& options, char kind,
+                      Extract&& extract, Decode&& decode_into) {
   const detail::PrivateMeshCopy copy(path, options.stream_timeout, options.max_bytes);
   const MshLayout layout = check_msh(copy.content(), path);
   const detail::SandboxLimits limits = reader_limits(copy.content().size());
   const std::string& file = copy.file();
   const detail::SandboxOutcome outcome = detail::run_sandboxed(
       [&](int output) {
-        read_in_child(output, copy.directory(), file, [&] { return extract_points(path, layout); });
+        read_in_child(output, copy.directory(), file, [&] { return extract(layout); });
       },
       limits);
-  FieldPoints read;
-  if (!decode_points(interpret(outcome, limits, file, path, kPoints), read))
+  Result read;
+  if (!decode_into(interpret(outcome, limits, file, path, kind), read))
     throw Error("cannot read mesh file " + quoted(path) + ": Gmsh's reader ended without a result");
   return read;
 }
 
+}  // namespace
+
+FieldPoints read_gmsh_points(const std::string& path, const GmshReadOptions& options) {
+  return read_sandboxed<FieldPoints>(
+      path, options, kPoints, [&](const MshLayout& layout) { return extract_points(path, layout); },
+      decode_points);
+}
+
 SurfaceRead read_gmsh(const std::string& path, const GmshReadOptions& options) {
-  const detail::PrivateMeshCopy copy(path, options.stream_timeout, options.max_bytes);
-  const MshLayout layout = check_msh(copy.content(), path);
-  const detail::SandboxLimits limits = reader_limits(copy.content().size());
-  const std::string& file = copy.file();
-  const detail::SandboxOutcome outcome = detail::run_sandboxed(
-      [&](int output) {
-        read_in_child(output, copy.directory(), file,
-                      [&] { return encode(extract_triangles(path, layout)); });
-      },
-      limits);
-  SurfaceRead read;
-  if (!decode(interpret(outcome, limits, file, path, kSurface), read))
-    throw Error("cannot read mesh file " + quoted(path) + ": Gmsh's reader ended without a result");
-  return read;
+  return read_sandboxed<SurfaceRead>(
+      path, options, kSurface,
+      [&](const MshLayout& layout) { return encode(extract_triangles(path, layout)); }, decode);
 }
 
 }  // namespace fmbem::io

@@ -368,6 +368,9 @@ struct SweepContext {
   FmmEvents &fmm_events;
   Outputs &outputs;
   FieldStage &field_stage;
+  // The curvature correction's c_i of this rank's rows (Laplace: the same for every k), formed
+  // by the first solve_at that needs it.
+  std::optional<std::vector<double>> &curvature_correction;
   const Distribution *distribution;  // null: every rank the whole FMM upward pass
 };
 
@@ -418,17 +421,21 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   if (opt.curvature_correction) {
     // c_i from the Laplace layer potentials of the same backend (plain and with coupling 1);
     // the geometric error is the kernel's singular part, the Helmholtz one differs by
-    // O((k h)^2). Added to S + alpha D' as alpha c_i.
-    std::unique_ptr<LayerPotentials> plain, coupled;
-    if (opt.operator_backend == "fmm") {
-      plain = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm, nullptr);
-      coupled = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm, nullptr,
-                                                     cplx(1.0));
-    } else {
-      plain = std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near);
-      coupled = std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near, cplx(1.0));
+    // O((k h)^2). Added to S + alpha D' as alpha c_i. k-independent: formed once a sweep.
+    if (!sweep.curvature_correction) {
+      std::unique_ptr<LayerPotentials> plain, coupled;
+      if (opt.operator_backend == "fmm") {
+        plain = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm, nullptr);
+        coupled = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm, nullptr,
+                                                       cplx(1.0));
+      } else {
+        plain = std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near);
+        coupled = std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near, cplx(1.0));
+      }
+      sweep.curvature_correction =
+          adjoint_double_layer_curvature_correction(mesh, *plain, *coupled);
     }
-    const std::vector<double> c = adjoint_double_layer_curvature_correction(mesh, *plain, *coupled);
+    const std::vector<double> &c = *sweep.curvature_correction;
     std::vector<cplx> extra(c.size());
     for (std::size_t r = 0; r < c.size(); ++r) extra[r] = problem.coupling() * c[r];
     layer_potentials->set_single_layer_diagonal_extra(std::move(extra));
@@ -915,9 +922,26 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   VecScatter gather;
   Vec x_all;
   PetscCall(VecScatterCreateToAll(x, &gather, &x_all));
-  const SweepContext sweep{comm,  rank,      size,       opt,     mesh,        disc,
-                           n,     row_begin, row_end,    x,       b,           gather,
-                           x_all, events,    fmm_events, outputs, field_stage, distribution.get()};
+  std::optional<std::vector<double>> curvature_correction;
+  const SweepContext sweep{comm,
+                           rank,
+                           size,
+                           opt,
+                           mesh,
+                           disc,
+                           n,
+                           row_begin,
+                           row_end,
+                           x,
+                           b,
+                           gather,
+                           x_all,
+                           events,
+                           fmm_events,
+                           outputs,
+                           field_stage,
+                           curvature_correction,
+                           distribution.get()};
   const std::size_t count = opt.wavenumbers.size();
   std::vector<SweepRow> table(count);
   for (std::size_t i = 0; i < count; ++i) {

@@ -41,7 +41,8 @@ class CorrectedLayerPotentials : public LayerPotentials {
   // The accurate entries of the close pairs of the operator c.identity I + c.double_layer
   // (D + alpha N) + c.single_layer (S + alpha D'), in the correction's CSR pattern
   // (near_field().row_start() and columns()): the near-field block that preconditioners factor.
-  // Regular part plus correction per pair (the regular integrals are formed again here).
+  // Regular part plus correction per pair (the regular integrals are formed again here, each
+  // element's rule once per row).
   std::vector<cplx> near_block(const OperatorCoefficients& c) const;
   // That operator's regular-rule entry for row i (of rows()) and column j, identity left out:
   // its entry wherever (i, j) is not a close pair (preconditioners that take more pairs).

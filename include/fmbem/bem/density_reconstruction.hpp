@@ -64,6 +64,8 @@ class DensityReconstruction {
   // stencil_columns()[stencil_starts()[e] .. stencil_starts()[e + 1]).
   std::span<const std::int64_t> stencil_starts() const { return stencil_start_; }
   std::span<const std::int32_t> stencil_columns() const { return columns_; }
+  // All coefficients: element e's kTerms rows start at stencil_starts()[e] * kTerms.
+  std::span<const double> stencil_values() const { return values_; }
   // c_{e,m}'s coefficient of u_j (0 where j is not in stencil(e)).
   double coefficient(std::size_t e, int m, std::size_t j) const;
   // Elements whose fit fell back to linear or constant (diagnostics, tests).

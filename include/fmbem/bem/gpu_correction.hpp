@@ -10,29 +10,37 @@
 
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
+#include "fmbem/bem/near_field.hpp"
 #include "fmbem/bem/point_strengths.hpp"
 #include "fmbem/quadrature/gauss_legendre.hpp"
 
 namespace fmbem {
 
 // The entries of NearFieldCorrection for a given CSR pattern, computed and kept on the GPU.
-// The device code follows panel_integrals and regular_integrals operation by operation, and is
-// built without fused multiply-adds (-fmad=false), so the entries differ from the CPU's only by
-// the last bits of the library functions (sin, cos, cosh, asinh, hypot: a few ulp):
-// tests/unit/bem/test_gpu_correction.cpp states the tolerance and why.
+// The device code follows panel_integrals, hypersingular_integrals, the moment integrals and
+// the regular rule's sums operation by operation, and is built without fused multiply-adds
+// (-fmad=false), so the entries differ from the CPU's only by the last bits of the library
+// functions (sin, cos, cosh, sinh, asinh, hypot, log, atan: a few ulp):
+// tests/unit/bem/test_gpu_correction.cpp and test_gpu_burton_miller.cpp state the tolerances
+// and why.
 class GpuNearFieldCorrection {
  public:
   // row_start (rows.size() + 1 offsets) and columns: the close elements of each row, as
-  // NearFieldCorrection's pass 1 found them.
+  // NearFieldCorrection's pass 1 found them; with a coupling alpha != 0 the entries are
+  // Burton-Miller's S + alpha D' and D + alpha N.
   GpuNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
                          std::span<const std::int64_t> row_start,
-                         std::span<const std::int32_t> columns, const GaussLegendre& angular);
-  // Entries computed elsewhere (on the CPU: the Burton-Miller operators), uploaded: single and
-  // dbl one per nonzero, self_single and self_double one per row.
-  GpuNearFieldCorrection(RowRange rows, std::span<const std::int64_t> row_start,
-                         std::span<const std::int32_t> columns, std::span<const cplx> single,
-                         std::span<const cplx> dbl, std::span<const cplx> self_single,
-                         std::span<const cplx> self_double);
+                         std::span<const std::int32_t> columns, const GaussLegendre& angular,
+                         cplx coupling = 0.0);
+  // The entries with the quadratic read of the double density (NearFieldCorrection's
+  // fold_reconstruction): `folded` is the pattern (the close and refined elements of each row
+  // and their stencils), close and refined the pairs; radial the moments' radial rule;
+  // chunk_pairs the most pairs whose intermediate results are held at once.
+  GpuNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
+                         const NearFieldPattern& folded, const NearFieldPattern& close,
+                         const NearFieldPattern& refined, const GaussLegendre& angular,
+                         const GaussLegendre& radial, cplx coupling,
+                         const DensityReconstruction& reconstruction, std::int64_t chunk_pairs);
   ~GpuNearFieldCorrection();
   GpuNearFieldCorrection(const GpuNearFieldCorrection&) = delete;
   GpuNearFieldCorrection& operator=(const GpuNearFieldCorrection&) = delete;

@@ -28,6 +28,9 @@ struct NearFieldOptions {
   // error for the read's linear part there does not fall with h (N Y_1's error falls 2.0 from
   // icosphere:4 to 5 with the 6-point rule and 2.5 radii, 3.8 with 4 radii).
   double refined_factor = 4.0;
+  // With options.gpu and a reconstruction: the most corrected pairs whose per-pair results are
+  // held on the GPU at once (192 bytes each; rows are computed in chunks of this many pairs).
+  std::int64_t gpu_chunk_pairs = std::int64_t(1) << 23;
 };
 
 class GpuNearFieldCorrection;
@@ -40,6 +43,14 @@ struct NearFieldPattern {
   std::vector<std::int32_t> columns;
 };
 NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near_factor);
+// near_field_pattern(mesh, rows, near_factor) from the pattern of a larger factor: the pairs
+// of `wider` that pass the same test.
+NearFieldPattern restrict_pattern(const Mesh& mesh, RowRange rows, const NearFieldPattern& wider,
+                                  double near_factor);
+// The pattern of the folded rows with a reconstruction: per row of `refined` its elements'
+// stencils (DensityReconstruction::stencil), merged, ascending.
+NearFieldPattern folded_pattern(const NearFieldPattern& refined,
+                                const DensityReconstruction& reconstruction);
 
 // Sparse correction, built once: for close pairs, the accurate integral
 // (panel_integrals) minus what the regular Gauss rule gives for the pair, so
@@ -49,7 +60,8 @@ NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near
 // With a Burton-Miller coupling alpha != 0 the entries are those of S + alpha D' and
 // D + alpha N (LayerPotentials): accurate integrals by hypersingular_integrals, regular ones by
 // regular_integrals and regular_burton_miller_integrals, combined once, so that the SpMV costs
-// what the conventional one does. These are computed on the CPU and, with options.gpu, uploaded.
+// what the conventional one does. With options.gpu every kind of entry is computed on the GPU
+// (GpuNearFieldCorrection); the patterns are formed on the CPU.
 //
 // With a reconstruction (DensityModel::quadratic) the double density is read as
 // DensityReconstruction's quadratic on every element: each close pair (i, l) adds, besides its
@@ -98,12 +110,11 @@ class NearFieldCorrection {
 
  private:
   void download_entries() const;
-  // The entries with a reconstruction (see above), on the CPU.
+  // The entries with a reconstruction (see above), on the CPU, for the pattern row_start_,
+  // columns_ (folded_pattern's).
   void fold_reconstruction(const Discretization& disc, double k, const NearFieldPattern& close,
                            const NearFieldPattern& refined, const GaussLegendre& angular,
                            cplx coupling, const DensityReconstruction& reconstruction);
-  // Copies the entries to the GPU (options.gpu with entries formed here).
-  void upload(RowRange rows);
   // Gauss-Legendre points in the radius (per unit of k rho) for the monomials' Helmholtz
   // remainders: measured within 1e-10 of subdivision (tests/unit/bem/moment_integrals_test.cpp).
   static constexpr int kMomentRadialPoints = 6;

@@ -1,160 +1,79 @@
 // The near-field correction's entries, its SpMV and the point strengths on the GPU.
 //
-// The entry kernel is src/bem/panel_integrals.cpp and regular_integrals (near_field.cpp)
-// written again for the device, operation for operation in the same order, so that the
-// results agree with the CPU's to rounding: this file is compiled with -fmad=false (no
-// contraction into fused multiply-adds, which the CPU build does not do either), IEEE division
-// and square root (nvcc's defaults), so the only differences left are the last bits of sin,
-// cos, cosh, asinh and hypot (CUDA's double versions are within 1 to 3 ulp, like glibc's).
+// The entry kernel is src/bem/panel_integrals.cpp (hypersingular_integrals.cpp with a
+// Burton-Miller coupling) and regular_integrals (near_field.cpp) written again for the device
+// (device_integrals.cuh, which says why the results agree with the CPU's to rounding); with the
+// quadratic read the entries come from folded_entries.cu.
 #include <cuda_runtime.h>
 
-#include <numbers>
 #include <string>
 #include <vector>
 
-#include "../../fmm/cuda/cuda_util.cuh"
+#include "device_integrals.cuh"
+#include "fmbem/bem/density_reconstruction.hpp"
 #include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/core/error.hpp"
+#include "folded_entries.cuh"
 
 namespace fmbem {
+
+namespace bem_cuda {
+
+std::vector<double> flatten(const std::vector<Vec3>& v) {
+  std::vector<double> out(3 * v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    out[3 * i] = v[i].x;
+    out[3 * i + 1] = v[i].y;
+    out[3 * i + 2] = v[i].z;
+  }
+  return out;
+}
+
+DeviceGeometry::DeviceGeometry(const Discretization& disc, const GaussLegendre& angular) {
+  const Mesh& mesh = disc.mesh();
+  std::vector<std::int32_t> triangles(3 * mesh.size());
+  for (std::size_t e = 0; e < mesh.size(); ++e)
+    for (int c = 0; c < 3; ++c) triangles[3 * e + c] = std::int32_t(mesh.triangles()[e][c]);
+  vertices_ = Buffer<double>(flatten(mesh.vertices()), "vertices");
+  triangles_ = Buffer<std::int32_t>(triangles, "triangles");
+  centroids_ = Buffer<double>(flatten(mesh.centroids()), "centroids");
+  normals_ = Buffer<double>(flatten(mesh.normals()), "normals");
+  points_ = Buffer<double>(flatten(disc.quadrature_points()), "quadrature points");
+  point_weights_ = Buffer<double>(disc.quadrature_weights(), "quadrature weights");
+  nodes_ = Buffer<double>(angular.nodes, "angular rule");
+  weights_ = Buffer<double>(angular.weights, "angular rule");
+  view_.vertices = vertices_.data();
+  view_.triangles = triangles_.data();
+  view_.centroids = centroids_.data();
+  view_.normals = normals_.data();
+  view_.points = points_.data();
+  view_.point_weights = point_weights_.data();
+  view_.points_per_element = int(disc.points_per_element());
+  view_.nodes = nodes_.data();
+  view_.weights = weights_.data();
+  view_.angular = int(angular.size());
+  view_.coincident = disc.coincidence_radius();
+}
+
+}  // namespace bem_cuda
+
 namespace {
 
-using fmm::cuda::check;
-// A device array that frees itself (the FMM's).
-template <class T>
-using Buffer = fmm::cuda::DeviceVector<T>;
-
-// Vec3 and std::complex<double> as the CPU code uses them (-fcx-limited-range products).
-struct V3 {
-  double x, y, z;
-};
-__device__ inline V3 operator-(V3 a, V3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
-__device__ inline V3 operator*(V3 a, double s) { return {a.x * s, a.y * s, a.z * s}; }
-__device__ inline double dot(V3 a, V3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-__device__ inline V3 cross(V3 a, V3 b) {
-  return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
-}
-__device__ inline double norm(V3 a) { return sqrt(dot(a, a)); }
-__device__ inline V3 normalized(V3 a) { return a * (1.0 / norm(a)); }
-__device__ inline V3 load(const double* p, std::size_t i) {
-  return {p[3 * i], p[3 * i + 1], p[3 * i + 2]};
-}
-
-struct Z {
-  double re, im;
-};
-__device__ inline Z operator+(Z a, Z b) { return {a.re + b.re, a.im + b.im}; }
-__device__ inline Z operator-(Z a, Z b) { return {a.re - b.re, a.im - b.im}; }
-__device__ inline Z operator*(Z a, Z b) {
-  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
-}
-__device__ inline Z operator*(Z a, double s) { return {a.re * s, a.im * s}; }
-__device__ inline Z operator*(double s, Z a) { return {s * a.re, s * a.im}; }
-__device__ inline Z operator/(Z a, double s) { return {a.re / s, a.im / s}; }
-
-constexpr double kInv4Pi = 0.25 / std::numbers::pi;
-
-struct Sector {
-  double sign, dist, t1, t2;
-};
-
-// edge_sector of panel_integrals.cpp.
-__device__ Sector edge_sector(V3 p, V3 v1, V3 v2, V3 n) {
-  const V3 e = v2 - v1;
-  const double length = norm(e);
-  const V3 unit = e * (1.0 / length);
-  Sector s{0.0, 0.0, 0.0, 0.0};
-  s.t1 = dot(v1 - p, unit);
-  s.t2 = dot(v2 - p, unit);
-  s.dist = norm((v1 - p) - unit * s.t1);
-  if (s.dist <= 1e-14 * length) return s;
-  s.sign = dot(cross(v1 - p, v2 - p), n) > 0.0 ? 1.0 : -1.0;
-  return s;
-}
-
-__device__ Z expm1_ratio(double z) {
-  if (fabs(z) < 1e-4) return {1.0 - z * z / 6.0, z / 2.0 - z * z * z / 24.0};
-  const double half_sin = sin(0.5 * z);
-  return {sin(z) / z, 2.0 * half_sin * half_sin / z};
-}
-
-// panel_integrals of panel_integrals.cpp: {single, double}.
-__device__ void panel_integrals(double k, V3 a, V3 b, V3 c, V3 x, const double* nodes,
-                                const double* weights, int angular, Z& single_out, Z& double_out) {
-  const V3 n = normalized(cross(b - a, c - a));
-  const double longest = fmax(fmax(norm(b - a), norm(c - b)), norm(a - c));
-  double h = dot(x - a, n);
-  const bool in_plane = fabs(h) <= 1e-12 * longest;
-  if (in_plane) h = 0.0;
-  const double abs_h = fabs(h);
-  const V3 p = x - n * h;
-  const Z phase_h{cos(k * abs_h), sin(k * abs_h)};
-
-  Z single{0.0, 0.0}, dbl{0.0, 0.0};
-  double laplace_single = 0.0;
-  const V3 v[3] = {a, b, c};
-#pragma unroll  // constant indices keep v in registers
-  for (int e = 0; e < 3; ++e) {
-    const Sector s = edge_sector(p, v[e], v[(e + 1) % 3], n);
-    if (s.sign == 0.0) continue;
-    const double u1 = asinh(s.t1 / s.dist), u2 = asinh(s.t2 / s.dist);
-    const double half = 0.5 * (u2 - u1), mid = 0.5 * (u2 + u1);
-    Z sector_single{0.0, 0.0}, sector_double{0.0, 0.0};
-    double sector_laplace = 0.0;
-    for (int q = 0; q < angular; ++q) {
-      const double u = mid + half * nodes[q];
-      const double cosh_u = cosh(u);
-      const double w = half * weights[q] / cosh_u;
-      const double rho = s.dist * cosh_u;
-      const double r_max = hypot(rho, h);
-      const double delta = rho * rho / (r_max + abs_h);
-      const Z radial = phase_h * delta * expm1_ratio(k * delta);
-      if (in_plane) {
-        sector_single = sector_single + w * Z{radial.re - delta, radial.im};
-      } else {
-        sector_single = sector_single + w * radial;
-        const Z phase_max{cos(k * r_max), sin(k * r_max)};
-        sector_double =
-            sector_double + w * (-h * phase_max / r_max + (h > 0 ? 1.0 : -1.0) * phase_h);
-      }
-    }
-    if (in_plane) sector_laplace = s.dist * (u2 - u1);
-    single = single + s.sign * sector_single;
-    dbl = dbl + s.sign * sector_double;
-    laplace_single += s.sign * sector_laplace;
-  }
-  single_out = kInv4Pi * Z{single.re + laplace_single, single.im};
-  double_out = kInv4Pi * dbl;
-}
-
-// green and green_normal_derivative of kernel.hpp.
-__device__ Z green(double k, double r) { return Z{cos(k * r), sin(k * r)} * (kInv4Pi / r); }
-__device__ Z green_normal_derivative(double k, V3 x, V3 y, V3 normal_y) {
-  const V3 d = y - x;
-  const double r = norm(d);
-  const double kr = k * r;
-  const Z phase{cos(kr), sin(kr)};
-  return phase * Z{-1.0, kr} * (kInv4Pi * dot(d, normal_y) / (r * r * r));
-}
+using namespace bem_cuda;
 
 struct EntryArgs {
+  Geometry g;
   std::int64_t rows = 0, row_begin = 0, nonzeros = 0;
   const std::int64_t* row_start = nullptr;
   const std::int32_t* columns = nullptr;
-  const double* vertices = nullptr;         // 3 per vertex
-  const std::int32_t* triangles = nullptr;  // 3 per element
-  const double* centroids = nullptr;        // 3 per element
-  const double* normals = nullptr;          // 3 per element
-  const double* points = nullptr;           // 3 per quadrature point
-  const double* point_weights = nullptr;    // 1 per quadrature point
-  int points_per_element = 0;
-  const double *nodes = nullptr, *weights = nullptr;  // angular Gauss-Legendre rule
-  int angular = 0;
-  double k = 0.0, coincident = 0.0;
+  double k = 0.0;
+  Z coupling{0.0, 0.0};
   Z *single = nullptr, *dbl = nullptr, *self_single = nullptr, *self_double = nullptr;
 };
 
-// One thread per nonzero: its row by binary search in row_start, then accurate minus regular.
+// One thread per nonzero: its row by binary search in row_start, then accurate minus regular
+// (the pass-2 loop of NearFieldCorrection's constructor; kBurtonMiller: coupling != 0).
+template <bool kBurtonMiller>
 __global__ void correction_entries(EntryArgs a) {
   const std::int64_t at = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (at >= a.nonzeros) return;
@@ -168,23 +87,21 @@ __global__ void correction_entries(EntryArgs a) {
   }
   const std::int64_t r = lo, i = a.row_begin + r;
   const std::int64_t j = a.columns[at];
-  const V3 x = load(a.centroids, i);
-  const V3 va = load(a.vertices, a.triangles[3 * j]);
-  const V3 vb = load(a.vertices, a.triangles[3 * j + 1]);
-  const V3 vc = load(a.vertices, a.triangles[3 * j + 2]);
-  Z exact_single, exact_double;
-  panel_integrals(a.k, va, vb, vc, x, a.nodes, a.weights, a.angular, exact_single, exact_double);
-
-  // regular_integrals of near_field.cpp.
-  const V3 normal = load(a.normals, j);
-  Z regular_single{0.0, 0.0}, regular_double{0.0, 0.0};
-  const std::int64_t m = a.points_per_element;
-  for (std::int64_t q = j * m; q < (j + 1) * m; ++q) {
-    const V3 y = load(a.points, q);
-    if (norm(y - x) <= a.coincident) continue;
-    const double w = a.point_weights[q];
-    regular_single = regular_single + w * green(a.k, norm(y - x));
-    regular_double = regular_double + w * green_normal_derivative(a.k, x, y, normal);
+  const Geometry& g = a.g;
+  const V3 x = load(g.centroids, i), n_x = load(g.normals, i);
+  const V3 va = g.corner(j, 0), vb = g.corner(j, 1), vc = g.corner(j, 2);
+  const RegularSums regular = regular_sums<kBurtonMiller>(g, a.k, j, x, n_x);
+  Z exact_single, exact_double, regular_single = regular.single_layer,
+                                regular_double = regular.double_layer;
+  if constexpr (kBurtonMiller) {
+    const Hypersingular exact =
+        hypersingular_integrals(a.k, va, vb, vc, x, n_x, g.nodes, g.weights, g.angular);
+    exact_single = exact.single_layer + a.coupling * exact.adjoint_double_layer;
+    exact_double = exact.double_layer + a.coupling * exact.hypersingular;
+    regular_single += a.coupling * regular.adjoint_double_layer;
+    regular_double += a.coupling * regular.hypersingular;
+  } else {
+    panel_integrals(a.k, va, vb, vc, x, g.nodes, g.weights, g.angular, exact_single, exact_double);
   }
   a.single[at] = exact_single - regular_single;
   a.dbl[at] = exact_double - regular_double;
@@ -268,20 +185,6 @@ __global__ void reconstructed_strengths_kernel(std::int64_t points, int per_elem
   strengths[q] = make_double2(re, im);
 }
 
-unsigned blocks(std::int64_t threads, int per_block) {
-  return unsigned((threads + per_block - 1) / per_block);
-}
-
-std::vector<double> flatten(const std::vector<Vec3>& v) {
-  std::vector<double> out(3 * v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    out[3 * i] = v[i].x;
-    out[3 * i + 1] = v[i].y;
-    out[3 * i + 2] = v[i].z;
-  }
-  return out;
-}
-
 }  // namespace
 
 struct GpuNearFieldCorrection::Impl {
@@ -289,59 +192,39 @@ struct GpuNearFieldCorrection::Impl {
   Buffer<std::int64_t> row_start;
   Buffer<std::int32_t> columns;
   Buffer<Z> single, dbl, self_single, self_double;
+
+  // The pattern uploaded and the entry arrays allocated (the self terms one per row).
+  void allocate(RowRange range, std::span<const std::int64_t> starts,
+                std::span<const std::int32_t> cols) {
+    if (starts.size() != range.size() + 1 || std::size_t(starts.back()) != cols.size())
+      throw Error("GPU near-field correction: CSR pattern of the wrong size");
+    rows = std::int64_t(range.size());
+    row_start = Buffer<std::int64_t>(starts.data(), starts.size(), "near-field rows");
+    columns = Buffer<std::int32_t>(cols.data(), cols.size(), "near-field columns");
+    single = Buffer<Z>(cols.size(), "near-field single-layer entries");
+    dbl = Buffer<Z>(cols.size(), "near-field double-layer entries");
+    self_single = Buffer<Z>(range.size(), "self terms");
+    self_double = Buffer<Z>(range.size(), "self terms");
+  }
 };
 
 GpuNearFieldCorrection::GpuNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
                                                std::span<const std::int64_t> row_start,
                                                std::span<const std::int32_t> columns,
-                                               const GaussLegendre& angular)
+                                               const GaussLegendre& angular, cplx coupling)
     : impl_(std::make_unique<Impl>()) {
-  if (row_start.size() != rows.size() + 1 || std::size_t(row_start.back()) != columns.size())
-    throw Error("GPU near-field correction: CSR pattern of the wrong size");
-  const Mesh& mesh = disc.mesh();
   Impl& d = *impl_;
-  d.rows = std::int64_t(rows.size());
-  d.row_start = Buffer<std::int64_t>(row_start.data(), row_start.size(), "near-field rows");
-  d.columns = Buffer<std::int32_t>(columns.data(), columns.size(), "near-field columns");
-  d.single = Buffer<Z>(columns.size(), "near-field single-layer entries");
-  d.dbl = Buffer<Z>(columns.size(), "near-field double-layer entries");
-  d.self_single = Buffer<Z>(rows.size(), "self terms");
-  d.self_double = Buffer<Z>(rows.size(), "self terms");
-
-  // The geometry, uploaded for this computation only.
-  std::vector<std::int32_t> triangles(3 * mesh.size());
-  for (std::size_t e = 0; e < mesh.size(); ++e)
-    for (int c = 0; c < 3; ++c) triangles[3 * e + c] = std::int32_t(mesh.triangles()[e][c]);
-  const auto vertices = flatten(mesh.vertices()), centroids = flatten(mesh.centroids()),
-             normals = flatten(mesh.normals()), points = flatten(disc.quadrature_points());
-  const Buffer<double> d_vertices(vertices.data(), vertices.size(), "vertices");
-  const Buffer<std::int32_t> d_triangles(triangles.data(), triangles.size(), "triangles");
-  const Buffer<double> d_centroids(centroids.data(), centroids.size(), "centroids");
-  const Buffer<double> d_normals(normals.data(), normals.size(), "normals");
-  const Buffer<double> d_points(points.data(), points.size(), "quadrature points");
-  const Buffer<double> d_point_weights(disc.quadrature_weights().data(),
-                                       disc.quadrature_weights().size(), "quadrature weights");
-  const Buffer<double> d_nodes(angular.nodes.data(), angular.size(), "angular rule");
-  const Buffer<double> d_weights(angular.weights.data(), angular.size(), "angular rule");
-
+  d.allocate(rows, row_start, columns);
+  const DeviceGeometry geometry(disc, angular);  // for this computation only
   EntryArgs a;
+  a.g = geometry.view();
   a.rows = d.rows;
   a.row_begin = std::int64_t(rows.begin);
   a.nonzeros = std::int64_t(columns.size());
   a.row_start = d.row_start.data();
   a.columns = d.columns.data();
-  a.vertices = d_vertices.data();
-  a.triangles = d_triangles.data();
-  a.centroids = d_centroids.data();
-  a.normals = d_normals.data();
-  a.points = d_points.data();
-  a.point_weights = d_point_weights.data();
-  a.points_per_element = int(disc.points_per_element());
-  a.nodes = d_nodes.data();
-  a.weights = d_weights.data();
-  a.angular = int(angular.size());
   a.k = k;
-  a.coincident = disc.coincidence_radius();
+  a.coupling = Z{coupling.real(), coupling.imag()};
   a.single = d.single.data();
   a.dbl = d.dbl.data();
   a.self_single = d.self_single.data();
@@ -349,7 +232,10 @@ GpuNearFieldCorrection::GpuNearFieldCorrection(const Discretization& disc, doubl
   // Every row has its self element, so every self term is written.
   if (a.nonzeros > 0) {
     constexpr int threads = 128;
-    correction_entries<<<blocks(a.nonzeros, threads), threads>>>(a);
+    if (coupling != cplx(0.0))
+      correction_entries<true><<<blocks(a.nonzeros, threads), threads>>>(a);
+    else
+      correction_entries<false><<<blocks(a.nonzeros, threads), threads>>>(a);
     check(cudaGetLastError(), "the near-field entry kernel");
   }
   // The geometry buffers are freed on return: wait for the kernel first.
@@ -357,23 +243,21 @@ GpuNearFieldCorrection::GpuNearFieldCorrection(const Discretization& disc, doubl
 }
 
 GpuNearFieldCorrection::GpuNearFieldCorrection(
-    RowRange rows, std::span<const std::int64_t> row_start, std::span<const std::int32_t> columns,
-    std::span<const cplx> single, std::span<const cplx> dbl, std::span<const cplx> self_single,
-    std::span<const cplx> self_double)
+    const Discretization& disc, double k, RowRange rows, const NearFieldPattern& folded,
+    const NearFieldPattern& close, const NearFieldPattern& refined, const GaussLegendre& angular,
+    const GaussLegendre& radial, cplx coupling, const DensityReconstruction& reconstruction,
+    std::int64_t chunk_pairs)
     : impl_(std::make_unique<Impl>()) {
-  if (row_start.size() != rows.size() + 1 || std::size_t(row_start.back()) != columns.size() ||
-      single.size() != columns.size() || dbl.size() != columns.size() ||
-      self_single.size() != rows.size() || self_double.size() != rows.size())
-    throw Error("GPU near-field correction: CSR pattern or entries of the wrong size");
   Impl& d = *impl_;
-  d.rows = std::int64_t(rows.size());
-  const auto z = [](std::span<const cplx> v) { return reinterpret_cast<const Z*>(v.data()); };
-  d.row_start = Buffer<std::int64_t>(row_start.data(), row_start.size(), "near-field rows");
-  d.columns = Buffer<std::int32_t>(columns.data(), columns.size(), "near-field columns");
-  d.single = Buffer<Z>(z(single), single.size(), "near-field single-layer entries");
-  d.dbl = Buffer<Z>(z(dbl), dbl.size(), "near-field double-layer entries");
-  d.self_single = Buffer<Z>(z(self_single), self_single.size(), "self terms");
-  d.self_double = Buffer<Z>(z(self_double), self_double.size(), "self terms");
+  d.allocate(rows, folded.row_start, folded.columns);
+  FoldedOutputs out;
+  out.single = d.single.data();
+  out.dbl = d.dbl.data();
+  out.self_single = d.self_single.data();
+  out.self_double = d.self_double.data();
+  out.nonzeros = std::int64_t(folded.columns.size());
+  folded_entries(disc, k, rows, close, refined, d.row_start.data(), d.columns.data(), angular,
+                 radial, coupling, reconstruction, chunk_pairs, out);
 }
 
 GpuNearFieldCorrection::~GpuNearFieldCorrection() = default;

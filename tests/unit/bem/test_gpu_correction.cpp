@@ -9,6 +9,7 @@
 
 #include "../fmm/gpu_test_skip.hpp"
 #include "bem_test_support.hpp"
+#include "fmbem/bem/density_reconstruction.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/bem/near_field.hpp"
@@ -89,6 +90,42 @@ TEST(NearFieldCloseLists, MatchBruteForceSearch) {
   expect_close_lists_exact(pair, {0, pair.size()}, 1.0);
 }
 
+// The close pattern from a wider one (restrict_pattern) is the close pattern searched directly.
+TEST(NearFieldCloseLists, RestrictedFromWiderPatternEqualsDirectSearch) {
+  const Mesh pair = two_spheres(3, 0.01);
+  for (const RowRange rows : {RowRange{0, pair.size()}, RowRange{300, 900}}) {
+    const NearFieldPattern wide = near_field_pattern(pair, rows, 4.0);
+    const NearFieldPattern direct = near_field_pattern(pair, rows, 2.5);
+    const NearFieldPattern restricted = restrict_pattern(pair, rows, wide, 2.5);
+    EXPECT_EQ(restricted.row_start, direct.row_start);
+    EXPECT_EQ(restricted.columns, direct.columns);
+  }
+}
+
+// folded_pattern: per row the sorted union of its elements' stencils.
+TEST(NearFieldCloseLists, FoldedPatternIsTheUnionOfStencils) {
+  const Mesh mesh = icosphere(3);
+  const DensityReconstruction reconstruction(mesh);
+  const RowRange rows{100, 1100};
+  const NearFieldPattern refined = near_field_pattern(mesh, rows, 4.0);
+  const NearFieldPattern folded = folded_pattern(refined, reconstruction);
+  ASSERT_EQ(folded.row_start.size(), rows.size() + 1);
+  std::size_t mismatches = 0;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::vector<std::int32_t> expected;
+    for (std::int64_t at = refined.row_start[r]; at < refined.row_start[r + 1]; ++at) {
+      const auto stencil = reconstruction.stencil(std::size_t(refined.columns[std::size_t(at)]));
+      expected.insert(expected.end(), stencil.begin(), stencil.end());
+    }
+    std::sort(expected.begin(), expected.end());
+    expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+    mismatches += !std::equal(folded.columns.begin() + folded.row_start[r],
+                              folded.columns.begin() + folded.row_start[r + 1], expected.begin(),
+                              expected.end());
+  }
+  EXPECT_EQ(mismatches, 0u);
+}
+
 // Every entry and self term of the GPU correction against the CPU's.
 void expect_gpu_entries_match(const Mesh& mesh, double k, RowRange rows) {
   const Discretization disc(mesh, 3);
@@ -149,8 +186,8 @@ TEST(GpuNearFieldCorrection, EntriesMatchCpuOnNearlyTouchingSpheres) {
   }
 }
 
-// apply_device (accumulating; null density = zero) against add_to with the same entries; with a
-// Burton-Miller coupling the entries are computed on the CPU and uploaded.
+// apply_device (accumulating; null density = zero) against add_to with the same entries, the
+// conventional ones and Burton-Miller's.
 TEST(GpuNearFieldCorrection, SpmvMatchesAddTo) {
   SKIP_WITHOUT_GPU();
   const Mesh mesh = icosphere(4);
@@ -304,9 +341,9 @@ TEST(GpuNearFieldCorrection, FmmLayerPotentialsWithGpuOptions) {
   cpu_options.device = fmm::FmmOptions::Device::cpu;
   fmm::FmmOptions gpu_options = cpu_options;
   gpu_options.device = fmm::FmmOptions::Device::automatic;
-  // The conventional operators, then Burton-Miller's (the FMM's target-normal derivative on the
-  // GPU, the correction's entries from the CPU), then Burton-Miller's with the quadratic read of
-  // the double density (its point strengths formed on the GPU, the folded correction uploaded).
+  // The conventional operators, then Burton-Miller's (the FMM's target-normal derivative and the
+  // correction's entries on the GPU), then Burton-Miller's with the quadratic read of the double
+  // density (its point strengths and the folded correction formed on the GPU).
   struct Case {
     cplx coupling;
     DensityModel model;
