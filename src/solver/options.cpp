@@ -583,6 +583,9 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->fmm_view = parse_bool("-fmm_view", text_or("fmm_view", "false"));
   opt->fmm_distribute = parse_bool("-fmm_distribute", text_or("fmm_distribute", "true"));
   opt->fmm_overlap = parse_bool("-fmm_overlap", text_or("fmm_overlap", "false"));
+  if (opt->fmm_overlap && !opt->fmm_distribute)
+    throw Error(
+        "-fmm_overlap overlaps the distributed FMM's exchange: it needs -fmm_distribute true");
   const std::string device =
       choose("-fmm_device", text_or("fmm_device", "auto"), {"cpu", "gpu", "auto"});
   opt->fmm.device = device == "cpu"   ? fmm::FmmOptions::Device::cpu

@@ -947,6 +947,10 @@ elif CASE == "mpi_distributed":
             expect_ok=False)
     check(p.returncode == 1 and "-fmm_distribute does not apply" in p.stderr,
           "-fmm_distribute with -bem_operator direct is refused")
+    p = run(["-mesh", "icosphere:2", "-fmm_overlap", "true", "-fmm_distribute", "false"],
+            expect_ok=False)
+    check(p.returncode == 1 and "needs -fmm_distribute true" in p.stderr,
+          "-fmm_overlap without -fmm_distribute is refused")
 else:
     sys.exit("unknown case " + CASE)
 print("passed")
