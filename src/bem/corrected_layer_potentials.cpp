@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/bem/hypersingular_integrals.hpp"
 #include "fmbem/bem/moment_integrals.hpp"
 #include "fmbem/core/error.hpp"
@@ -98,6 +99,24 @@ void CorrectedLayerPotentials::set_single_layer_diagonal_extra(std::vector<cplx>
 }
 
 std::vector<cplx> CorrectedLayerPotentials::near_block(const OperatorCoefficients& c) const {
+  if (!near_.on_device()) return near_block_host(c);
+  std::vector<cplx> block(near_.nonzeros());
+  if (block.empty()) return block;
+  fmm::DeviceArray device_block(block.size());
+  near_block_device(c, device_block.data());
+  device_block.download(block.data());
+  return block;
+}
+
+void CorrectedLayerPotentials::near_block_device(const OperatorCoefficients& c,
+                                                 cplx* device_block) const {
+  if (!near_.on_device())
+    throw Error("layer potentials: the near block on the GPU needs the correction there");
+  near_.device()->near_block(*disc_, k_, rows_, coupling_, reconstruction_.get(), c, single_extra_,
+                             device_block);
+}
+
+std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoefficients& c) const {
   const Mesh& mesh = disc_->mesh();
   const auto row_start = near_.row_start();
   const auto columns = near_.columns();

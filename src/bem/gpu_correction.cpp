@@ -35,6 +35,13 @@ void GpuNearFieldCorrection::download_self_terms(std::span<cplx>, std::span<cplx
 }
 void GpuNearFieldCorrection::apply_device(const cplx*, const cplx*, cplx*) const { no_cuda(); }
 std::size_t GpuNearFieldCorrection::device_bytes() const { return 0; }
+void GpuNearFieldCorrection::near_block(const Discretization&, double, RowRange, cplx,
+                                        const DensityReconstruction*, const OperatorCoefficients&,
+                                        std::span<const cplx>, cplx*) const {
+  no_cuda();
+}
+const std::int64_t* GpuNearFieldCorrection::device_row_start() const { no_cuda(); }
+const std::int32_t* GpuNearFieldCorrection::device_columns() const { no_cuda(); }
 
 struct GpuPointStrengths::Impl {};
 GpuPointStrengths::GpuPointStrengths(const Discretization&) { no_cuda(); }

@@ -35,6 +35,8 @@ namespace {
 
 struct LogEvents {
   PetscLogEvent near_setup, operator_apply;
+  // The leaf-block PC's set-up: grouping the rows (with the rings), forming and inverting.
+  PetscLogEvent pc_groups, pc_blocks;
 };
 
 // One PETSc event per FMM phase, so that -log_view shows them.
@@ -539,17 +541,27 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
       PetscCall(KSPSetOperators(ksp, A, near_matrix));
     }
     if (opt.pc == "leaf_block") {
+      PetscCall(PetscLogEventBegin(events.pc_groups, 0, 0, 0, 0));
       const Neighbours neighbours = vertex_neighbours(mesh, rows);
       RowBlocks blocks =
           overlapping_blocks(compact_row_blocks(mesh.centroids(), rows, opt.pc_block),
                              neighbours.row_start, neighbours.columns, rows, opt.pc_overlap);
-      std::vector<cplx> dense =
-          dense_blocks(layers, problem.coefficients(), blocks,
-                       opt.pc_block_entries == "near" ? BlockEntries::near : BlockEntries::full);
+      PetscCall(PetscLogEventEnd(events.pc_groups, 0, 0, 0, 0));
+      PetscCall(PetscLogEventBegin(events.pc_blocks, 0, 0, 0, 0));
       using Device = LeafBlockPreconditioner::Device;
-      leaf_blocks = std::make_unique<LeafBlockPreconditioner>(
-          std::move(blocks), std::move(dense), rows,
-          layers.resident_on_device() ? Device::gpu : Device::cpu);
+      if (layers.resident_on_device() && opt.pc_block_entries == "near") {
+        // Formed and inverted on the GPU from the near field there: nothing dense on the host.
+        leaf_blocks = std::make_unique<LeafBlockPreconditioner>(std::move(blocks), layers,
+                                                                problem.coefficients());
+      } else {
+        std::vector<cplx> dense =
+            dense_blocks(layers, problem.coefficients(), blocks,
+                         opt.pc_block_entries == "near" ? BlockEntries::near : BlockEntries::full);
+        leaf_blocks = std::make_unique<LeafBlockPreconditioner>(
+            std::move(blocks), std::move(dense), rows,
+            layers.resident_on_device() ? Device::gpu : Device::cpu);
+      }
+      PetscCall(PetscLogEventEnd(events.pc_blocks, 0, 0, 0, 0));
       PetscCall(use_leaf_block_preconditioner(pc, leaf_blocks.get()));
     }
   }
@@ -823,6 +835,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(PetscClassIdRegister("fmbem", &class_id));
   PetscCall(PetscLogEventRegister("BEMNearSetup", class_id, &events.near_setup));
   PetscCall(PetscLogEventRegister("BEMOperator", class_id, &events.operator_apply));
+  PetscCall(PetscLogEventRegister("BEMPCGroups", class_id, &events.pc_groups));
+  PetscCall(PetscLogEventRegister("BEMPCBlocks", class_id, &events.pc_blocks));
 
   // One GPU per rank: the node-local rank picks the device, before any other CUDA call.
   {

@@ -14,6 +14,12 @@ GpuBlockInverse::GpuBlockInverse(std::span<const std::size_t>, std::span<const s
       "the leaf-block preconditioner on the GPU is not available: fmbem was built without CUDA "
       "(no nvcc at configure)");
 }
+GpuBlockInverse::GpuBlockInverse(std::span<const std::size_t>, std::span<const std::int32_t>,
+                                 std::span<const std::size_t>, const DeviceRows&, std::size_t) {
+  throw Error(
+      "the leaf-block preconditioner on the GPU is not available: fmbem was built without CUDA "
+      "(no nvcc at configure)");
+}
 GpuBlockInverse::~GpuBlockInverse() = default;
 void GpuBlockInverse::apply(std::span<const cplx>, std::span<cplx>) const {}
 std::size_t GpuBlockInverse::device_bytes() const { return 0; }

@@ -10,7 +10,9 @@
 #include <string>
 #include <utility>
 
+#include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/core/error.hpp"
+#include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/fmm/octree.hpp"
 #include "fmbem/solver/gpu_block_inverse.hpp"
 
@@ -122,9 +124,8 @@ Neighbours vertex_neighbours(const Mesh& mesh, RowRange rows) {
   std::vector<std::size_t> fill(at_vertex.begin(), at_vertex.end() - 1);
   for (std::size_t e = 0; e < triangles.size(); ++e)
     for (int c = 0; c < 3; ++c) elements[fill[std::size_t(triangles[e][c])]++] = std::int32_t(e);
-  Neighbours out;
-  std::vector<std::int32_t> mine;
-  for (std::size_t i = rows.begin; i < rows.end; ++i) {
+  // Each row's elements: counted, then written (two passes, so that the rows run in parallel).
+  const auto row_elements = [&](std::size_t i, std::vector<std::int32_t>& mine) {
     mine.clear();
     for (int c = 0; c < 3; ++c) {
       const std::size_t v = std::size_t(triangles[i][c]);
@@ -133,8 +134,28 @@ Neighbours vertex_neighbours(const Mesh& mesh, RowRange rows) {
     }
     std::sort(mine.begin(), mine.end());
     mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    out.columns.insert(out.columns.end(), mine.begin(), mine.end());
-    out.row_start.push_back(std::int64_t(out.columns.size()));
+  };
+  Neighbours out;
+  out.row_start.assign(rows.size() + 1, 0);
+#pragma omp parallel
+  {
+    std::vector<std::int32_t> mine;
+#pragma omp for schedule(static)
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      row_elements(rows.begin + r, mine);
+      out.row_start[r + 1] = std::int64_t(mine.size());
+    }
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r) out.row_start[r + 1] += out.row_start[r];
+  out.columns.resize(std::size_t(out.row_start.back()));
+#pragma omp parallel
+  {
+    std::vector<std::int32_t> mine;
+#pragma omp for schedule(static)
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      row_elements(rows.begin + r, mine);
+      std::copy(mine.begin(), mine.end(), out.columns.begin() + std::ptrdiff_t(out.row_start[r]));
+    }
   }
   return out;
 }
@@ -265,6 +286,29 @@ LeafBlockPreconditioner::LeafBlockPreconditioner(RowBlocks blocks, std::vector<c
   if (singular < blocks_.count())
     throw Error("leaf blocks: block " + std::to_string(singular) + " (" +
                 std::to_string(blocks_.size(singular)) + " rows) is singular");
+}
+
+LeafBlockPreconditioner::LeafBlockPreconditioner(RowBlocks blocks,
+                                                 const CorrectedLayerPotentials& layers,
+                                                 const OperatorCoefficients& c)
+    : blocks_(std::move(blocks)), rows_(layers.rows()), device_(Device::gpu) {
+  check_blocks(blocks_, rows_);
+  const NearFieldCorrection& near = layers.near_field();
+  if (!near.on_device())
+    throw Error("leaf blocks: the blocks on the GPU from the GPU need the near field there");
+  // The near block stays on the device only while the blocks are formed from it.
+  fmm::DeviceArray values(near.nonzeros());
+  layers.near_block_device(c, values.data());
+  std::vector<std::int32_t> positions(blocks_.rows.size());
+  for (std::size_t at = 0; at < positions.size(); ++at)
+    positions[at] = std::int32_t(std::size_t(blocks_.rows[at]) - rows_.begin);
+  GpuBlockInverse::DeviceRows rows;
+  rows.row_start = near.device()->device_row_start();
+  rows.columns = near.device()->device_columns();
+  rows.values = values.data();
+  rows.column_offset = std::int64_t(rows_.begin);
+  gpu_ = std::make_unique<GpuBlockInverse>(blocks_.offsets, positions, blocks_.owned, rows,
+                                           rows_.size());
 }
 
 LeafBlockPreconditioner::~LeafBlockPreconditioner() = default;

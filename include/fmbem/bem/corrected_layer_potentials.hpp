@@ -42,8 +42,15 @@ class CorrectedLayerPotentials : public LayerPotentials {
   // (D + alpha N) + c.single_layer (S + alpha D'), in the correction's CSR pattern
   // (near_field().row_start() and columns()): the near-field block that preconditioners factor.
   // Regular part plus correction per pair (the regular integrals are formed again here, each
-  // element's rule once per row).
+  // element's rule once per row). With the correction on the GPU (near_field().on_device())
+  // computed there (near_block_device) and downloaded: the same operations, equal to rounding.
   std::vector<cplx> near_block(const OperatorCoefficients& c) const;
+  // near_block on the CPU whatever the correction's place (the reference).
+  std::vector<cplx> near_block_host(const OperatorCoefficients& c) const;
+  // near_block written to device_block (near_field().nonzeros() entries) in the pattern
+  // near_field().device()->device_row_start(), device_columns(); returns when written. Throws
+  // fmbem::Error unless near_field().on_device().
+  void near_block_device(const OperatorCoefficients& c, cplx* device_block) const;
   // That operator's regular-rule entry for row i (of rows()) and column j, identity left out:
   // its entry wherever (i, j) is not a close pair (preconditioners that take more pairs).
   cplx regular_entry(const OperatorCoefficients& c, std::size_t i, std::size_t j) const;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 
+#include "fmbem/bem/boundary_operator.hpp"
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
 #include "fmbem/bem/near_field.hpp"
@@ -55,6 +56,16 @@ class GpuNearFieldCorrection {
                     cplx* device_y) const;
 
   std::size_t device_bytes() const;
+
+  // CorrectedLayerPotentials::near_block on the device, for the layers this correction was
+  // built for (disc, k, rows, coupling, reconstruction: null for the constant read): one entry
+  // per nonzero written to device_block, in the pattern device_row_start(), device_columns();
+  // single_extra: the single-layer diagonal's extra per row, or empty. Returns when written.
+  void near_block(const Discretization& disc, double k, RowRange rows, cplx coupling,
+                  const DensityReconstruction* reconstruction, const OperatorCoefficients& c,
+                  std::span<const cplx> single_extra, cplx* device_block) const;
+  const std::int64_t* device_row_start() const;
+  const std::int32_t* device_columns() const;
 
  private:
   struct Impl;

@@ -87,6 +87,8 @@ class NearFieldCorrection {
 
   // Whether the entries live on the GPU (options.gpu): then apply_device may be called.
   bool on_device() const { return gpu_ != nullptr; }
+  // The entries on the GPU (null unless on_device()).
+  const GpuNearFieldCorrection* device() const { return gpu_.get(); }
   // add_to on device arrays: device_y (one entry per row) += the correction; a null density is
   // zero. Enqueued on the CUDA default stream. Throws fmbem::Error unless on_device().
   void apply_device(const cplx* device_double_density, const cplx* device_single_density,

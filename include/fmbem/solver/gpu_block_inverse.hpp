@@ -27,6 +27,20 @@ class GpuBlockInverse {
   GpuBlockInverse(std::span<const std::size_t> offsets, std::span<const std::int32_t> positions,
                   std::span<const std::size_t> owned, std::span<const cplx> dense,
                   std::size_t length);
+  // The close pairs in CSR form on the device: position p's row holds
+  // columns[row_start[p] .. row_start[p + 1]) (position = column - column_offset) with values
+  // at the same places.
+  struct DeviceRows {
+    const std::int64_t* row_start = nullptr;
+    const std::int32_t* columns = nullptr;
+    const cplx* values = nullptr;
+    std::int64_t column_offset = 0;
+  };
+  // The blocks formed on the device from those rows (dense_blocks' BlockEntries::near: the
+  // pairs of a block's positions found in the rows, zero elsewhere; no dense copy on the host),
+  // then inverted as above.
+  GpuBlockInverse(std::span<const std::size_t> offsets, std::span<const std::int32_t> positions,
+                  std::span<const std::size_t> owned, const DeviceRows& near, std::size_t length);
   ~GpuBlockInverse();
   GpuBlockInverse(const GpuBlockInverse&) = delete;
   GpuBlockInverse& operator=(const GpuBlockInverse&) = delete;

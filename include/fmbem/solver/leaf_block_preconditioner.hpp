@@ -73,6 +73,11 @@ class LeafBlockPreconditioner {
   // layout). Inverts every block where `device` says; throws fmbem::Error naming
   // a singular block (and, on the GPU, any CUDA or cuBLAS failure).
   LeafBlockPreconditioner(RowBlocks blocks, std::vector<cplx> dense, RowRange rows, Device device);
+  // On the GPU from the GPU: the blocks of BlockEntries::near formed on the device from
+  // layers.near_block_device (no dense copy on the host) and inverted there; rows are
+  // layers.rows(). Needs layers.near_field().on_device() (fmbem::Error otherwise).
+  LeafBlockPreconditioner(RowBlocks blocks, const CorrectedLayerPotentials& layers,
+                          const OperatorCoefficients& c);
   ~LeafBlockPreconditioner();
   LeafBlockPreconditioner(const LeafBlockPreconditioner&) = delete;
   LeafBlockPreconditioner& operator=(const LeafBlockPreconditioner&) = delete;

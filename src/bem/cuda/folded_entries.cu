@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <memory>
 #include <vector>
 
 #include "device_integrals.cuh"
@@ -260,6 +261,40 @@ struct Frames {
   const double* values = nullptr;  // per element kTerms rows of its stencil's length
 };
 
+// The buffers behind Frames, uploaded for one computation.
+class DeviceFrames {
+ public:
+  DeviceFrames(const Discretization& disc, const DensityReconstruction& reconstruction) {
+    std::vector<Vec3> origin_list(disc.size()), axis_list(2 * disc.size());
+    for (std::size_t e = 0; e < disc.size(); ++e) {
+      origin_list[e] = reconstruction.origin(e);
+      axis_list[2 * e] = reconstruction.axis(e, 0);
+      axis_list[2 * e + 1] = reconstruction.axis(e, 1);
+    }
+    origins_ = Buffer<double>(flatten(origin_list), "reconstruction origins");
+    axes_ = Buffer<double>(flatten(axis_list), "reconstruction axes");
+    const auto starts = reconstruction.stencil_starts();
+    const auto columns = reconstruction.stencil_columns();
+    const auto values = reconstruction.stencil_values();
+    stencil_start_ = Buffer<std::int64_t>(starts.data(), starts.size(), "reconstruction stencils");
+    stencil_columns_ =
+        Buffer<std::int32_t>(columns.data(), columns.size(), "reconstruction stencils");
+    values_ = Buffer<double>(values.data(), values.size(), "reconstruction coefficients");
+    view_.origins = origins_.data();
+    view_.axes = axes_.data();
+    view_.stencil_start = stencil_start_.data();
+    view_.stencil_columns = stencil_columns_.data();
+    view_.values = values_.data();
+  }
+  const Frames& view() const { return view_; }
+
+ private:
+  Buffer<double> origins_, axes_, values_;
+  Buffer<std::int64_t> stencil_start_;
+  Buffer<std::int32_t> stencil_columns_;
+  Frames view_;
+};
+
 // regular_monomial_moments of element l at x.
 __device__ inline Moments regular_monomial_moments(const Geometry& g, const Frames& f, double k,
                                                    std::int64_t l, V3 x, V3 n_x) {
@@ -470,6 +505,74 @@ __global__ void fold_rows(FoldArgs a) {
   a.self_double[r] = diagonal;
 }
 
+// CorrectedLayerPotentials::near_block's entries on the device.
+struct BlockArgs {
+  Geometry g;
+  Frames f;  // with kQuadratic
+  double k = 0.0;
+  Z coupling{0.0, 0.0};
+  std::int64_t rows = 0, row_begin = 0, nonzeros = 0;
+  const std::int64_t* row_start = nullptr;
+  const std::int32_t* columns = nullptr;
+  const Z *single = nullptr, *dbl = nullptr;  // the correction's entries
+  const Z* single_extra = nullptr;            // per row, or null
+  Z identity{0.0, 0.0}, double_layer{0.0, 0.0}, single_layer{0.0, 0.0};
+  Z* block = nullptr;
+};
+
+// One thread a nonzero (i, j): the regular rule's S + alpha D' and D + alpha N of element j,
+// with the quadratic read the moments of every element l whose stencil holds j (those of j's
+// own stencil, ascending: the CPU's row loop meets them in that order) times R's coefficient of
+// u_j, then plus the correction and combined, every sum in the CPU's order. The CPU forms each
+// l's moments once per row; here once per (row, column): about ten times the arithmetic, and no
+// per-row merge of stencils.
+template <bool kBurtonMiller, bool kQuadratic>
+__global__ void __launch_bounds__(128) near_block_entries(BlockArgs a) {
+  const std::int64_t at = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (at >= a.nonzeros) return;
+  std::int64_t lo = 0, hi = a.rows;  // the row r with row_start[r] <= at < row_start[r + 1]
+  while (hi - lo > 1) {
+    const std::int64_t mid = (lo + hi) / 2;
+    if (a.row_start[mid] <= at)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  const std::int64_t r = lo, i = a.row_begin + r;
+  const std::int32_t j = a.columns[at];
+  const Geometry& g = a.g;
+  const V3 x = load(g.centroids, i), n_x = load(g.normals, i);
+  const RegularSums regular = regular_sums<kBurtonMiller>(g, a.k, j, x, n_x);
+  Z single = regular.single_layer, dbl = regular.double_layer;
+  if constexpr (kBurtonMiller) {
+    single += a.coupling * regular.adjoint_double_layer;
+    dbl += a.coupling * regular.hypersingular;
+  }
+  if constexpr (kQuadratic) {
+    for (std::int64_t e = a.f.stencil_start[j]; e < a.f.stencil_start[j + 1]; ++e) {
+      const std::int32_t l = a.f.stencil_columns[e];
+      const std::int64_t first = a.f.stencil_start[l];
+      const std::int64_t length = a.f.stencil_start[l + 1] - first;
+      std::int64_t s = 0;  // j's place in l's stencil
+      while (s < length && a.f.stencil_columns[first + s] != j) ++s;
+      if (s == length) continue;
+      const Moments rule = regular_monomial_moments(g, a.f, a.k, l, x, n_x);
+      const double* coefficients = a.f.values + first * kTerms;
+#pragma unroll
+      for (int t = 0; t < kTerms; ++t) {
+        const Z weight = rule.double_layer[t] + a.coupling * rule.hypersingular[t];
+        dbl += weight * coefficients[t * length + s];
+      }
+    }
+  }
+  Z s = single + a.single[at];
+  if (j == i && a.single_extra) s += a.single_extra[r];
+  const Z d = dbl + a.dbl[at];
+  Z out = a.double_layer * d + a.single_layer * s;
+  if (j == i) out += a.identity;
+  a.block[at] = out;
+}
+
 }  // namespace
 
 void folded_entries(const Discretization& disc, double k, RowRange rows,
@@ -510,24 +613,7 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
   }
 
   const DeviceGeometry geometry(disc, angular);
-  // The reconstruction: frames, stencils and R's coefficients.
-  std::vector<Vec3> origin_list(disc.size()), axis_list(2 * disc.size());
-  for (std::size_t e = 0; e < disc.size(); ++e) {
-    origin_list[e] = reconstruction.origin(e);
-    axis_list[2 * e] = reconstruction.axis(e, 0);
-    axis_list[2 * e + 1] = reconstruction.axis(e, 1);
-  }
-  const auto origins = flatten(origin_list), axes = flatten(axis_list);
-  const Buffer<double> d_origins(origins, "reconstruction origins");
-  const Buffer<double> d_axes(axes, "reconstruction axes");
-  const auto stencil_starts = reconstruction.stencil_starts();
-  const auto stencil_columns = reconstruction.stencil_columns();
-  const auto values = reconstruction.stencil_values();
-  const Buffer<std::int64_t> d_stencil_start(stencil_starts.data(), stencil_starts.size(),
-                                             "reconstruction stencils");
-  const Buffer<std::int32_t> d_stencil_columns(stencil_columns.data(), stencil_columns.size(),
-                                               "reconstruction stencils");
-  const Buffer<double> d_values(values.data(), values.size(), "reconstruction coefficients");
+  const DeviceFrames device_frames(disc, reconstruction);
   const Buffer<double> d_radial_nodes(radial.nodes, "radial rule");
   const Buffer<double> d_radial_weights(radial.weights, "radial rule");
   // The close and refined pairs (the refined pattern holds both).
@@ -536,12 +622,7 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
   const Buffer<std::int64_t> d_refined_start(refined.row_start, "refined pairs");
   const Buffer<std::int32_t> d_refined_columns(refined.columns, "refined pairs");
 
-  Frames frames;
-  frames.origins = d_origins.data();
-  frames.axes = d_axes.data();
-  frames.stencil_start = d_stencil_start.data();
-  frames.stencil_columns = d_stencil_columns.data();
-  frames.values = d_values.data();
+  const Frames frames = device_frames.view();
 
   check(cudaMemset(out.single, 0, std::size_t(out.nonzeros) * sizeof(Z)), "near-field entries");
   check(cudaMemset(out.dbl, 0, std::size_t(out.nonzeros) * sizeof(Z)), "near-field entries");
@@ -645,6 +726,53 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
   }
   // The scratch and the uploaded arrays are freed on return: wait for the kernels first.
   check(cudaDeviceSynchronize(), "the near-field entry kernels");
+}
+
+void near_block_entries(const Discretization& disc, double k, RowRange rows, cplx coupling,
+                        const DensityReconstruction* reconstruction, const NearBlockInputs& in,
+                        Z* device_block) {
+  if (in.nonzeros == 0) return;
+  const DeviceGeometry geometry(disc, GaussLegendre(1));  // the angular rule is not read
+  const std::unique_ptr<const DeviceFrames> frames =
+      reconstruction ? std::make_unique<const DeviceFrames>(disc, *reconstruction) : nullptr;
+  Buffer<Z> extra;
+  if (!in.single_extra.empty()) {
+    if (in.single_extra.size() != rows.size())
+      throw Error("GPU near block: a diagonal of the wrong size");
+    extra = Buffer<Z>(reinterpret_cast<const Z*>(in.single_extra.data()), in.single_extra.size(),
+                      "the single-layer diagonal extra");
+  }
+  BlockArgs a;
+  a.g = geometry.view();
+  if (frames) a.f = frames->view();
+  a.k = k;
+  a.coupling = Z{coupling.real(), coupling.imag()};
+  a.rows = std::int64_t(rows.size());
+  a.row_begin = std::int64_t(rows.begin);
+  a.nonzeros = in.nonzeros;
+  a.row_start = in.row_start;
+  a.columns = in.columns;
+  a.single = in.single;
+  a.dbl = in.dbl;
+  a.single_extra = in.single_extra.empty() ? nullptr : extra.data();
+  a.identity = Z{in.identity.real(), in.identity.imag()};
+  a.double_layer = Z{in.double_layer.real(), in.double_layer.imag()};
+  a.single_layer = Z{in.single_layer.real(), in.single_layer.imag()};
+  a.block = device_block;
+  constexpr int threads = 128;
+  const unsigned grid = blocks(in.nonzeros, threads);
+  const bool bm = coupling != cplx(0.0);
+  if (bm && frames)
+    near_block_entries<true, true><<<grid, threads>>>(a);
+  else if (bm)
+    near_block_entries<true, false><<<grid, threads>>>(a);
+  else if (frames)
+    near_block_entries<false, true><<<grid, threads>>>(a);
+  else
+    near_block_entries<false, false><<<grid, threads>>>(a);
+  check(cudaGetLastError(), "the near-block kernel");
+  // The uploaded arrays are freed on return: wait for the kernel first.
+  check(cudaDeviceSynchronize(), "the near-block kernel");
 }
 
 }  // namespace fmbem::bem_cuda

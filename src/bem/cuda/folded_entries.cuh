@@ -2,6 +2,7 @@
 // The near-field entries with the quadratic read of the double density, on the GPU
 // (folded_entries.cu); called by GpuNearFieldCorrection. Not a public header.
 #include <cstdint>
+#include <span>
 
 #include "device_integrals.cuh"
 #include "fmbem/bem/near_field.hpp"
@@ -29,5 +30,22 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
                     const GaussLegendre& angular, const GaussLegendre& radial, cplx coupling,
                     const DensityReconstruction& reconstruction, std::int64_t chunk_pairs,
                     const FoldedOutputs& out);
+
+// CorrectedLayerPotentials::near_block on the device: one entry per nonzero of the correction's
+// pattern (row_start, columns on the device; single and dbl its entries), identity I +
+// double_layer (D + alpha N) + single_layer (S + alpha D' + the diagonal single_extra, a host
+// array of one per row or empty), the regular rule with the quadratic read where
+// reconstruction is given. Returns when device_block is written.
+struct NearBlockInputs {
+  const std::int64_t* row_start = nullptr;
+  const std::int32_t* columns = nullptr;
+  std::int64_t nonzeros = 0;
+  const Z *single = nullptr, *dbl = nullptr;
+  std::span<const cplx> single_extra;
+  cplx identity, double_layer, single_layer;
+};
+void near_block_entries(const Discretization& disc, double k, RowRange rows, cplx coupling,
+                        const DensityReconstruction* reconstruction, const NearBlockInputs& in,
+                        Z* device_block);
 
 }  // namespace fmbem::bem_cuda

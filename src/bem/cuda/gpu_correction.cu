@@ -306,6 +306,33 @@ std::size_t GpuNearFieldCorrection::device_bytes() const {
          d.self_single.bytes() + d.self_double.bytes();
 }
 
+void GpuNearFieldCorrection::near_block(const Discretization& disc, double k, RowRange rows,
+                                        cplx coupling, const DensityReconstruction* reconstruction,
+                                        const OperatorCoefficients& c,
+                                        std::span<const cplx> single_extra,
+                                        cplx* device_block) const {
+  const Impl& d = *impl_;
+  if (std::int64_t(rows.size()) != d.rows)
+    throw Error("GPU near block: rows other than the correction's");
+  NearBlockInputs in;
+  in.row_start = d.row_start.data();
+  in.columns = d.columns.data();
+  in.nonzeros = std::int64_t(d.columns.size());
+  in.single = d.single.data();
+  in.dbl = d.dbl.data();
+  in.single_extra = single_extra;
+  in.identity = c.identity;
+  in.double_layer = c.double_layer;
+  in.single_layer = c.single_layer;
+  near_block_entries(disc, k, rows, coupling, reconstruction, in,
+                     reinterpret_cast<Z*>(device_block));
+}
+
+const std::int64_t* GpuNearFieldCorrection::device_row_start() const {
+  return impl_->row_start.data();
+}
+const std::int32_t* GpuNearFieldCorrection::device_columns() const { return impl_->columns.data(); }
+
 struct GpuPointStrengths::Impl {
   Buffer<double> weights;
   int per_element = 1;

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,57 @@ __global__ void apply_inverses(const cuDoubleComplex* __restrict__ kept,
   }
 }
 
+// The blocks members[0 .. gridDim.x) formed from the close pairs' rows, padded as pad_blocks
+// pads: zero, the identity beyond the block's size, then each pair (row p, column q) whose q is
+// one of the block's positions written at (p's place, q's place). The block's positions are
+// sorted in shared memory (by rank: they are distinct) so that each column is found by binary
+// search; a warp per row of the block, its lanes over the row's pairs.
+__global__ void fill_near_blocks(int order, const int* __restrict__ members,
+                                 const std::size_t* __restrict__ offsets,
+                                 const int* __restrict__ positions, const int* __restrict__ sizes,
+                                 const std::int64_t* __restrict__ row_start,
+                                 const std::int32_t* __restrict__ columns,
+                                 const cuDoubleComplex* __restrict__ values,
+                                 std::int64_t column_offset, cuDoubleComplex* __restrict__ padded) {
+  extern __shared__ int keys[];  // size positions, then sorted, then their places
+  const int b = members[blockIdx.x];
+  const int size = sizes[b];
+  const int* place = positions + offsets[b];
+  int* sorted = keys + size;
+  int* where = keys + 2 * size;
+  cuDoubleComplex* out = padded + std::size_t(blockIdx.x) * order * order;
+  for (int at = threadIdx.x; at < order * order; at += blockDim.x) {
+    const int i = at % order, j = at / order;
+    out[at] = make_cuDoubleComplex(i == j && i >= size ? 1.0 : 0.0, 0.0);
+  }
+  for (int t = threadIdx.x; t < size; t += blockDim.x) keys[t] = place[t];
+  __syncthreads();
+  for (int t = threadIdx.x; t < size; t += blockDim.x) {
+    int rank = 0;
+    for (int u = 0; u < size; ++u) rank += keys[u] < keys[t];
+    sorted[rank] = keys[t];
+    where[rank] = t;
+  }
+  // Also orders the fill above before the scatter below (other threads' writes).
+  __syncthreads();
+  const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  for (int row = threadIdx.x / 32; row < size; row += warps) {
+    const std::int64_t p = keys[row];
+    for (std::int64_t e = row_start[p] + lane; e < row_start[p + 1]; e += 32) {
+      const std::int64_t q = std::int64_t(columns[e]) - column_offset;
+      int lo = 0, hi = size;
+      while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (sorted[mid] <= q)
+          lo = mid;
+        else
+          hi = mid;
+      }
+      if (sorted[lo] == q) out[row + std::size_t(where[lo]) * order] = values[e];
+    }
+  }
+}
+
 }  // namespace
 
 struct GpuBlockInverse::Impl {
@@ -107,69 +159,65 @@ struct GpuBlockInverse::Impl {
   Buffer<cuDoubleComplex> kept, x, y;  // the inverses' owned rows (keep_owned_rows)
   Buffer<std::size_t> kept_offsets, offsets;
   Buffer<int> positions, sizes, owned;
+
+  // fill(order, members, count, lu): the blocks members[0 .. count) (device array) padded to
+  // order x order, one after the other at lu (pad_blocks' layout).
+  using Fill = std::function<void(int, const int*, std::size_t, cuDoubleComplex*)>;
+  // The layout checked and uploaded, then every block formed by fill and inverted.
+  void build(std::span<const std::size_t> block_offsets, std::span<const std::int32_t> places,
+             std::span<const std::size_t> owned_rows, std::size_t size, const Fill& fill);
 };
 
-GpuBlockInverse::GpuBlockInverse(std::span<const std::size_t> offsets,
-                                 std::span<const std::int32_t> positions,
-                                 std::span<const std::size_t> owned, std::span<const cplx> dense,
-                                 std::size_t length)
-    : impl_(std::make_unique<Impl>()) {
-  Impl& d = *impl_;
-  d.blocks = offsets.empty() ? 0 : offsets.size() - 1;
-  d.length = length;
-  if (owned.size() != d.blocks || (d.blocks > 0 && offsets.back() != positions.size()))
+void GpuBlockInverse::Impl::build(std::span<const std::size_t> block_offsets,
+                                  std::span<const std::int32_t> places,
+                                  std::span<const std::size_t> owned_rows, std::size_t size,
+                                  const Fill& fill) {
+  blocks = block_offsets.empty() ? 0 : block_offsets.size() - 1;
+  length = size;
+  if (owned_rows.size() != blocks || (blocks > 0 && block_offsets.back() != places.size()))
     throw Error("GPU block inverse: the blocks' offsets, positions and owned rows do not match");
-  std::size_t largest = 0, most_owned = 0, entries = 0, kept_entries = 0;
-  std::vector<std::size_t> dense_offsets(d.blocks), kept_offsets(d.blocks);
-  std::vector<int> sizes(d.blocks), owned_rows(d.blocks);
-  for (std::size_t b = 0; b < d.blocks; ++b) {
-    const std::size_t n = offsets[b + 1] - offsets[b];
-    if (owned[b] > n) throw Error("GPU block inverse: a block owns more rows than it has");
-    largest = std::max(largest, n);
-    most_owned = std::max(most_owned, owned[b]);
-    dense_offsets[b] = entries;
-    entries += n * n;
-    kept_offsets[b] = kept_entries;
-    kept_entries += owned[b] * n;
-    sizes[b] = fmm::cuda::checked_int("GPU block inverse", n, "a block's rows");
-    owned_rows[b] = int(owned[b]);
+  std::size_t most = 0, most_owned = 0, kept_entries = 0;
+  std::vector<std::size_t> kept_at(blocks);
+  std::vector<int> block_sizes(blocks), block_owned(blocks);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const std::size_t n = block_offsets[b + 1] - block_offsets[b];
+    if (owned_rows[b] > n) throw Error("GPU block inverse: a block owns more rows than it has");
+    most = std::max(most, n);
+    most_owned = std::max(most_owned, owned_rows[b]);
+    kept_at[b] = kept_entries;
+    kept_entries += owned_rows[b] * n;
+    block_sizes[b] = fmm::cuda::checked_int("GPU block inverse", n, "a block's rows");
+    block_owned[b] = int(owned_rows[b]);
   }
-  if (dense.size() != entries)
-    throw Error("GPU block inverse: " + std::to_string(dense.size()) +
-                " dense entries for blocks of " + std::to_string(entries));
-  for (const std::int32_t p : positions)
+  for (const std::int32_t p : places)
     if (p < 0 || std::size_t(p) >= length)
       throw Error("GPU block inverse: position " + std::to_string(p) + " outside 0.." +
                   std::to_string(length));
-  fmm::cuda::checked_int("GPU block inverse", positions.size(), "the blocks' rows");
-  d.largest = int(largest);
-  d.threads =
-      int(std::min<std::size_t>(256, std::max<std::size_t>(32, (most_owned + 31) / 32 * 32)));
+  fmm::cuda::checked_int("GPU block inverse", places.size(), "the blocks' rows");
+  largest = int(most);
+  threads = int(std::min<std::size_t>(256, std::max<std::size_t>(32, (most_owned + 31) / 32 * 32)));
   // apply_inverses keeps a block's entries of x in shared memory: above the default 48 KiB (3,072
   // rows) it asks for more, and CUDA refuses beyond what the device has.
-  const std::size_t shared = largest * sizeof(cuDoubleComplex);
+  const std::size_t shared = most * sizeof(cuDoubleComplex);
   if (shared > 48 * 1024)
     check(cudaFuncSetAttribute(apply_inverses, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                int(shared)),
           "the shared memory of the largest block");
-  d.x.allocate(length, "the block preconditioner's x");
-  d.y.allocate(length, "the block preconditioner's y");
-  if (d.blocks == 0) return;
-  d.offsets = Buffer<std::size_t>(offsets.data(), offsets.size(), "the blocks' offsets");
-  d.positions = Buffer<int>(reinterpret_cast<const int*>(positions.data()), positions.size(),
-                            "the blocks' positions");
-  d.sizes = Buffer<int>(sizes, "the blocks' sizes");
-  d.owned = Buffer<int>(owned_rows, "the blocks' owned rows");
-  d.kept_offsets = Buffer<std::size_t>(kept_offsets, "the kept rows' offsets");
-  d.kept.allocate(kept_entries, "the inverses' owned rows");
+  x.allocate(length, "the block preconditioner's x");
+  y.allocate(length, "the block preconditioner's y");
+  if (blocks == 0) return;
+  offsets = Buffer<std::size_t>(block_offsets.data(), block_offsets.size(), "the blocks' offsets");
+  positions = Buffer<int>(reinterpret_cast<const int*>(places.data()), places.size(),
+                          "the blocks' positions");
+  sizes = Buffer<int>(block_sizes, "the blocks' sizes");
+  owned = Buffer<int>(block_owned, "the blocks' owned rows");
+  kept_offsets = Buffer<std::size_t>(kept_at, "the kept rows' offsets");
+  kept.allocate(kept_entries, "the inverses' owned rows");
 
   // The blocks by class of padded order.
-  std::vector<std::vector<int>> classes((largest + kOrderStep - 1) / kOrderStep);
-  for (std::size_t b = 0; b < d.blocks; ++b)
-    classes[(std::size_t(sizes[b]) + kOrderStep - 1) / kOrderStep - 1].push_back(int(b));
-  const Buffer<cuDoubleComplex> device_dense(reinterpret_cast<const cuDoubleComplex*>(dense.data()),
-                                             dense.size(), "the blocks");
-  const Buffer<std::size_t> device_dense_offsets(dense_offsets, "the blocks' offsets");
+  std::vector<std::vector<int>> classes((most + kOrderStep - 1) / kOrderStep);
+  for (std::size_t b = 0; b < blocks; ++b)
+    classes[(std::size_t(block_sizes[b]) + kOrderStep - 1) / kOrderStep - 1].push_back(int(b));
   CublasHandle handle;
   for (std::size_t c = 0; c < classes.size(); ++c) {
     const std::vector<int>& members = classes[c];
@@ -179,9 +227,7 @@ GpuBlockInverse::GpuBlockInverse(std::span<const std::size_t> offsets,
     const Buffer<int> device_members(members, "a class's blocks");
     Buffer<cuDoubleComplex> lu(count * square, "the blocks to factorise"),
         inverses(count * square, "the blocks' inverses");
-    pad_blocks<<<unsigned(count), 256>>>(order, device_members.data(), device_dense.data(),
-                                         device_dense_offsets.data(), d.sizes.data(), lu.data());
-    check_launch("pad_blocks");
+    fill(order, device_members.data(), count, lu.data());
     std::vector<cuDoubleComplex*> lu_pointers(count), inverse_pointers(count);
     for (std::size_t m = 0; m < count; ++m) {
       lu_pointers[m] = lu.data() + m * square;
@@ -202,7 +248,7 @@ GpuBlockInverse::GpuBlockInverse(std::span<const std::size_t> offsets,
     for (std::size_t m = 0; m < count; ++m)
       if (factorised[m] != 0)
         throw Error("leaf blocks: block " + std::to_string(members[m]) + " (" +
-                    std::to_string(sizes[std::size_t(members[m])]) + " rows) is singular");
+                    std::to_string(block_sizes[std::size_t(members[m])]) + " rows) is singular");
     for (std::size_t first = 0; first < count; first += kMaxBatch) {
       const int batch = int(std::min(kMaxBatch, count - first));
       check_cublas(
@@ -212,11 +258,67 @@ GpuBlockInverse::GpuBlockInverse(std::span<const std::size_t> offsets,
           "cublasZgetriBatched");
     }
     keep_owned_rows<<<unsigned(count), 256>>>(order, device_members.data(), inverses.data(),
-                                              d.sizes.data(), d.owned.data(), d.kept_offsets.data(),
-                                              d.kept.data());
+                                              sizes.data(), owned.data(), kept_offsets.data(),
+                                              kept.data());
     check_launch("keep_owned_rows");
     check(cudaDeviceSynchronize(), "the blocks' inversion");
   }
+}
+
+GpuBlockInverse::GpuBlockInverse(std::span<const std::size_t> offsets,
+                                 std::span<const std::int32_t> positions,
+                                 std::span<const std::size_t> owned, std::span<const cplx> dense,
+                                 std::size_t length)
+    : impl_(std::make_unique<Impl>()) {
+  const std::size_t blocks = offsets.empty() ? 0 : offsets.size() - 1;
+  std::vector<std::size_t> dense_offsets(blocks);
+  std::size_t entries = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const std::size_t n = offsets[b + 1] - offsets[b];
+    dense_offsets[b] = entries;
+    entries += n * n;
+  }
+  if (dense.size() != entries)
+    throw Error("GPU block inverse: " + std::to_string(dense.size()) +
+                " dense entries for blocks of " + std::to_string(entries));
+  Buffer<cuDoubleComplex> device_dense;
+  Buffer<std::size_t> device_dense_offsets;
+  Impl& d = *impl_;
+  impl_->build(
+      offsets, positions, owned, length,
+      [&](int order, const int* members, std::size_t count, cuDoubleComplex* lu) {
+        if (device_dense.size() == 0) {  // uploaded at the first class
+          device_dense = Buffer<cuDoubleComplex>(
+              reinterpret_cast<const cuDoubleComplex*>(dense.data()), dense.size(), "the blocks");
+          device_dense_offsets = Buffer<std::size_t>(dense_offsets, "the blocks' offsets");
+        }
+        pad_blocks<<<unsigned(count), 256>>>(order, members, device_dense.data(),
+                                             device_dense_offsets.data(), d.sizes.data(), lu);
+        check_launch("pad_blocks");
+      });
+}
+
+GpuBlockInverse::GpuBlockInverse(std::span<const std::size_t> offsets,
+                                 std::span<const std::int32_t> positions,
+                                 std::span<const std::size_t> owned, const DeviceRows& near,
+                                 std::size_t length)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& d = *impl_;
+  impl_->build(
+      offsets, positions, owned, length,
+      [&](int order, const int* members, std::size_t count, cuDoubleComplex* lu) {
+        // fill_near_blocks sorts a block's positions in shared memory (3 ints a row).
+        const std::size_t shared = 3 * std::size_t(d.largest) * sizeof(int);
+        if (shared > 48 * 1024)
+          check(cudaFuncSetAttribute(fill_near_blocks, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     int(shared)),
+                "the shared memory of the largest block");
+        fill_near_blocks<<<unsigned(count), 256, shared>>>(
+            order, members, d.offsets.data(), d.positions.data(), d.sizes.data(), near.row_start,
+            near.columns, reinterpret_cast<const cuDoubleComplex*>(near.values), near.column_offset,
+            lu);
+        check_launch("fill_near_blocks");
+      });
 }
 
 GpuBlockInverse::~GpuBlockInverse() = default;

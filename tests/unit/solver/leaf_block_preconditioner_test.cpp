@@ -427,3 +427,75 @@ TEST(GpuBlockInverse, AppliesAsTheCpuDoes) {
 
 }  // namespace
 }  // namespace fmbem
+
+namespace fmbem {
+namespace {
+
+// The leaf-block PC formed and inverted on the GPU from the GPU's near field against the CPU's
+// (near block and dense blocks on the host, LAPACK). The blocks differ by the near block's
+// GPU - CPU difference, within 2e-11 of each row's scale (test_gpu_near_block.cpp), so
+// ||dA||_1 / ||A||_1 <= n 2e-11 per block, and the preconditioned result moves by at most
+// kappa times that, plus both inversions' rounding (16 n u kappa, as above). Against the GPU
+// inverse of the same blocks downloaded (dense_blocks on the GPU's near block) only the
+// forming differs: the same entries, so the inversions' rounding alone.
+TEST(LeafBlockPreconditioner, FromTheGpuAppliesAsTheCpuDoes) {
+  SKIP_WITHOUT_GPU();
+  const Mesh mesh = Mesh::from_surface(make_icosphere(3, 1.0), "icosphere");
+  const RowRange rows{100, 1200};
+  for (const bool quadratic : {false, true})
+    for (const double k : {0.5, 8.0}) {
+      const Discretization disc(mesh, quadratic ? 6 : 3);
+      const DensityModel model = quadratic ? DensityModel::quadratic : DensityModel::constant;
+      const cplx coupling(0.0, 1.0 / k);
+      NearFieldOptions options;
+      const DirectLayerPotentials cpu_layers(disc, k, rows, options, coupling, model);
+      options.gpu = true;
+      const DirectLayerPotentials gpu_layers(disc, k, rows, options, coupling, model);
+      const OperatorCoefficients c{0.5, 1.0, cplx(0.0, k) * coupling};
+      const Neighbours neighbours = vertex_neighbours(mesh, rows);
+      const RowBlocks blocks =
+          overlapping_blocks(compact_row_blocks(mesh.centroids(), rows, 32), neighbours.row_start,
+                             neighbours.columns, rows, 1);
+      const std::vector<cplx> dense = dense_blocks(cpu_layers, c, blocks, BlockEntries::near);
+      double condition = 0.0;
+      std::size_t offset = 0;
+      for (std::size_t b = 0; b < blocks.count(); ++b) {
+        condition = std::max(condition, condition_number(dense.data() + offset, blocks.size(b)));
+        offset += blocks.size(b) * blocks.size(b);
+      }
+      const double n = double(blocks.largest());
+      const double rounding = 16 * n * unit_roundoff * condition;
+      const double tolerance = condition * n * 2e-11 + rounding;
+      ASSERT_LT(tolerance, 1e-6);
+      std::mt19937_64 rng(9);
+      const std::vector<cplx> x = random_vector(rows.size(), rng);
+      const LeafBlockPreconditioner cpu(blocks, dense, rows, Device::cpu);
+      const LeafBlockPreconditioner gpu(blocks, gpu_layers, c);
+      const LeafBlockPreconditioner downloaded(
+          blocks, dense_blocks(gpu_layers, c, blocks, BlockEntries::near), rows, Device::gpu);
+      std::vector<cplx> y_cpu(x.size()), y_gpu(x.size()), y_downloaded(x.size());
+      cpu.apply(x, y_cpu);
+      gpu.apply(x, y_gpu);
+      downloaded.apply(x, y_downloaded);
+      const double d_cpu = relative_difference(y_gpu, y_cpu);
+      const double d_same = relative_difference(y_gpu, y_downloaded);
+      std::printf(
+          "[ measured ] leaf blocks from the GPU, k = %g, %s read, %zu blocks of at most %zu, "
+          "kappa %.1f: vs CPU %.2e (tolerance %.1e), vs the same blocks downloaded %.2e "
+          "(tolerance %.1e)\n",
+          k, quadratic ? "quadratic" : "constant", blocks.count(), blocks.largest(), condition,
+          d_cpu, tolerance, d_same, 2 * rounding);
+      EXPECT_LT(d_cpu, tolerance);
+      EXPECT_LT(d_same, 2 * rounding);
+      EXPECT_EQ(gpu.device(), Device::gpu);
+    }
+  // Without the near field on the GPU this constructor refuses.
+  const Discretization disc(mesh, 3);
+  const DirectLayerPotentials host_layers(disc, 1.0, rows, NearFieldOptions{});
+  EXPECT_THROW(LeafBlockPreconditioner(compact_row_blocks(mesh.centroids(), rows, 32), host_layers,
+                                       OperatorCoefficients{0.5, 1.0, 0.0}),
+               Error);
+}
+
+}  // namespace
+}  // namespace fmbem
