@@ -126,6 +126,22 @@ def refine(nodes, tris):
     return nodes, out
 
 
+def cube_meshes(levels):
+    """cube0.msh (gmsh, N = 540) and its nested uniform refinements cube1.msh .. (4x each)."""
+    geo = os.path.join(WORK, "cube_coarse.geo")
+    open(geo, "w").write('SetFactory("OpenCASCADE");\nBox(1) = {-0.5, -0.5, -0.5, 1, 1, 1};\n'
+                         "Mesh.MeshSizeMax = 0.3;\n")
+    coarse = os.path.join(WORK, "cube0.msh")
+    subprocess.run(["gmsh", "-2", geo, "-format", "msh22", "-o", coarse, "-v", "0"], check=True)
+    nodes, tris = read_msh22(coarse)
+    meshes = [coarse]
+    for level in range(1, levels + 1):
+        nodes, tris = refine(nodes, tris)
+        meshes.append(os.path.join(WORK, f"cube{level}.msh"))
+        write_msh22(meshes[-1], nodes, tris)
+    return meshes
+
+
 def expect_error(args, needle):
     p = run(args, expect_ok=False)
     lines = [l for l in p.stderr.strip().split("\n") if l]
@@ -382,17 +398,7 @@ elif CASE == "radiation_cube":
     # Nested uniform refinements of a coarse cube: exact geometry, so the
     # error is the discretisation's alone. Sharp edges make the solution
     # singular there, so the rate is below h^2: require a ratio > 2.5.
-    geo = os.path.join(WORK, "cube_coarse.geo")
-    open(geo, "w").write('SetFactory("OpenCASCADE");\nBox(1) = {-0.5, -0.5, -0.5, 1, 1, 1};\n'
-                         "Mesh.MeshSizeMax = 0.3;\n")
-    coarse = os.path.join(WORK, "cube0.msh")
-    subprocess.run(["gmsh", "-2", geo, "-format", "msh22", "-o", coarse, "-v", "0"], check=True)
-    nodes, tris = read_msh22(coarse)
-    meshes = [coarse]
-    for level in (1,):
-        nodes, tris = refine(nodes, tris)
-        meshes.append(os.path.join(WORK, f"cube{level}.msh"))
-        write_msh22(meshes[-1], nodes, tris)
+    meshes = cube_meshes(1)
     for bc in ("neumann", "dirichlet"):
         res = [summary(["-mesh", m, "-k", "2", "-bem_problem", "radiation", "-bem_bc", bc,
                         "-bem_source", "0.1,0.05,-0.1"]) for m in meshes]
@@ -405,6 +411,32 @@ elif CASE == "radiation_cube":
             # finer); require a decrease and the measured level, not a rate.
             check(b["l2"] < a["l2"] and b["l2"] < 3e-2,
                   f"cube radiation {bc}: L2 error {a['l2']:.3e} -> {b['l2']:.3e}")
+elif CASE == "bm_sharp_edges":
+    # Burton-Miller on a body with sharp edges (bench/results/bm_sharp_edges.md): the monopole
+    # radiating from inside the cube, cube0 (N = 540) and cube1 (2160), k = 2, against cbie.
+    # Measured 2026-11-24 (cbie / bm): Neumann 3.69e-3 -> 1.38e-3 (2.67) / 1.28e-2 -> 4.73e-3
+    # (2.70, 3.4 x cbie); Dirichlet 1.70e-2 -> 1.31e-2 / 6.43e-2 -> 4.48e-2 (3.4 x cbie). Before
+    # the feature edges were handled (the quadratic read fitted across the edges, the monomials'
+    # integrals were wrong for targets across a 90-degree edge, D' spread the edges' curvature):
+    # Neumann 2.10e-1 -> 1.50e-1, Dirichlet 6.3e-1 -> 6.5e-1, 100 and 50 x cbie.
+    # Bounds: cbie's Neumann rate here is 2.67 a level (h^1.4: next to the edges the centroid
+    # collocation loses its h^2 superconvergence), and bm's must match it within 15 % (> 2.3;
+    # the constant read of the edge elements leaves bm an O(h) part that shows from cube2 on,
+    # 2.10 there, so no tighter bound is honest); bm's error within 5 x cbie's (3.4 measured,
+    # a 1.5 margin). Dirichlet (q jumps across the edges; both fall 1.3 to 1.45 a level): bm
+    # must decrease and stay within 5 x cbie (3.4 measured).
+    meshes = cube_meshes(1)
+    base = ["-k", "2", "-bem_problem", "radiation", "-bem_source", "0.1,0.05,-0.1"]
+    for bc in ("neumann", "dirichlet"):
+        err = {f: [summary(["-mesh", m] + base + ["-bem_bc", bc, "-bem_formulation", f])["l2"]
+                   for m in meshes] for f in ("cbie", "bm")}
+        c, b = err["cbie"], err["bm"]
+        if bc == "neumann":
+            check(b[0] / b[1] > 2.3 and c[0] / c[1] > 2.3,
+                  f"cube {bc}: bm {b[0]:.3e} -> {b[1]:.3e} falls like cbie ({c[0]:.3e} -> {c[1]:.3e}): > 2.3")
+        else:
+            check(b[1] < b[0], f"cube {bc}: bm {b[0]:.3e} -> {b[1]:.3e} decreases")
+        check(b[1] < 5.0 * c[1], f"cube {bc}: bm's error {b[1]:.3e} within 5 x cbie's {c[1]:.3e}")
 elif CASE == "shipped_meshes":
     r = summary(["-mesh", os.path.join(SRC, "meshes/sphere.msh"), "-k", "1",
                  "-o", os.path.join(WORK, "sphere.vtu"), "-bem_csv", os.path.join(WORK, "s.csv")])

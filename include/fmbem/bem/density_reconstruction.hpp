@@ -1,9 +1,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <numbers>
 #include <span>
 #include <vector>
 
+#include "fmbem/mesh/feature_edges.hpp"
 #include "fmbem/mesh/mesh.hpp"
 
 namespace fmbem {
@@ -28,11 +30,17 @@ enum class DensityModel {
 // quadratic read the error falls like h^2 (bench/results/hypersingular_consistency.md).
 // Where the neighbours do not fix a quadratic (fewer than 5, or degenerate), the fit is linear,
 // and where they do not fix a gradient, constant.
+// Elements with a corner on a feature edge (angle above feature_angle, radians; see
+// mesh/feature_edges.hpp) are read as constants: their stencil would straddle the edge, where
+// the density has an edge singularity and unfolding across it means nothing (the cube's bm
+// radiation error stalled at 1.5e-1 with the fit there; bench/results/bm_sharp_edges.md).
 class DensityReconstruction {
  public:
   static constexpr int kTerms = 5;
 
-  explicit DensityReconstruction(const Mesh& mesh);
+  explicit DensityReconstruction(const Mesh& mesh,
+                                 double feature_angle = kDefaultFeatureAngleDegrees *
+                                                        std::numbers::pi / 180.0);
 
   std::size_t size() const { return origin_.size(); }
   // The monomials of element e at y (a point of e's plane).
@@ -71,6 +79,8 @@ class DensityReconstruction {
   // Elements whose fit fell back to linear or constant (diagnostics, tests).
   std::size_t linear_fits() const { return linear_fits_; }
   std::size_t constant_fits() const { return constant_fits_; }
+  // Elements read as constants because a corner lies on a feature edge (not in constant_fits).
+  std::size_t feature_elements() const { return feature_elements_; }
   std::size_t memory_bytes() const;
 
  private:
@@ -78,7 +88,7 @@ class DensityReconstruction {
   std::vector<std::int64_t> stencil_start_;
   std::vector<std::int32_t> columns_;
   std::vector<double> values_;  // per element: kTerms rows of its stencil's length
-  std::size_t linear_fits_ = 0, constant_fits_ = 0;
+  std::size_t linear_fits_ = 0, constant_fits_ = 0, feature_elements_ = 0;
 };
 
 }  // namespace fmbem

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <numbers>
 #include <vector>
 
 #include "bem_test_support.hpp"
@@ -90,6 +91,44 @@ TEST(DensityReconstruction, ExactForQuadraticsOnAFlatNeighbourhood) {
   EXPECT_EQ(checked, 2 * 4 * 4) << "the inner 4 x 4 squares of the top face";
 }
 
+// At the cube's edges (feature edges at the default 60 degrees) the read is constant: every
+// element with a corner on an edge has no terms (its stencil would straddle the edge, where the
+// unfolding means nothing and the density is singular), and the others keep the quadratic fit.
+// With the threshold at 180 degrees nothing is a feature and every element is fitted.
+TEST(DensityReconstruction, ConstantReadNextToFeatureEdges) {
+  const int n = 6;
+  const Mesh mesh = cube(n);
+  const std::vector<std::uint8_t> on_edge = feature_vertices(
+      mesh, mesh_edges(mesh), kDefaultFeatureAngleDegrees * std::numbers::pi / 180);
+  const DensityReconstruction r(mesh);
+  std::size_t at_edge = 0;
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    const Triangle& t = mesh.triangles()[e];
+    const bool touches =
+        on_edge[std::size_t(t[0])] || on_edge[std::size_t(t[1])] || on_edge[std::size_t(t[2])];
+    at_edge += touches;
+    double size = 0.0;
+    for (int m = 0; m < DensityReconstruction::kTerms; ++m)
+      for (const double c : r.coefficients(e, m)) size += std::abs(c);
+    if (touches)
+      EXPECT_EQ(size, 0.0) << "element " << e;
+    else
+      EXPECT_GT(size, 0.0) << "element " << e;
+  }
+  // Per face both triangles of the outer ring's 4 (n - 1) squares, and no others.
+  EXPECT_EQ(at_edge, std::size_t(6 * 2 * 4 * (n - 1)));
+  EXPECT_EQ(r.feature_elements(), at_edge);
+  EXPECT_EQ(r.constant_fits(), 0u);
+  EXPECT_EQ(r.linear_fits(), 0u);
+  const DensityReconstruction across(mesh, std::numbers::pi);
+  EXPECT_EQ(across.feature_elements(), 0u);
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    double size = 0.0;
+    for (const double c : across.coefficients(e, 0)) size += std::abs(c);
+    EXPECT_GT(size, 0.0) << "element " << e;
+  }
+}
+
 // A constant density has no terms (every row of R sums to zero), on any mesh; the icosphere's
 // fits are all quadratic; a tetrahedron's elements see three neighbours only: linear fits.
 TEST(DensityReconstruction, ConstantsAndFallbacks) {
@@ -107,7 +146,9 @@ TEST(DensityReconstruction, ConstantsAndFallbacks) {
     }
   Surface tetrahedron{{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}},
                       {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}}};
-  const DensityReconstruction t(Mesh::from_surface(tetrahedron, "tetrahedron"));
+  // Its edges (109.5 degrees between normals) are feature edges at the default angle: with the
+  // threshold at 180 degrees none is, and the fits fall back to linear.
+  const DensityReconstruction t(Mesh::from_surface(tetrahedron, "tetrahedron"), std::numbers::pi);
   EXPECT_EQ(t.linear_fits(), 4u);
   EXPECT_EQ(t.constant_fits(), 0u);
 }
