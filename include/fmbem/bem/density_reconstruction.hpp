@@ -31,9 +31,11 @@ enum class DensityModel {
 // Where the neighbours do not fix a quadratic (fewer than 5, or degenerate), the fit is linear,
 // and where they do not fix a gradient, constant.
 // Elements with a corner on a feature edge (angle above feature_angle, radians; see
-// mesh/feature_edges.hpp) are read as constants: their stencil would straddle the edge, where
-// the density has an edge singularity and unfolding across it means nothing (the cube's bm
-// radiation error stalled at 1.5e-1 with the fit there; bench/results/bm_sharp_edges.md).
+// mesh/feature_edges.hpp) get a linear fit to the neighbours on their own side of the edge
+// (normals within feature_angle of theirs; the others' coefficients are 0): unfolding across
+// the edge means nothing (the density has a kink or a singularity there). Measured on the cube
+// (bench/results/bm_sharp_edges.md): this one-sided linear read gives bm cbie's error and
+// better rates; the constant read leaves an O(h) error, one-sided quadratics are unstable.
 class DensityReconstruction {
  public:
   static constexpr int kTerms = 5;
@@ -79,7 +81,8 @@ class DensityReconstruction {
   // Elements whose fit fell back to linear or constant (diagnostics, tests).
   std::size_t linear_fits() const { return linear_fits_; }
   std::size_t constant_fits() const { return constant_fits_; }
-  // Elements read as constants because a corner lies on a feature edge (not in constant_fits).
+  // Elements with a corner on a feature edge, fitted one-sided (not in linear_fits or
+  // constant_fits).
   std::size_t feature_elements() const { return feature_elements_; }
   std::size_t memory_bytes() const;
 
