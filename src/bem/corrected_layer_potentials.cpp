@@ -40,9 +40,10 @@ CorrectedLayerPotentials::CorrectedLayerPotentials(const Discretization& disc, d
       rows_(rows),
       k_(k),
       coupling_(coupling),
-      reconstruction_(double_density == DensityModel::quadratic
-                          ? std::make_unique<DensityReconstruction>(disc.mesh())
-                          : nullptr),
+      reconstruction_(
+          double_density == DensityModel::quadratic
+              ? std::make_unique<DensityReconstruction>(disc.mesh(), near_options.feature_angle)
+              : nullptr),
       reconstructed_strengths_(
           reconstruction_ ? std::make_unique<ReconstructedPointStrengths>(disc, *reconstruction_)
                           : nullptr),

@@ -1,55 +1,80 @@
 #include "fmbem/bem/curvature_correction.hpp"
 
-#include <algorithm>
-#include <cstdint>
-#include <map>
-#include <utility>
+#include <cmath>
+#include <numbers>
 
 #include "fmbem/core/error.hpp"
 
 namespace fmbem {
 
-std::vector<Vec3> element_curvature_vectors(const Mesh& mesh) {
-  const std::size_t n = mesh.size();
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::size_t>> faces_of;
-  for (std::size_t e = 0; e < n; ++e)
-    for (int k = 0; k < 3; ++k) {
-      const auto a = std::uint32_t(mesh.triangles()[e][std::size_t(k)]);
-      const auto b = std::uint32_t(mesh.triangles()[e][std::size_t((k + 1) % 3)]);
-      faces_of[{std::min(a, b), std::max(a, b)}].push_back(e);
-    }
-  std::vector<Vec3> w(n, Vec3{0.0, 0.0, 0.0});
-  for (const auto& [key, faces] : faces_of) {
-    const Vec3 &a = mesh.vertices()[key.first], &b = mesh.vertices()[key.second];
-    // v_e: the faces' outward in-plane normals of the edge (pointing from the face's centroid
-    // across the edge).
-    Vec3 v{0.0, 0.0, 0.0};
-    double diamond = 0.0;
-    for (const std::size_t f : faces) {
-      Vec3 m = normalized(cross(b - a, mesh.normals()[f]));
-      if (dot(m, (a + b) * 0.5 - mesh.centroids()[f]) < 0.0) m = m * -1.0;
-      v = v + m;
-      diamond += mesh.areas()[f];
-    }
-    const Vec3 density = v * (norm(b - a) / diamond);
-    for (const std::size_t f : faces) w[f] = w[f] + density;
+std::vector<Vec3> element_curvature_vectors(const Mesh& mesh, double feature_angle) {
+  std::vector<Vec3> w(mesh.size(), Vec3{0.0, 0.0, 0.0});
+  for (const MeshEdge& edge : mesh_edges(mesh)) {
+    if (is_feature_edge(edge, feature_angle)) continue;
+    const Vec3 &a = mesh.vertices()[std::size_t(edge.vertices[0])],
+               &b = mesh.vertices()[std::size_t(edge.vertices[1])];
+    const std::size_t f0 = std::size_t(edge.faces[0]), f1 = std::size_t(edge.faces[1]);
+    const Vec3 density = edge.curvature * (norm(b - a) / (mesh.areas()[f0] + mesh.areas()[f1]));
+    w[f0] = w[f0] + density;
+    w[f1] = w[f1] + density;
   }
   return w;
 }
 
+double segment_single_layer(const Vec3& x, const Vec3& a, const Vec3& b) {
+  const double length = norm(b - a);
+  const Vec3 t = (b - a) * (1.0 / length);
+  const double along = dot(x - a, t);  // the foot of the perpendicular, from a
+  const double distance = norm(x - a - t * along);
+  if (along > 0.0 && along < length && distance > 0.0)
+    // Beside the segment: asinh((L - s) / d) + asinh(s / d), without the cancellation in
+    // r_a + r_b - L (which loses digits like L^2 / d^2 as the target nears the segment).
+    return (std::asinh((length - along) / distance) + std::asinh(along / distance)) /
+           (4.0 * std::numbers::pi);
+  // Beyond an end: ln((r_a + r_b + L) / (r_a + r_b - L)), r_a + r_b - L >= 2 min(r_a, r_b).
+  const double ra = norm(x - a), rb = norm(x - b);
+  return std::log1p(2.0 * length / (ra + rb - length)) / (4.0 * std::numbers::pi);
+}
+
+std::vector<double> feature_edge_curvature_term(const Mesh& mesh, RowRange rows,
+                                                double feature_angle) {
+  struct Segment {
+    Vec3 a, b, v;
+  };
+  std::vector<Segment> segments;
+  for (const MeshEdge& edge : mesh_edges(mesh))
+    if (is_feature_edge(edge, feature_angle))
+      segments.push_back({mesh.vertices()[std::size_t(edge.vertices[0])],
+                          mesh.vertices()[std::size_t(edge.vertices[1])], edge.curvature});
+  std::vector<double> term(rows.size(), 0.0);
+  if (segments.empty()) return term;
+#pragma omp parallel for schedule(static)
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const Vec3& x = mesh.centroids()[rows.begin + r];
+    const Vec3& n = mesh.normals()[rows.begin + r];
+    double sum = 0.0;
+    for (const Segment& s : segments) sum += dot(n, s.v) * segment_single_layer(x, s.a, s.b);
+    term[r] = sum;
+  }
+  return term;
+}
+
 std::vector<double> adjoint_double_layer_curvature_correction(const Mesh& mesh,
                                                               const LayerPotentials& plain,
-                                                              const LayerPotentials& coupled) {
+                                                              const LayerPotentials& coupled,
+                                                              double feature_angle) {
   const std::size_t n = mesh.size();
   const RowRange rows = plain.rows();
   if (plain.columns() != n || coupled.columns() != n || coupled.rows().begin != rows.begin ||
       coupled.rows().end != rows.end || plain.coupling() != cplx(0.0) ||
       coupled.coupling() != cplx(1.0))
     throw Error("curvature correction: layer potentials of another mesh, rows or coupling");
-  const std::vector<Vec3> w = element_curvature_vectors(mesh);
-  std::vector<double> c(rows.size(), 0.0);
+  const std::vector<Vec3> w = element_curvature_vectors(mesh, feature_angle);
+  // -n_i . L_feature(x_i): the feature edges' curvature, kept on the edges.
+  std::vector<double> c = feature_edge_curvature_term(mesh, rows, feature_angle);
+  for (double& value : c) value = -value;
   std::vector<cplx> normal(n), curvature(n), y(rows.size());
-  // -n_i . (D[n] + S[w]), one Cartesian component at a time.
+  // -n_i . (D[n] + S[w_smooth]), one Cartesian component at a time.
   for (int axis = 0; axis < 3; ++axis) {
     const auto component = [axis](const Vec3& v) {
       return axis == 0 ? v.x : axis == 1 ? v.y : v.z;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numbers>
 
 #include "fmbem/kernel/kernel.hpp"
 #include "fmbem/quadrature/triangle_rule.hpp"
@@ -194,7 +195,33 @@ MonomialMoments monomial_moments(double k, const Vec3& a, const Vec3& b, const V
     const double t1 = dot(v1 - p, unit), t2 = dot(v2 - p, unit);
     const Vec3 foot = (v1 - p) - unit * t1;  // from p to the edge's line
     const double dist = norm(foot);
-    if (dist <= 1e-14 * length) continue;  // p on the edge's line: the sector has no area
+    if (dist <= 1e-14 * length) {
+      // p on the edge's line: the sector has no area. Beside the segment it also subtends no
+      // angle; on the segment itself (x across a sharp edge from T, e.g. on the neighbouring
+      // face of a cube) it subtends the half circle beyond the edge, and the log |h| terms left
+      // out above no longer cancel over the other sectors (they cover a half circle only). The
+      // limit of a thin sector as p reaches the edge from inside restores them: over the half
+      // circle from v1's direction to v2's (positively about n), the radial integrals at
+      // rho = 0, which are those log |h| terms.
+      if (!(t1 < 0.0 && t2 > 0.0) || h == 0.0) continue;
+      const Vec3 d1 = (v1 - p) * (1.0 / std::abs(t1)), outward = cross(n, d1);
+      const double half = 0.25 * std::numbers::pi;  // two pieces of pi / 2
+      for (int piece = 0; piece < 2; ++piece)
+        for (std::size_t q = 0; q < angular.size(); ++q) {
+          const double theta = (2 * piece + 1) * half + half * angular.nodes[q];
+          const double w = half * angular.weights[q];
+          const Vec3 direction = d1 * std::cos(theta) + outward * std::sin(theta);
+          const double e1 = dot(direction, axis1), e2 = dot(direction, axis2);
+          const Radial r = radial_integrals(k, 0.0, h, n_dot, dot(direction, n_x), radial);
+          const double beta1[5] = {e1, e2, 2.0 * xi * e1, xi * e2 + eta * e1, 2.0 * eta * e2};
+          const double beta2[5] = {0.0, 0.0, e1 * e1, e1 * e2, e2 * e2};
+          for (int m = 0; m < 5; ++m) {
+            dbl[m] += w * (beta1[m] * r.dbl[0] + beta2[m] * r.dbl[1]);
+            hyper[m] += w * (beta1[m] * r.hyper[0] + beta2[m] * r.hyper[1]);
+          }
+        }
+      continue;
+    }
     const double sign = dot(cross(v1 - p, v2 - p), n) > 0.0 ? 1.0 : -1.0;
     const double u1 = std::asinh(t1 / dist), u2 = std::asinh(t2 / dist);
     // Pieces of at most kSectorPiece in u: a sector seen from near its edge's line is long in u.

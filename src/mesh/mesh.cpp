@@ -345,4 +345,45 @@ Surface make_icosphere(int level, double radius, const Vec3& center) {
   return {std::move(v), std::move(t)};
 }
 
+Surface make_box(int divisions, double side) {
+  if (divisions < 1) throw Error("make_box: divisions must be at least 1");
+  const int m = divisions;
+  Surface surface;
+  // Lattice points (i, j, k) in 0..m, one vertex each, created on first use.
+  std::unordered_map<std::int64_t, std::int32_t> index;
+  const auto vertex = [&](int i, int j, int k) {
+    const std::int64_t key = (std::int64_t(i) * (m + 1) + j) * (m + 1) + k;
+    const auto [at, added] = index.try_emplace(key, std::int32_t(surface.vertices.size()));
+    if (added)
+      surface.vertices.push_back(
+          Vec3{i * side / m - side / 2, j * side / m - side / 2, k * side / m - side / 2});
+    return at->second;
+  };
+  for (int axis = 0; axis < 3; ++axis)
+    for (int level : {0, m}) {
+      const Vec3 outward =
+          Vec3{axis == 0 ? 1.0 : 0.0, axis == 1 ? 1.0 : 0.0, axis == 2 ? 1.0 : 0.0} *
+          (level == 0 ? -1.0 : 1.0);
+      const auto at = [&](int u, int v) {
+        int c[3];
+        c[axis] = level;
+        c[(axis + 1) % 3] = u;
+        c[(axis + 2) % 3] = v;
+        return vertex(c[0], c[1], c[2]);
+      };
+      for (int u = 0; u < m; ++u)
+        for (int v = 0; v < m; ++v) {
+          const std::int32_t q[4] = {at(u, v), at(u + 1, v), at(u + 1, v + 1), at(u, v + 1)};
+          for (const Triangle t : {Triangle{q[0], q[1], q[2]}, Triangle{q[0], q[2], q[3]}}) {
+            const Vec3& a = surface.vertices[std::size_t(t[0])];
+            const Vec3 normal = cross(surface.vertices[std::size_t(t[1])] - a,
+                                      surface.vertices[std::size_t(t[2])] - a);
+            surface.triangles.push_back(dot(normal, outward) > 0.0 ? t
+                                                                   : Triangle{t[0], t[2], t[1]});
+          }
+        }
+    }
+  return surface;
+}
+
 }  // namespace fmbem

@@ -435,7 +435,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
         coupled = std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near, cplx(1.0));
       }
       sweep.curvature_correction =
-          adjoint_double_layer_curvature_correction(mesh, *plain, *coupled);
+          adjoint_double_layer_curvature_correction(mesh, *plain, *coupled, opt.near.feature_angle);
     }
     const std::vector<double> &c = *sweep.curvature_correction;
     std::vector<cplx> extra(c.size());

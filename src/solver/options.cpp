@@ -59,6 +59,11 @@ constexpr OptionSpec kOptions[] = {
     {"bem_curvature_correction", "true",
      "bm: correct the adjoint double layer D' for the flat elements' edge-concentrated "
      "curvature (its error is O(h) without; docs/burton-miller.md); soft and radiation only"},
+    {"bem_feature_angle", "60",
+     "Degrees between neighbouring elements' normals above which their common edge is the "
+     "body's own (sharp) edge: bm's quadratic read does not fit across it and the curvature "
+     "correction leaves its curvature on the edge (0 < angle <= 180; the smooth meshes we ship "
+     "stay below 23, boxes have 90)"},
     {"bem_quad_order", "auto",
      "Gauss points per triangle: 1, 3, 6 or 7; auto: 6 with the quadratic double density, else 3"},
     {"bem_near_factor", "2.5", "Close pair: centroid distance < factor * element radius (1..10)"},
@@ -530,6 +535,13 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->curvature_correction =
       parse_bool("-bem_curvature_correction", text_or("bem_curvature_correction", "true")) &&
       burton_miller && !(scattering && opt->problem.bc == BoundaryCondition::Neumann);
+  // Issue 10, sharp edges: the smooth meshes' discretisation angles stay below 23 degrees, a
+  // box's edges are 90; a 42-degree edge is better fitted across (bench/results/bm_sharp_edges.md).
+  const double feature_degrees =
+      parse_real("-bem_feature_angle", text_or("bem_feature_angle", "60"));
+  if (!(feature_degrees > 0 && feature_degrees <= 180))
+    throw Error("-bem_feature_angle " + *value("bem_feature_angle") + ": must lie in (0, 180]");
+  opt->near.feature_angle = feature_degrees * std::numbers::pi / 180.0;
   opt->near_matrix =
       choose("-bem_near_matrix", text_or("bem_near_matrix", "auto"), {"auto", "on", "off"});
   opt->near_matrix_pairs =

@@ -3,6 +3,7 @@
 
 #include "fmbem/bem/layer_potentials.hpp"
 #include "fmbem/core/vec3.hpp"
+#include "fmbem/mesh/feature_edges.hpp"
 #include "fmbem/mesh/mesh.hpp"
 
 namespace fmbem {
@@ -18,15 +19,36 @@ namespace fmbem {
 // curvature gives an O(h^2) D'; the difference is the diagonal
 //   c_i = -D'[1](x_i) - n_i . (D[n] + S[w])(x_i),   w_j the element's curvature vector 2 H n,
 // which the Burton-Miller operators add, times alpha, to S + alpha D' (diagonal_correction).
+//
+// Feature edges (mesh/feature_edges.hpp, dihedral angle above feature_angle) are the body's
+// own edges: there the flat elements are the exact geometry and the discrete D' is right, so
+// their curvature stays where it is. w spreads only the smooth edges', and the identity then
+// needs the feature edges' concentrated curvature back explicitly:
+//   c_i = -D'[1](x_i) - n_i . (D[n] + S[w_smooth])(x_i) - n_i . L_feature(x_i),
+//   L_feature(x) = sum over feature edges e of v_e times the integral over e of G(x, y) dl_y,
+// G the Laplace 1 / (4 pi r). On a polyhedron with only feature edges (a cube) c_i is the
+// quadrature's error alone; on a smooth mesh (no feature edges) it is the formula above.
 
-// Per element the curvature vector 2 H n: each edge's v_e |e| spread uniformly over the two
-// elements that share it (v_e |e| / (A_+ + A_-) on each), summed over the element's edges.
-std::vector<Vec3> element_curvature_vectors(const Mesh& mesh);
+// Per element the curvature vector 2 H n: each smooth edge's v_e |e| spread uniformly over the
+// two elements that share it (v_e |e| / (A_+ + A_-) on each), summed over the element's edges.
+// Edges whose angle exceeds feature_angle (radians) are left out.
+std::vector<Vec3> element_curvature_vectors(const Mesh& mesh, double feature_angle);
+
+// The integral over the segment [a, b] of the Laplace G(x, y) = 1 / (4 pi |x - y|) dl_y, in
+// closed form: (1 / 4 pi) ln((r_a + r_b + L) / (r_a + r_b - L)), in its asinh form where x lies
+// beside the segment. x must not lie on the segment.
+double segment_single_layer(const Vec3& x, const Vec3& a, const Vec3& b);
+
+// n_i . L_feature(x_i) at the centroids of `rows`: a direct sum over the rows and the feature
+// edges (OpenMP), O(rows x feature edges).
+std::vector<double> feature_edge_curvature_term(const Mesh& mesh, RowRange rows,
+                                                double feature_angle);
 
 // c_i for the rows of `plain` (Laplace layer potentials, coupling 0) and `coupled` (the same
 // with coupling 1: S + D' and D + N), both over mesh's elements and the same rows.
 std::vector<double> adjoint_double_layer_curvature_correction(const Mesh& mesh,
                                                               const LayerPotentials& plain,
-                                                              const LayerPotentials& coupled);
+                                                              const LayerPotentials& coupled,
+                                                              double feature_angle);
 
 }  // namespace fmbem

@@ -1,9 +1,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <numbers>
 #include <span>
 #include <vector>
 
+#include "fmbem/mesh/feature_edges.hpp"
 #include "fmbem/mesh/mesh.hpp"
 
 namespace fmbem {
@@ -28,11 +30,19 @@ enum class DensityModel {
 // quadratic read the error falls like h^2 (bench/results/hypersingular_consistency.md).
 // Where the neighbours do not fix a quadratic (fewer than 5, or degenerate), the fit is linear,
 // and where they do not fix a gradient, constant.
+// Elements with a corner on a feature edge (angle above feature_angle, radians; see
+// mesh/feature_edges.hpp) get a linear fit to the neighbours on their own side of the edge
+// (normals within feature_angle of theirs; the others' coefficients are 0): unfolding across
+// the edge means nothing (the density has a kink or a singularity there). Measured on the cube
+// (bench/results/bm_sharp_edges.md): this one-sided linear read gives bm cbie's error and
+// better rates; the constant read leaves an O(h) error, one-sided quadratics are unstable.
 class DensityReconstruction {
  public:
   static constexpr int kTerms = 5;
 
-  explicit DensityReconstruction(const Mesh& mesh);
+  explicit DensityReconstruction(const Mesh& mesh,
+                                 double feature_angle = kDefaultFeatureAngleDegrees *
+                                                        std::numbers::pi / 180.0);
 
   std::size_t size() const { return origin_.size(); }
   // The monomials of element e at y (a point of e's plane).
@@ -71,6 +81,9 @@ class DensityReconstruction {
   // Elements whose fit fell back to linear or constant (diagnostics, tests).
   std::size_t linear_fits() const { return linear_fits_; }
   std::size_t constant_fits() const { return constant_fits_; }
+  // Elements with a corner on a feature edge, fitted one-sided (not in linear_fits or
+  // constant_fits).
+  std::size_t feature_elements() const { return feature_elements_; }
   std::size_t memory_bytes() const;
 
  private:
@@ -78,7 +91,7 @@ class DensityReconstruction {
   std::vector<std::int64_t> stencil_start_;
   std::vector<std::int32_t> columns_;
   std::vector<double> values_;  // per element: kTerms rows of its stencil's length
-  std::size_t linear_fits_ = 0, constant_fits_ = 0;
+  std::size_t linear_fits_ = 0, constant_fits_ = 0, feature_elements_ = 0;
 };
 
 }  // namespace fmbem

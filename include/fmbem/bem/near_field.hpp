@@ -2,11 +2,13 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <numbers>
 #include <span>
 #include <vector>
 
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
+#include "fmbem/mesh/feature_edges.hpp"
 #include "fmbem/quadrature/gauss_legendre.hpp"
 
 namespace fmbem {
@@ -28,6 +30,9 @@ struct NearFieldOptions {
   // error for the read's linear part there does not fall with h (N Y_1's error falls 2.0 from
   // icosphere:4 to 5 with the 6-point rule and 2.5 radii, 3.8 with 4 radii).
   double refined_factor = 4.0;
+  // Edges whose faces' normals differ by more than this (radians) are the body's own edges
+  // (-bem_feature_angle): the quadratic read does not fit across them (DensityReconstruction).
+  double feature_angle = kDefaultFeatureAngleDegrees * std::numbers::pi / 180.0;
   // With options.gpu and a reconstruction: the most corrected pairs whose per-pair results are
   // held on the GPU at once (192 bytes each; rows are computed in chunks of this many pairs).
   std::int64_t gpu_chunk_pairs = std::int64_t(1) << 23;

@@ -59,4 +59,9 @@ class Mesh {
 // sphere of `radius` about `center`, normals outward.
 Surface make_icosphere(int level, double radius, const Vec3& center = {});
 
+// The cube [-side/2, side/2]^3, each face a divisions x divisions grid of squares split into two
+// triangles each (12 divisions^2 triangles), normals outward: a body whose only sharp edges are
+// the cube's 12 (tests of the feature-edge handling).
+Surface make_box(int divisions, double side);
+
 }  // namespace fmbem

@@ -177,7 +177,30 @@ __device__ inline Moments monomial_moments(double k, V3 a, V3 b, V3 c, V3 origin
     const double t1 = dot(v1 - p, unit), t2 = dot(v2 - p, unit);
     const V3 foot = (v1 - p) - unit * t1;
     const double dist = norm(foot);
-    if (dist <= 1e-14 * length) continue;
+    if (dist <= 1e-14 * length) {
+      // p on the edge segment itself (x across a sharp edge): the half circle beyond the edge
+      // at rho = 0 restores the log |h| terms (as monomial_moments on the host).
+      if (!(t1 < 0.0 && t2 > 0.0) || h == 0.0) continue;
+      const V3 d1 = (v1 - p) * (1.0 / fabs(t1)), outward = cross(n, d1);
+      const double half = 0.25 * 3.14159265358979323846;
+      for (int piece = 0; piece < 2; ++piece)
+        for (int q = 0; q < angular; ++q) {
+          const double theta = (2 * piece + 1) * half + half * nodes[q];
+          const double w = half * weights[q];
+          const V3 direction = d1 * cos(theta) + outward * sin(theta);
+          const double e1 = dot(direction, axis1), e2 = dot(direction, axis2);
+          const Radial r = radial_integrals(k, 0.0, h, n_dot, dot(direction, n_x), radial_nodes,
+                                            radial_weights, radial_points);
+          const double beta1[kTerms] = {e1, e2, 2.0 * xi * e1, xi * e2 + eta * e1, 2.0 * eta * e2};
+          const double beta2[kTerms] = {0.0, 0.0, e1 * e1, e1 * e2, e2 * e2};
+#pragma unroll
+          for (int m = 0; m < kTerms; ++m) {
+            dbl[m] += w * (beta1[m] * r.dbl[0] + beta2[m] * r.dbl[1]);
+            hyper[m] += w * (beta1[m] * r.hyper[0] + beta2[m] * r.hyper[1]);
+          }
+        }
+      continue;
+    }
     const double sign = dot(cross(v1 - p, v2 - p), n) > 0.0 ? 1.0 : -1.0;
     const double u1 = asinh(t1 / dist), u2 = asinh(t2 / dist);
     const int pieces = max(1, int(ceil((u2 - u1) / kSectorPiece)));

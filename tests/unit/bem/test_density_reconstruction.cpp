@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <numbers>
 #include <vector>
 
 #include "bem_test_support.hpp"
@@ -90,6 +91,64 @@ TEST(DensityReconstruction, ExactForQuadraticsOnAFlatNeighbourhood) {
   EXPECT_EQ(checked, 2 * 4 * 4) << "the inner 4 x 4 squares of the top face";
 }
 
+// At the cube's edges (feature edges at the default 60 degrees) the fit is one-sided and
+// linear: every element with a corner on an edge has no quadratic terms and no coefficient for
+// a neighbour on another face, and reads a density linear in space (so linear on each face,
+// with a kink at the edges) exactly, to rounding; the others keep the quadratic fit. With the
+// threshold at 180 degrees nothing is a feature and every element is fitted quadratically
+// across the edges.
+TEST(DensityReconstruction, OneSidedLinearReadNextToFeatureEdges) {
+  const int n = 6;
+  const Mesh mesh = cube(n);
+  const std::vector<std::uint8_t> on_edge = feature_vertices(
+      mesh, mesh_edges(mesh), kDefaultFeatureAngleDegrees * std::numbers::pi / 180);
+  const DensityReconstruction r(mesh);
+  const auto linear = [](const Vec3& p) {
+    return cplx(1.0 + 2.0 * p.x - 3.0 * p.y + 0.5 * p.z, p.x);
+  };
+  std::vector<cplx> u(mesh.size());
+  for (std::size_t e = 0; e < mesh.size(); ++e) u[e] = linear(mesh.centroids()[e]);
+  std::size_t at_edge = 0;
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    const Triangle& t = mesh.triangles()[e];
+    const bool touches =
+        on_edge[std::size_t(t[0])] || on_edge[std::size_t(t[1])] || on_edge[std::size_t(t[2])];
+    at_edge += touches;
+    double quadratic = 0.0, across = 0.0, linear_size = 0.0;
+    const auto stencil = r.stencil(e);
+    for (int m = 0; m < DensityReconstruction::kTerms; ++m)
+      for (std::size_t s = 0; s < stencil.size(); ++s) {
+        const double c = std::abs(r.coefficients(e, m)[s]);
+        if (m >= 2) quadratic += c;
+        if (m < 2) linear_size += c;
+        if (dot(mesh.normals()[std::size_t(stencil[s])], mesh.normals()[e]) < 0.5) across += c;
+      }
+    if (!touches) {
+      EXPECT_GT(quadratic, 0.0) << "element " << e;
+      continue;
+    }
+    EXPECT_EQ(quadratic, 0.0) << "element " << e;
+    EXPECT_EQ(across, 0.0) << "element " << e;
+    EXPECT_GT(linear_size, 0.0) << "element " << e;
+    for (int corner = 0; corner < 3; ++corner) {
+      const Vec3 y = mesh.corner(e, corner) * 0.9 + mesh.centroids()[e] * 0.1;
+      EXPECT_NEAR(std::abs(read(r, u, e, y) - linear(y)), 0.0, 1e-12) << "element " << e;
+    }
+  }
+  // Per face both triangles of the outer ring's 4 (n - 1) squares, and no others.
+  EXPECT_EQ(at_edge, std::size_t(6 * 2 * 4 * (n - 1)));
+  EXPECT_EQ(r.feature_elements(), at_edge);
+  EXPECT_EQ(r.constant_fits(), 0u);
+  EXPECT_EQ(r.linear_fits(), 0u);
+  const DensityReconstruction across(mesh, std::numbers::pi);
+  EXPECT_EQ(across.feature_elements(), 0u);
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    double size = 0.0;
+    for (const double c : across.coefficients(e, 4)) size += std::abs(c);
+    EXPECT_GT(size, 0.0) << "element " << e;
+  }
+}
+
 // A constant density has no terms (every row of R sums to zero), on any mesh; the icosphere's
 // fits are all quadratic; a tetrahedron's elements see three neighbours only: linear fits.
 TEST(DensityReconstruction, ConstantsAndFallbacks) {
@@ -107,7 +166,9 @@ TEST(DensityReconstruction, ConstantsAndFallbacks) {
     }
   Surface tetrahedron{{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}},
                       {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}}};
-  const DensityReconstruction t(Mesh::from_surface(tetrahedron, "tetrahedron"));
+  // Its edges (109.5 degrees between normals) are feature edges at the default angle: with the
+  // threshold at 180 degrees none is, and the fits fall back to linear.
+  const DensityReconstruction t(Mesh::from_surface(tetrahedron, "tetrahedron"), std::numbers::pi);
   EXPECT_EQ(t.linear_fits(), 4u);
   EXPECT_EQ(t.constant_fits(), 0u);
 }
