@@ -159,7 +159,7 @@ def mpi_tree():
     many sources and the summed pairs grew with P (here x6.3 at P = 2, x9.3
     at P = 4) while the answer changed (13 iterations became 14 and 15)."""
     base = ["-mesh", "icosphere:4", "-k", "4", "-fmm_p", "6", "-fmm_max_leaf", "40",
-            "-ksp_rtol", "1e-10"]
+            "-ksp_rtol", "1e-10", "-bem_formulation", "cbie"]
     runs = {}
     for ranks in (1, 2, 3, 4):
         csv = os.path.join(WORK, f"tree{ranks}.csv")
@@ -232,12 +232,15 @@ elif CASE == "burton_miller":
                 check(ratio > 1.5, f"{name} cbie at the zero of j_3: L2 error "
                       f"{at_zero['l2']:.3e}, {ratio:.2f} times the neighbours' median {near:.3e} "
                       "(> 1.5: the spike)")
-    # The summary names the formulation and alpha (default i/k); cbie is the default (README,
-    # Formulation).
-    r = summary(["-mesh", "icosphere:2", "-k", "8", "-bem_formulation", "bm"])
-    check("Burton-Miller (bm), alpha = 0+0.125i" in r["out"], "bm's default alpha is i/k")
+    # The summary names the formulation and alpha (default i/k); bm is the default for k > 0,
+    # cbie for Laplace and for a sweep that includes k = 0 (README, Formulation).
     r = summary(["-mesh", "icosphere:2", "-k", "8"])
-    check("conventional equation (cbie)" in r["out"], "the conventional equation is the default")
+    check("Burton-Miller (bm), alpha = 0+0.125i" in r["out"],
+          "bm is the default for k > 0, its default alpha i/k")
+    for k in ("0", "0,2"):
+        out = run(["-mesh", "icosphere:2", "-k", k]).stdout
+        check("conventional equation (cbie)" in out and "Burton-Miller" not in out,
+              f"-k {k}: the conventional equation")
     r = summary(["-mesh", "icosphere:2", "-k", "8", "-bem_formulation", "bm",
                  "-bem_bm_alpha", "0.1-0.2i"])
     check("alpha = 0.1-0.2i" in r["out"], "-bem_bm_alpha sets alpha")
@@ -328,7 +331,7 @@ elif CASE == "near_matrix":
     # 1e-8: differences at that level), and on the Burton-Miller operator, whose hypersingular
     # part is local and large, ILU(0) on the block halves the iterations (measured 20 -> 11 on
     # icosphere:4; here icosphere:3).
-    base = ["-mesh", "icosphere:3", "-k", "8", "-ksp_rtol", "1e-8"]
+    base = ["-mesh", "icosphere:3", "-k", "8", "-ksp_rtol", "1e-8", "-bem_formulation", "cbie"]
     ref = os.path.join(WORK, "jacobi.csv")
     r0 = summary(base + ["-bem_csv", ref])
     check("jacobi (matrix-free" in r0["out"], "jacobi needs no near-field matrix")
@@ -390,7 +393,7 @@ elif CASE == "leaf_block":
     # its U list): the same answer.
     for pairs in ("leaf", "neighbours"):
         out = os.path.join(WORK, "pairs.csv")
-        r = summary(base + ["-pc_type", "ilu", "-bem_near_matrix_pairs", pairs, "-bem_csv", out])
+        r = summary(base + ["-bem_formulation", "cbie", "-pc_type", "ilu", "-bem_near_matrix_pairs", pairs, "-bem_csv", out])
         check(f"{pairs} pairs" in r["out"], f"-bem_near_matrix_pairs {pairs} is named")
         d = rel_diff(read_csv(out), read_csv(os.path.join(WORK, "jacobi_cbie.csv")))
         check(d < 1e-7, f"ILU on the {pairs} pairs changes the solution by {d:.1e} (< 1e-7)")
@@ -550,7 +553,10 @@ elif CASE == "hostile_options":
             (["-bem_pc", "leaf_block", "-bem_pc_block_entries", "all"],
              "-bem_pc_block_entries all is not known"),
             (["-bem_pc", "leaf_block", "-pc_type", "ilu"], "-pc_type ilu another"),
-            (["-bem_pc_block", "16"], "-bem_pc_block applies only to -bem_pc leaf_block"),
+            (["-bem_formulation", "cbie", "-bem_pc_block", "16"],
+             "-bem_pc_block applies only to -bem_pc leaf_block"),
+            (["-bem_pc", "petsc", "-bem_pc_block", "16"],
+             "-bem_pc_block applies only to -bem_pc leaf_block"),
             (["-bem_near_matrix_pairs", "leaf"], "-bem_near_matrix_pairs leaf does not apply"),
             (["-bem_near_matrix_pairs", "all"], "-bem_near_matrix_pairs all is not known"),
             (["-bem_operator", "direct", "-pc_type", "ilu", "-bem_near_matrix_pairs", "leaf"],
@@ -569,10 +575,10 @@ elif CASE == "hostile_options":
              "-bem_bm_alpha abc: not a complex number"),
             (["-bem_formulation", "bm", "-bem_bm_alpha", "1+i2"], "not a complex number"),
             (["-bem_formulation", "bm", "-bem_bm_alpha", "0.5"], "non-zero imaginary part"),
-            (["-bem_bm_alpha", "0.1i"], "applies only"),
+            (["-k", "0", "-bem_bm_alpha", "0.1i"], "applies only"),
             (["-bem_formulation", "bm", "-k", "0"], "needs k > 0"),
             (["-bem_formulation", "cbie", "-bem_bm_alpha", "0.1i"], "applies only"),
-            (["-bem_formulation", "bem"], "-bem_formulation bem is not known (choose cbie, bm)")]:
+            (["-bem_formulation", "bem"], "-bem_formulation bem is not known (choose auto, cbie, bm)")]:
         one_line_error(ico + args, needle)
     # The field and far field (issue 11): bad points, planes and outputs are refused before the
     # solve, one line, nothing written.
@@ -917,7 +923,10 @@ elif CASE == "mpi_distributed":
     # exchanged instead of the whole density gathered). The same iterations and error on 1, 2
     # and 3 ranks, the solution equal to the Krylov tolerance's rounding, the files in the user's
     # element order.
-    base = ["-mesh", "icosphere:3", "-k", "6", "-fmm_max_leaf", "30", "-ksp_rtol", "1e-10"]
+    # Point Jacobi: the default leaf blocks are formed from each rank's rows, so their
+    # iterations depend on the ranks (tested in leaf_block); Jacobi's do not.
+    base = ["-mesh", "icosphere:3", "-k", "6", "-fmm_max_leaf", "30", "-ksp_rtol", "1e-10",
+            "-pc_type", "jacobi"]
 
     def rows(path):
         return [l.split(",") for l in open(path).read().split("\n")[1:] if l]

@@ -139,6 +139,15 @@ TEST(GpuBurtonMiller, EntriesMatchCpuOnPerturbedMesh) {
   expect_match(mesh, {0, mesh.size()});
 }
 
+// A cube: collocation points next to an edge project onto the perpendicular face's element
+// edges (the half-circle limit of monomial_moments' log |h| terms), and the elements along the
+// edges read their density one-sided (DensityReconstruction's feature edges).
+TEST(GpuBurtonMiller, EntriesMatchCpuOnABox) {
+  SKIP_WITHOUT_GPU();
+  const Mesh mesh = Mesh::from_surface(make_box(6, 1.0), "box");
+  expect_match(mesh, {0, mesh.size()});
+}
+
 // The quadratic read without a coupling (cbie with -bem_double_density quadratic) takes the
 // same path with the Burton-Miller terms left out.
 TEST(GpuBurtonMiller, QuadraticReadWithoutCouplingMatchesCpu) {
