@@ -403,4 +403,19 @@ __device__ inline RegularSums regular_sums(const Geometry& g, double k, std::int
   return sum;
 }
 
+// The row r of a CSR pattern (rows + 1 offsets row_start) with row_start[r] <= at <
+// row_start[r + 1]: the kernels run one thread per nonzero.
+__device__ inline std::int64_t row_of(const std::int64_t* row_start, std::int64_t rows,
+                                      std::int64_t at) {
+  std::int64_t lo = 0, hi = rows;
+  while (hi - lo > 1) {
+    const std::int64_t mid = (lo + hi) / 2;
+    if (row_start[mid] <= at)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 }  // namespace fmbem::bem_cuda

@@ -77,15 +77,7 @@ template <bool kBurtonMiller>
 __global__ void correction_entries(EntryArgs a) {
   const std::int64_t at = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (at >= a.nonzeros) return;
-  std::int64_t lo = 0, hi = a.rows;  // the row r with row_start[r] <= at < row_start[r + 1]
-  while (hi - lo > 1) {
-    const std::int64_t mid = (lo + hi) / 2;
-    if (a.row_start[mid] <= at)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  const std::int64_t r = lo, i = a.row_begin + r;
+  const std::int64_t r = row_of(a.row_start, a.rows, at), i = a.row_begin + r;
   const std::int64_t j = a.columns[at];
   const Geometry& g = a.g;
   const V3 x = load(g.centroids, i), n_x = load(g.normals, i);
