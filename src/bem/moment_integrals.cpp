@@ -187,6 +187,18 @@ MonomialMoments monomial_moments(double k, const Vec3& a, const Vec3& b, const V
     out.hypersingular[m] = beta0[m] * constant.hypersingular;
   }
   cplx dbl[5]{}, hyper[5]{};
+  // One angular point of weight w: the monomials' rho and rho^2 parts along `direction`, their
+  // radial integrals from rho on.
+  const auto add_direction = [&](double w, const Vec3& direction, double rho) {
+    const double e1 = dot(direction, axis1), e2 = dot(direction, axis2);
+    const Radial r = radial_integrals(k, rho, h, n_dot, dot(direction, n_x), radial);
+    const double beta1[5] = {e1, e2, 2.0 * xi * e1, xi * e2 + eta * e1, 2.0 * eta * e2};
+    const double beta2[5] = {0.0, 0.0, e1 * e1, e1 * e2, e2 * e2};
+    for (int m = 0; m < 5; ++m) {
+      dbl[m] += w * (beta1[m] * r.dbl[0] + beta2[m] * r.dbl[1]);
+      hyper[m] += w * (beta1[m] * r.hyper[0] + beta2[m] * r.hyper[1]);
+    }
+  };
   const std::array<Vec3, 3> v{a, b, c};
   for (int edge = 0; edge < 3; ++edge) {
     const Vec3 &v1 = v[std::size_t(edge)], &v2 = v[std::size_t((edge + 1) % 3)];
@@ -211,14 +223,7 @@ MonomialMoments monomial_moments(double k, const Vec3& a, const Vec3& b, const V
           const double theta = (2 * piece + 1) * half + half * angular.nodes[q];
           const double w = half * angular.weights[q];
           const Vec3 direction = d1 * std::cos(theta) + outward * std::sin(theta);
-          const double e1 = dot(direction, axis1), e2 = dot(direction, axis2);
-          const Radial r = radial_integrals(k, 0.0, h, n_dot, dot(direction, n_x), radial);
-          const double beta1[5] = {e1, e2, 2.0 * xi * e1, xi * e2 + eta * e1, 2.0 * eta * e2};
-          const double beta2[5] = {0.0, 0.0, e1 * e1, e1 * e2, e2 * e2};
-          for (int m = 0; m < 5; ++m) {
-            dbl[m] += w * (beta1[m] * r.dbl[0] + beta2[m] * r.dbl[1]);
-            hyper[m] += w * (beta1[m] * r.hyper[0] + beta2[m] * r.hyper[1]);
-          }
+          add_direction(w, direction, 0.0);
         }
       continue;
     }
@@ -234,14 +239,7 @@ MonomialMoments monomial_moments(double k, const Vec3& a, const Vec3& b, const V
         const double w = sign * half * angular.weights[q] / cosh_u;
         const double rho = dist * cosh_u;
         const Vec3 direction = (foot + unit * (dist * std::sinh(u))) * (1.0 / rho);
-        const double e1 = dot(direction, axis1), e2 = dot(direction, axis2);
-        const Radial r = radial_integrals(k, rho, h, n_dot, dot(direction, n_x), radial);
-        const double beta1[5] = {e1, e2, 2.0 * xi * e1, xi * e2 + eta * e1, 2.0 * eta * e2};
-        const double beta2[5] = {0.0, 0.0, e1 * e1, e1 * e2, e2 * e2};
-        for (int m = 0; m < 5; ++m) {
-          dbl[m] += w * (beta1[m] * r.dbl[0] + beta2[m] * r.dbl[1]);
-          hyper[m] += w * (beta1[m] * r.hyper[0] + beta2[m] * r.hyper[1]);
-        }
+        add_direction(w, direction, rho);
       }
   }
   for (int m = 0; m < 5; ++m) {

@@ -168,6 +168,19 @@ __device__ inline Moments monomial_moments(double k, V3 a, V3 b, V3 c, V3 origin
   Z dbl[kTerms], hyper[kTerms];
 #pragma unroll
   for (int m = 0; m < kTerms; ++m) dbl[m] = hyper[m] = Z{0.0, 0.0};
+  // One angular point of weight w (monomial_moments' add_direction).
+  const auto add_direction = [&](double w, V3 direction, double rho) {
+    const double e1 = dot(direction, axis1), e2 = dot(direction, axis2);
+    const Radial r = radial_integrals(k, rho, h, n_dot, dot(direction, n_x), radial_nodes,
+                                      radial_weights, radial_points);
+    const double beta1[kTerms] = {e1, e2, 2.0 * xi * e1, xi * e2 + eta * e1, 2.0 * eta * e2};
+    const double beta2[kTerms] = {0.0, 0.0, e1 * e1, e1 * e2, e2 * e2};
+#pragma unroll
+    for (int m = 0; m < kTerms; ++m) {
+      dbl[m] += w * (beta1[m] * r.dbl[0] + beta2[m] * r.dbl[1]);
+      hyper[m] += w * (beta1[m] * r.hyper[0] + beta2[m] * r.hyper[1]);
+    }
+  };
   const V3 v[3] = {a, b, c};
 #pragma unroll
   for (int edge = 0; edge < 3; ++edge) {
@@ -188,16 +201,7 @@ __device__ inline Moments monomial_moments(double k, V3 a, V3 b, V3 c, V3 origin
           const double theta = (2 * piece + 1) * half + half * nodes[q];
           const double w = half * weights[q];
           const V3 direction = d1 * cos(theta) + outward * sin(theta);
-          const double e1 = dot(direction, axis1), e2 = dot(direction, axis2);
-          const Radial r = radial_integrals(k, 0.0, h, n_dot, dot(direction, n_x), radial_nodes,
-                                            radial_weights, radial_points);
-          const double beta1[kTerms] = {e1, e2, 2.0 * xi * e1, xi * e2 + eta * e1, 2.0 * eta * e2};
-          const double beta2[kTerms] = {0.0, 0.0, e1 * e1, e1 * e2, e2 * e2};
-#pragma unroll
-          for (int m = 0; m < kTerms; ++m) {
-            dbl[m] += w * (beta1[m] * r.dbl[0] + beta2[m] * r.dbl[1]);
-            hyper[m] += w * (beta1[m] * r.hyper[0] + beta2[m] * r.hyper[1]);
-          }
+          add_direction(w, direction, 0.0);
         }
       continue;
     }
@@ -212,16 +216,7 @@ __device__ inline Moments monomial_moments(double k, V3 a, V3 b, V3 c, V3 origin
         const double w = sign * half * weights[q] / cosh_u;
         const double rho = dist * cosh_u;
         const V3 direction = (foot + unit * (dist * sinh(u))) * (1.0 / rho);
-        const double e1 = dot(direction, axis1), e2 = dot(direction, axis2);
-        const Radial r = radial_integrals(k, rho, h, n_dot, dot(direction, n_x), radial_nodes,
-                                          radial_weights, radial_points);
-        const double beta1[kTerms] = {e1, e2, 2.0 * xi * e1, xi * e2 + eta * e1, 2.0 * eta * e2};
-        const double beta2[kTerms] = {0.0, 0.0, e1 * e1, e1 * e2, e2 * e2};
-#pragma unroll
-        for (int m = 0; m < kTerms; ++m) {
-          dbl[m] += w * (beta1[m] * r.dbl[0] + beta2[m] * r.dbl[1]);
-          hyper[m] += w * (beta1[m] * r.hyper[0] + beta2[m] * r.hyper[1]);
-        }
+        add_direction(w, direction, rho);
       }
   }
 #pragma unroll
