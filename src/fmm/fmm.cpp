@@ -206,7 +206,9 @@ NearFieldLists Fmm::near_field_lists() const {
                         .skip_radius = options_.skip_radius,
                         .sources = sources_,
                         .normals = normals_,
-                        .source_order = tree_->source_order(),
+                        .source_order = near_source_order_.empty()
+                                            ? std::span<const std::size_t>(tree_->source_order())
+                                            : std::span<const std::size_t>(near_source_order_),
                         .targets = targets_,
                         .target_order = tree_->target_order(),
                         .leaf_targets = near_targets_,
@@ -255,6 +257,40 @@ void Fmm::build_near_lists() {
   near_ranges_.reserve(near_offsets_.back());
   for (const auto& r : ranges) near_ranges_.insert(near_ranges_.end(), r.begin(), r.end());
   statistics_.near_pairs = pairs;
+  compact_near_sources();
+}
+
+void Fmm::compact_near_sources() {
+  // The tree position intervals the ranges cover, merged.
+  std::vector<std::array<std::size_t, 2>> read(near_ranges_);
+  std::sort(read.begin(), read.end());
+  std::size_t kept = 0, count = 0;
+  for (const auto& r : read) {
+    if (kept > 0 && r[0] <= read[kept - 1][1])
+      read[kept - 1][1] = std::max(read[kept - 1][1], r[1]);
+    else
+      read[kept++] = r;
+  }
+  read.resize(kept);
+  for (const auto& r : read) count += r[1] - r[0];
+  near_source_order_.clear();
+  if (count == tree_->source_order().size()) return;  // every source: tree positions as they are
+  std::vector<std::size_t> start(read.size());
+  near_source_order_.reserve(count);
+  const auto& order = tree_->source_order();
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    start[i] = near_source_order_.size();
+    near_source_order_.insert(near_source_order_.end(), order.begin() + read[i][0],
+                              order.begin() + read[i][1]);
+  }
+  for (auto& r : near_ranges_) {
+    const std::size_t i =
+        std::size_t(std::upper_bound(read.begin(), read.end(), r,
+                                     [](const auto& a, const auto& b) { return a[0] < b[0]; }) -
+                    read.begin()) -
+        1;
+    r = {start[i] + (r[0] - read[i][0]), start[i] + (r[1] - read[i][0])};
+  }
 }
 
 void Fmm::build_translations(bool gpu) {
@@ -319,13 +355,16 @@ void Fmm::build_translations(bool gpu) {
       cells.size() * sizeof(Cell) +
       (tree.source_order().size() + tree.target_order().size()) * sizeof(std::size_t) +
       (near_ranges_.size() + near_targets_.size()) * 2 * sizeof(std::size_t) +
+      near_source_order_.size() * sizeof(std::size_t) +
       target_leaves_.size() * sizeof(int);
   for (int c = 0; c < static_cast<int>(cells.size()); ++c)
     statistics_.tree_bytes +=
         (tree.near(c).size() + tree.m2l(c).size() + tree.w_list(c).size() + tree.x_list(c).size()) *
         sizeof(int);
   statistics_.expansion_bytes = 2 * cells.size() * size * sizeof(cplx);
-  statistics_.source_bytes = sources_.size() * (2 * sizeof(Vec3) + 11 * sizeof(double)) +
+  // The points and normals, and the near field's per-apply copy of the sources it reads.
+  statistics_.source_bytes = sources_.size() * 2 * sizeof(Vec3) +
+                             near_field_lists().source_order.size() * 11 * sizeof(double) +
                              target_normals_.size() * sizeof(Vec3);
 }
 
@@ -433,13 +472,14 @@ std::vector<std::size_t> Fmm::sources_read() const {
     if (cells[leaf].level >= 2)
       std::fill(marked.begin() + std::ptrdiff_t(cells[leaf].source_begin),
                 marked.begin() + std::ptrdiff_t(cells[leaf].source_end), char(1));
-  for (const auto& range : near_ranges_)
-    std::fill(marked.begin() + std::ptrdiff_t(range[0]), marked.begin() + std::ptrdiff_t(range[1]),
-              char(1));
   std::vector<std::size_t> read;
   for (std::size_t i = 0; i < order.size(); ++i)
     if (marked[i]) read.push_back(order[i]);
+  // The near lists read their sources exactly (compact_near_sources).
+  const auto near = near_field_lists().source_order;
+  read.insert(read.end(), near.begin(), near.end());
   std::sort(read.begin(), read.end());
+  read.erase(std::unique(read.begin(), read.end()), read.end());
   return read;
 }
 

@@ -207,6 +207,8 @@ class Fmm {
   // gpu: the GPU executors will be built (set_up_gpu), so the M2L matrices are built there.
   void build_translations(bool gpu);
   void build_near_lists();
+  // near_source_order_ from near_ranges_, which it renumbers.
+  void compact_near_sources();
   void set_up_gpu();
 
   // The CPU executor's phases on host arrays (expansions: num_cells p^2 each).
@@ -245,6 +247,11 @@ class Fmm {
   std::vector<std::array<std::size_t, 2>> near_targets_;
   std::vector<std::size_t> near_offsets_;
   std::vector<std::array<std::size_t, 2>> near_ranges_;
+  // The sources the near lists read, in tree order (input indices), and near_ranges_ as positions
+  // among them; empty when they read every source (then near_ranges_ are tree positions). On a
+  // part of a distributed FMM they are a small share of all, and the near field's per-apply
+  // copies (PointSources, the GPU's sorted points and strengths) hold only these.
+  std::vector<std::size_t> near_source_order_;
   FmmStatistics statistics_;
   // share_upward_pass: the leaves this FMM forms moments for (indices into tree().leaves()).
   std::size_t upward_leaf_begin_ = 0, upward_leaf_end_ = 0;

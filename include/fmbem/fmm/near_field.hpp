@@ -11,16 +11,20 @@ namespace fmbem::fmm {
 //   phi(x_i) += sum_j G(x_i - y_j) q_j + dG/dn_y(x_i, y_j) d_j,  G = exp(ikr) / (4 pi r),
 // pairs closer than skip_radius skipped. A view of arrays that the plan (Fmm) owns: the points
 // in input order with the tree's (Morton) permutations, and per target leaf its targets and the
-// source ranges summed for them, both as tree positions.
+// source ranges summed for them, as positions in those orders.
 struct NearFieldLists {
   double k = 0.0;
   double skip_radius = 0.0;
-  std::span<const Vec3> sources, normals;     // input order; normals may be empty (no dipoles)
-  std::span<const std::size_t> source_order;  // tree position i holds source source_order[i]
+  std::span<const Vec3> sources, normals;  // input order; normals may be empty (no dipoles)
+  // Position i holds source source_order[i]: the sources the lists read, in tree (Morton) order;
+  // all of them (the tree's permutation) or, where the targets are a part of the problem's, the
+  // read ones alone (then shorter than sources).
+  std::span<const std::size_t> source_order;
   std::span<const Vec3> targets;              // input order
   std::span<const std::size_t> target_order;  // tree position i holds target target_order[i]
   // Target leaf l: targets at tree positions [leaf_targets[l][0], leaf_targets[l][1]), sources
-  // at the tree positions of ranges[offsets[l]], ..., ranges[offsets[l + 1] - 1] ([begin, end)).
+  // at the source_order positions of ranges[offsets[l]], ..., ranges[offsets[l + 1] - 1]
+  // ([begin, end)).
   std::span<const std::array<std::size_t, 2>> leaf_targets;
   std::span<const std::size_t> offsets;
   std::span<const std::array<std::size_t, 2>> ranges;

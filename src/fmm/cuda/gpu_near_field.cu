@@ -50,7 +50,9 @@ class PinnedBuffer {
 struct GpuNearField::Impl {
   GpuNearFieldOptions options;
   double k = 0.0, skip2 = 0.0;
-  int num_sources = 0, num_targets = 0, num_items = 0;
+  // num_sources: the inputs' length (input order); num_read: the sources the lists read, which
+  // the device holds sorted (tree order).
+  int num_sources = 0, num_read = 0, num_targets = 0, num_items = 0;
   bool with_normals = false;
   DeviceVector<double> sx, sy, sz, nx, ny, nz, tx, ty, tz;
   // The target normal derivative: the targets' normals in tree order (empty: phi alone).
@@ -76,7 +78,7 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
                 std::to_string(cuda::kNearFieldMaxThreads));
   if (per_thread != 1 && per_thread != 2)
     throw Error("GPU near field: targets per thread must be 1 or 2");
-  if (lists.source_order.size() != lists.sources.size() ||
+  if (lists.source_order.size() > lists.sources.size() ||
       lists.target_order.size() != lists.targets.size() ||
       (!lists.normals.empty() && lists.normals.size() != lists.sources.size()) ||
       (!lists.target_normals.empty() && lists.target_normals.size() != lists.targets.size()) ||
@@ -87,6 +89,7 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
   d.k = lists.k;
   d.skip2 = lists.skip_radius * lists.skip_radius;
   d.num_sources = checked_int(kExecutor, lists.sources.size(), "sources");
+  d.num_read = checked_int(kExecutor, lists.source_order.size(), "sources read");
   d.num_targets = checked_int(kExecutor, lists.targets.size(), "targets");
   d.with_normals = !lists.normals.empty();
 
@@ -132,7 +135,7 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
     std::size_t position = 0;
     for (std::size_t r = lists.offsets[l]; r < lists.offsets[l + 1]; ++r) {
       const auto [begin, end] = lists.ranges[r];
-      if (end < begin || end > lists.sources.size())
+      if (end < begin || end > lists.source_order.size())
         throw Error("GPU near field: a source range out of bounds");
       position += end - begin;
       ranges.push_back(int2{checked_int(kExecutor, position, "sources of one leaf"),
@@ -172,11 +175,12 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
   d.statistics.items = items.size();
   d.statistics.thread_utilisation = capacity > 0.0 ? double(d.statistics.pairs) / capacity : 0.0;
 
-  const std::size_t ns = lists.sources.size(), nt = lists.targets.size();
-  d.sorted_charges.allocate(ns, "near-field charges");
+  const std::size_t ns = lists.sources.size(), nt = lists.targets.size(),
+                    read = lists.source_order.size();
+  d.sorted_charges.allocate(read, "near-field charges");
   d.host_charges.allocate(ns, "near-field charges");
   if (d.with_normals) {
-    d.sorted_dipoles.allocate(ns, "near-field dipoles");
+    d.sorted_dipoles.allocate(read, "near-field dipoles");
     d.host_dipoles.allocate(ns, "near-field dipoles");
   }
   d.host_potential.allocate(nt, "near-field potentials");
@@ -197,13 +201,13 @@ void GpuNearField::apply_device(const cplx* device_charges, const cplx* device_d
   if (device_dipoles && !d.with_normals) throw Error("GPU near field: dipoles need source normals");
   cuda::NearFieldArgs a;
   if (device_charges) {
-    cuda::launch_gather_strengths(d.num_sources, d.source_order.data(),
+    cuda::launch_gather_strengths(d.num_read, d.source_order.data(),
                                   reinterpret_cast<const double2*>(device_charges),
                                   d.sorted_charges.data(), nullptr);
     a.charges = d.sorted_charges.data();
   }
   if (device_dipoles) {
-    cuda::launch_gather_strengths(d.num_sources, d.source_order.data(),
+    cuda::launch_gather_strengths(d.num_read, d.source_order.data(),
                                   reinterpret_cast<const double2*>(device_dipoles),
                                   d.sorted_dipoles.data(), nullptr);
     a.dipoles = d.sorted_dipoles.data();

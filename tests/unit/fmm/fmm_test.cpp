@@ -300,7 +300,12 @@ void direct_far_with_normals(const Fmm& fmm, const PointSet& set, std::span<cons
                              std::span<const cplx> charges, std::span<const cplx> dipoles,
                              std::vector<cplx>& value, std::vector<cplx>& derivative) {
   const NearFieldLists lists = fmm.near_field_lists();
-  const PointSources sorted(lists.sources, lists.normals, lists.source_order, charges, dipoles);
+  // Every source in tree order; the lists' ranges (positions in lists.source_order, the tree
+  // order restricted to the sources they read, each range inside one run of it) as tree positions.
+  const auto tree_order = fmm.tree().source_order();
+  std::vector<std::size_t> tree_position(tree_order.size());
+  for (std::size_t i = 0; i < tree_order.size(); ++i) tree_position[tree_order[i]] = i;
+  const PointSources sorted(lists.sources, lists.normals, tree_order, charges, dipoles);
   value.assign(set.targets.size(), 0.0);
   derivative.assign(set.targets.size(), 0.0);
   const double k = lists.k;
@@ -309,8 +314,9 @@ void direct_far_with_normals(const Fmm& fmm, const PointSet& set, std::span<cons
     std::vector<std::array<std::size_t, 2>> far;
     std::size_t begin = 0;
     for (std::size_t r = lists.offsets[l]; r < lists.offsets[l + 1]; ++r) {
-      if (lists.ranges[r][0] > begin) far.push_back({begin, lists.ranges[r][0]});
-      begin = lists.ranges[r][1];
+      const std::size_t first = tree_position[lists.source_order[lists.ranges[r][0]]];
+      if (first > begin) far.push_back({begin, first});
+      begin = first + (lists.ranges[r][1] - lists.ranges[r][0]);
     }
     if (begin < sorted.size()) far.push_back({begin, sorted.size()});
     for (std::size_t i = lists.leaf_targets[l][0]; i < lists.leaf_targets[l][1]; ++i) {
@@ -458,6 +464,40 @@ TEST(FmmNormalDerivative, TheNearListsCarryTheNormals) {
     expected += v.value + weight * v.normal_derivative;
   }
   EXPECT_NEAR(std::abs(near[t] - expected), 0.0, 1e-13 * std::abs(expected));
+}
+
+// A part of the targets (a rank's rows; every target a splitting point, so the tree is the
+// whole's): its near lists read, and its near field copies, only the sources near its targets,
+// in tree order; the near field at its targets is the whole FMM's, bit for bit (the same ranges
+// of the same sources, summed in the same order).
+TEST(Fmm, APartsNearFieldReadsOnlyItsSources) {
+  const PointSet set = make_points(false, 6000, 2000, 31);
+  const FmmOptions options{6, 0.0, 40, skip_radius};
+  const Fmm whole(2.0, set.sources, set.normals, set.targets, set.targets, options);
+  std::vector<Vec3> part_targets;
+  std::vector<std::size_t> part_index;  // part target -> whole target
+  for (std::size_t t = 0; t < set.targets.size(); ++t)
+    if (set.targets[t].x > 1.0) {  // one end of the box
+      part_targets.push_back(set.targets[t]);
+      part_index.push_back(t);
+    }
+  const Fmm part(2.0, set.sources, set.normals, part_targets, set.targets, options);
+  const NearFieldLists lists = part.near_field_lists();
+  ASSERT_EQ(whole.near_field_lists().source_order.size(), set.sources.size());
+  // The box's end x > 1 holds a quarter of its area: its near lists read well under half.
+  EXPECT_LT(lists.source_order.size(), set.sources.size() / 2);
+  std::vector<std::size_t> tree_position(set.sources.size());
+  for (std::size_t i = 0; i < set.sources.size(); ++i)
+    tree_position[part.tree().source_order()[i]] = i;
+  for (std::size_t i = 1; i < lists.source_order.size(); ++i)
+    ASSERT_LT(tree_position[lists.source_order[i - 1]], tree_position[lists.source_order[i]]);
+  for (std::size_t r = 0; r < lists.ranges.size(); ++r)
+    ASSERT_LE(lists.ranges[r][1], lists.source_order.size());
+  std::vector<cplx> near_part(part_targets.size(), 0.0), near_whole(set.targets.size(), 0.0);
+  add_near_field_cpu(lists, set.charges, set.dipoles, near_part);
+  add_near_field_cpu(whole.near_field_lists(), set.charges, set.dipoles, near_whole);
+  for (std::size_t i = 0; i < part_targets.size(); ++i)
+    ASSERT_EQ(near_part[i], near_whole[part_index[i]]) << i;
 }
 
 // Normals of the wrong count are one clear error.
