@@ -34,7 +34,8 @@ namespace fmbem {
 namespace {
 
 struct LogEvents {
-  PetscLogEvent near_setup, operator_apply;
+  // curvature: the curvature correction's set-up (its two Laplace FMMs), inside near_setup.
+  PetscLogEvent near_setup, curvature, operator_apply;
   // The leaf-block PC's set-up: grouping the rows (with the rings), forming and inverting.
   PetscLogEvent pc_groups, pc_blocks;
 };
@@ -425,17 +426,28 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     // the geometric error is the kernel's singular part, the Helmholtz one differs by
     // O((k h)^2). Added to S + alpha D' as alpha c_i. k-independent: formed once a sweep.
     if (!sweep.curvature_correction) {
+      PetscCall(PetscLogEventBegin(events.curvature, 0, 0, 0, 0));
       std::unique_ptr<LayerPotentials> plain, coupled;
       if (opt.operator_backend == "fmm") {
-        plain = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm, nullptr);
-        coupled = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm, nullptr,
-                                                       cplx(1.0));
+        auto plain_fmm =
+            std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm, nullptr);
+        auto coupled_fmm = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm,
+                                                                nullptr, cplx(1.0));
+        if (sweep.distribution) {
+          // The same tree as the Helmholtz FMM's (same splitting points, leaf size and order), so
+          // the same locally essential tree: each rank forms only its own leaves' moments.
+          plain_fmm->distribute(sweep.distribution->let, comm);
+          coupled_fmm->distribute(sweep.distribution->let, comm);
+        }
+        plain = std::move(plain_fmm);
+        coupled = std::move(coupled_fmm);
       } else {
         plain = std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near);
         coupled = std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near, cplx(1.0));
       }
       sweep.curvature_correction =
           adjoint_double_layer_curvature_correction(mesh, *plain, *coupled, opt.near.feature_angle);
+      PetscCall(PetscLogEventEnd(events.curvature, 0, 0, 0, 0));
     }
     const std::vector<double> &c = *sweep.curvature_correction;
     std::vector<cplx> extra(c.size());
@@ -834,6 +846,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscClassId class_id;
   PetscCall(PetscClassIdRegister("fmbem", &class_id));
   PetscCall(PetscLogEventRegister("BEMNearSetup", class_id, &events.near_setup));
+  PetscCall(PetscLogEventRegister("BEMCurvature", class_id, &events.curvature));
   PetscCall(PetscLogEventRegister("BEMOperator", class_id, &events.operator_apply));
   PetscCall(PetscLogEventRegister("BEMPCGroups", class_id, &events.pc_groups));
   PetscCall(PetscLogEventRegister("BEMPCBlocks", class_id, &events.pc_blocks));
