@@ -113,7 +113,15 @@ void MultipoleExchange::end(std::span<cplx> multipoles) {
 void distribute(Fmm& fmm, const LocallyEssentialTree& let, MPI_Comm comm, bool overlap) {
   // The slots are known once the FMM is distributed; the exchange is set in the holder then.
   auto holder = std::make_shared<std::unique_ptr<MultipoleExchange>>();
-  if (overlap)
+  if (fmm.upward_pass_on_gpu())  // only the exchanged cells cross to the host
+    fmm.distribute_upward_pass(
+        let,
+        Fmm::PackedMultipoleExchange{
+            .begin = [holder](std::span<const cplx> send,
+                              std::span<cplx> receive) { (*holder)->begin_packed(send, receive); },
+            .end = [holder] { (*holder)->end_packed(); }},
+        overlap);
+  else if (overlap)
     fmm.distribute_upward_pass(
         let, [holder](std::span<cplx> multipoles) { (*holder)->begin(multipoles); },
         [holder](std::span<cplx> multipoles) { (*holder)->end(multipoles); });

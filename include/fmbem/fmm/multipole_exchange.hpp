@@ -58,8 +58,9 @@ class MultipoleExchange {
 };
 
 // Makes fmm part let.part with its multipoles exchanged over comm (Fmm::distribute_upward_pass
-// with a MultipoleExchange of let, at the FMM's slots); rank r of comm must pass part r.
-// Collective. The exchange lives as long as the FMM holds it.
+// with a MultipoleExchange of let, at the FMM's slots; on the GPU its packed form, so that only
+// the exchanged cells cross to the host); rank r of comm must pass part r. Collective. The
+// exchange lives as long as the FMM holds it.
 // overlap: the exchange runs while the near field is summed (MultipoleExchange::begin and end).
 void distribute(Fmm& fmm, const LocallyEssentialTree& let, MPI_Comm comm, bool overlap = false);
 
