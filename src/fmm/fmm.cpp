@@ -371,7 +371,7 @@ void Fmm::share_upward_pass(int part, int parts,
                             std::function<void(std::span<cplx> multipoles)> combine) {
   if (parts < 1 || part < 0 || part >= parts || (parts > 1 && !combine))
     throw Error("FMM: bad share of the upward pass");
-  if (!slot_.empty()) throw Error("FMM: the upward pass is distributed already");
+  if (!own_cells_.empty()) throw Error("FMM: the upward pass is distributed already");
   // Cut the leaves (Morton order) where the running source count crosses part / parts.
   const auto& leaves = tree_->leaves();
   const auto& cells = tree_->cells();
@@ -396,8 +396,33 @@ void Fmm::share_upward_pass(int part, int parts,
 void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
                                  std::function<void(std::span<cplx> multipoles)> exchange) {
   if (!exchange) throw Error("FMM: the distributed upward pass needs an exchange");
+  restrict_upward_pass(let);
+  combine_multipoles_ = std::move(exchange);
+  exchange_end_ = nullptr;
+}
+
+void Fmm::distribute_upward_pass(const LocallyEssentialTree& let, PackedMultipoleExchange exchange,
+                                 bool overlap) {
+  if (!gpu_far_field_)
+    throw Error(
+        "FMM: the packed multipole exchange is the GPU upward pass's; on the CPU the exchange "
+        "takes the multipole array");
+  if (!exchange.begin || !exchange.end)
+    throw Error("FMM: the distributed upward pass needs an exchange");
+  auto packing = std::make_unique<GpuMultipolePacking>(let.packed_send_cells(),
+                                                       let.packed_receive_cells(), order_);
+  restrict_upward_pass(let);
+  gpu_packing_ = std::move(packing);
+  statistics_.gpu_bytes += gpu_packing_->device_bytes();
+  packed_exchange_ = std::move(exchange);
+  overlap_packed_exchange_ = overlap;
+  combine_multipoles_ = nullptr;  // a share_upward_pass's before
+  exchange_end_ = nullptr;
+}
+
+void Fmm::restrict_upward_pass(const LocallyEssentialTree& let) {
   // Its M2L pairs are renumbered to the held cells once (below).
-  if (!slot_.empty()) throw Error("FMM: the upward pass is distributed already");
+  if (!own_cells_.empty()) throw Error("FMM: the upward pass is distributed already");
   const auto& cells = tree_->cells();
   // The part's leaves: its own cells that are leaves (ascending cell ids). The tree must be of
   // this FMM's shape (its cell ids are this tree's).
@@ -411,6 +436,9 @@ void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
     if (cells[c].is_leaf()) leaves.push_back(c);
   }
   for (int c : let.ghost_cells) check(c);
+  for (const auto* lists : {&let.send_multipoles, &let.receive_multipoles})
+    for (const std::vector<int>& list : *lists)
+      for (int c : list) check(c);
   own_cells_.assign(cells.size(), 0);
   for (int leaf : leaves) {
     own_cells_[leaf] = 1;
@@ -418,15 +446,16 @@ void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
       own_cells_[c] = 1;
   }
   if (gpu_far_field_) {
-    // The GPU's P2M visits the part's leaves (their indices into leaves(), which is ascending);
-    // its M2M runs over every cell (zero where the part has no leaf below), its expansions are
-    // the whole tree's, and the exchange goes through the host (combine_multipoles_gpu).
+    // The GPU's P2M visits the part's leaves (their indices into leaves(), which is ascending)
+    // and its M2M the part's own cells; its expansions are the whole tree's, zero at the cells
+    // the part does not own until the exchange adds the received partials.
     const auto& all = tree_->leaves();
     std::vector<std::size_t> indices;
     for (int leaf : leaves)
       indices.push_back(std::size_t(std::lower_bound(all.begin(), all.end(), leaf) - all.begin()));
     std::sort(indices.begin(), indices.end());
     gpu_far_field_->restrict_p2m(indices);
+    gpu_far_field_->restrict_m2m(own_cells_);
   } else {
     // On the CPU the expansions of the part's own and ghost cells alone, in ascending cell order
     // (so M2L's pairs keep their order): memory and zeroing per part, not per tree.
@@ -449,8 +478,6 @@ void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
   upward_leaves_ = std::move(leaves);
   upward_leaf_begin_ = 0;
   upward_leaf_end_ = tree_->leaves().size();
-  combine_multipoles_ = std::move(exchange);
-  exchange_end_ = nullptr;
 }
 
 void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
@@ -663,31 +690,51 @@ void Fmm::near_field_cpu(std::span<const cplx> charges, std::span<const cplx> di
   add_near_field_cpu(near_field_lists(), charges, dipoles, potential);
 }
 
-// The GPU executor's far field: every phase a launch on the default stream, the expansions
-// resident; with an observer each phase waits for its kernels, so that its time is the GPU's.
-void Fmm::far_field_gpu(const cplx* device_charges, const cplx* device_dipoles,
-                        cplx* device_potential, FmmObserver* observer) const {
-  GpuFarField& gpu = *gpu_far_field_;
-  const auto phase = [&](FmmPhase which, auto&& work) {
-    run_phase(observer, which, [&] {
-      work();
-      if (observer) gpu.synchronize();
-    });
-  };
-  gpu.clear_expansions();
-  gpu.zero_potential(device_potential);
-  phase(FmmPhase::p2m,
-        [&] { gpu.p2m(device_charges, device_dipoles, upward_leaf_begin_, upward_leaf_end_); });
-  phase(FmmPhase::m2m, [&] {
-    gpu.m2m();
-    if (combine_multipoles_) combine_multipoles_gpu();
+// The GPU executor's phases: each a launch on the default stream, the expansions resident; with
+// an observer each phase waits for its kernels, so that its time is the GPU's.
+void Fmm::gpu_phase(FmmObserver* observer, FmmPhase phase,
+                    const std::function<void()>& work) const {
+  run_phase(observer, phase, [&] {
+    work();
+    if (observer) gpu_far_field_->synchronize();
   });
-  phase(FmmPhase::m2l, [&] { gpu_m2l_->apply_device(gpu.multipole(), gpu.local()); });
-  phase(FmmPhase::l2l, [&] { gpu.l2l(); });
-  phase(FmmPhase::l2p, [&] { gpu.l2p(device_potential); });
 }
 
-// MPI ranks' share of the upward pass: correct, not fast (the multipoles cross the host).
+// The upward pass on the GPU (device_potential zeroed for the far and near fields to add to);
+// distributed, the packed exchange is begun.
+void Fmm::upward_pass_gpu(const cplx* device_charges, const cplx* device_dipoles,
+                          cplx* device_potential, FmmObserver* observer) const {
+  GpuFarField& gpu = *gpu_far_field_;
+  gpu.clear_expansions();
+  gpu.zero_potential(device_potential);
+  gpu_phase(observer, FmmPhase::p2m,
+            [&] { gpu.p2m(device_charges, device_dipoles, upward_leaf_begin_, upward_leaf_end_); });
+  gpu_phase(observer, FmmPhase::m2m, [&] { gpu.m2m(); });
+  if (combine_multipoles_)
+    gpu_phase(observer, FmmPhase::exchange, [&] { combine_multipoles_gpu(); });
+  if (gpu_packing_)
+    gpu_phase(observer, FmmPhase::exchange, [&] {
+      gpu_packing_->gather(gpu.multipole());
+      packed_exchange_.begin(gpu_packing_->send_buffer(), gpu_packing_->receive_buffer());
+    });
+}
+
+// The downward pass on the GPU, adding to device_potential; distributed, the packed exchange is
+// completed first.
+void Fmm::downward_pass_gpu(cplx* device_potential, FmmObserver* observer) const {
+  GpuFarField& gpu = *gpu_far_field_;
+  if (gpu_packing_)
+    gpu_phase(observer, FmmPhase::exchange, [&] {
+      packed_exchange_.end();
+      gpu_packing_->add_received(gpu.multipole());
+    });
+  gpu_phase(observer, FmmPhase::m2l, [&] { gpu_m2l_->apply_device(gpu.multipole(), gpu.local()); });
+  gpu_phase(observer, FmmPhase::l2l, [&] { gpu.l2l(); });
+  gpu_phase(observer, FmmPhase::l2p, [&] { gpu.l2p(device_potential); });
+}
+
+// share_upward_pass's combine, or a distributed exchange on the multipole array: correct, not
+// fast (all multipoles cross the host; distribute() gives the GPU the packed exchange).
 void Fmm::combine_multipoles_gpu() const {
   std::vector<cplx> host(tree_->cells().size() * order_ * order_);
   gpu_far_field_->download_multipoles(host);
@@ -705,8 +752,9 @@ void Fmm::apply_gpu_from_host(std::span<const cplx> charges, std::span<const cpl
   if (gpu_near_field_) {
     apply_device(device_charges, device_dipoles, device_potential_->data(), observer);
     device_potential_->download(potential.data());
-  } else {
-    far_field_gpu(device_charges, device_dipoles, device_potential_->data(), observer);
+  } else {  // the near field on the host after the download, never overlapped
+    upward_pass_gpu(device_charges, device_dipoles, device_potential_->data(), observer);
+    downward_pass_gpu(device_potential_->data(), observer);
     device_potential_->download(potential.data());
     run_phase(observer, FmmPhase::near_field, [&] { near_field_cpu(charges, dipoles, potential); });
   }
@@ -721,11 +769,16 @@ void Fmm::apply_device(const cplx* device_charges, const cplx* device_dipoles,
         "FMM: apply_device needs the whole FMM on the GPU (-fmm_device gpu or auto with a "
         "GPU, and the near field there)");
   if (device_dipoles && normals_.empty()) throw Error("FMM: dipoles need source normals");
-  far_field_gpu(device_charges, device_dipoles, device_potential, observer);
-  run_phase(observer, FmmPhase::near_field, [&] {
-    gpu_near_field_->apply_device(device_charges, device_dipoles, device_potential);
-    if (observer) gpu_far_field_->synchronize();
-  });
+  const auto near = [&] {
+    gpu_phase(observer, FmmPhase::near_field, [&] {
+      gpu_near_field_->apply_device(device_charges, device_dipoles, device_potential);
+    });
+  };
+  upward_pass_gpu(device_charges, device_dipoles, device_potential, observer);
+  // Overlapped: the near field's kernels run while the multipoles travel (it needs none).
+  if (overlap_packed_exchange_) near();
+  downward_pass_gpu(device_potential, observer);
+  if (!overlap_packed_exchange_) near();
 }
 
 std::string Fmm::describe() const {

@@ -22,6 +22,7 @@ cplx* GpuFarField::local() { no_cuda(); }
 void GpuFarField::clear_expansions() { no_cuda(); }
 void GpuFarField::p2m(const cplx*, const cplx*, std::size_t, std::size_t) { no_cuda(); }
 void GpuFarField::restrict_p2m(std::span<const std::size_t>) { no_cuda(); }
+void GpuFarField::restrict_m2m(std::span<const char>) { no_cuda(); }
 void GpuFarField::m2m() { no_cuda(); }
 void GpuFarField::l2l() { no_cuda(); }
 void GpuFarField::l2p(cplx*) { no_cuda(); }

@@ -15,19 +15,20 @@ void check(int code, const char* what) {
   if (code != MPI_SUCCESS) throw Error(std::string("multipole exchange: ") + what + " failed");
 }
 
-// Appends each peer's cells, and its count and displacement in coefficients.
+// Each peer with cells, and its count and displacement in coefficients in the packed buffer
+// (LocallyEssentialTree::packed_send_cells, packed_receive_cells: the lists in peer order).
 void flatten(const std::vector<std::vector<int>>& lists, std::size_t coefficients,
-             std::vector<int>& peers, std::vector<int>& cells, std::vector<int>& counts,
-             std::vector<int>& displs) {
+             std::vector<int>& peers, std::vector<int>& counts, std::vector<int>& displs) {
+  std::size_t begin = 0;
   for (int q = 0; q < int(lists.size()); ++q) {
     if (lists[q].empty()) continue;
-    const std::size_t begin = cells.size() * coefficients, count = lists[q].size() * coefficients;
+    const std::size_t count = lists[q].size() * coefficients;
     if (begin + count > std::size_t(INT_MAX))
       throw Error("multipole exchange: more than 2^31 coefficients to one rank");
     peers.push_back(q);
     displs.push_back(int(begin));
     counts.push_back(int(count));
-    cells.insert(cells.end(), lists[q].begin(), lists[q].end());
+    begin += count;
   }
 }
 
@@ -44,10 +45,10 @@ MultipoleExchange::MultipoleExchange(MPI_Comm comm, const LocallyEssentialTree& 
     throw Error("multipole exchange: rank " + std::to_string(rank) + " of " + std::to_string(size) +
                 " was given part " + std::to_string(let.part) + " of " +
                 std::to_string(let.receive_multipoles.size()));
-  flatten(let.receive_multipoles, coefficients, sources_, receive_cells_, receive_counts_,
-          receive_displs_);
-  flatten(let.send_multipoles, coefficients, destinations_, send_cells_, send_counts_,
-          send_displs_);
+  flatten(let.receive_multipoles, coefficients, sources_, receive_counts_, receive_displs_);
+  flatten(let.send_multipoles, coefficients, destinations_, send_counts_, send_displs_);
+  receive_cells_ = let.packed_receive_cells();
+  send_cells_ = let.packed_send_cells();
   if (!slots.empty())
     for (std::vector<int>* cells : {&send_cells_, &receive_cells_})
       for (int& cell : *cells) {
@@ -59,8 +60,6 @@ MultipoleExchange::MultipoleExchange(MPI_Comm comm, const LocallyEssentialTree& 
                                        int(destinations_.size()), destinations_.data(),
                                        MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph_),
         "MPI_Dist_graph_create_adjacent");
-  send_buffer_.resize(send_cells_.size() * coefficients);
-  receive_buffer_.resize(receive_cells_.size() * coefficients);
 }
 
 MultipoleExchange::~MultipoleExchange() {
@@ -76,18 +75,32 @@ void MultipoleExchange::exchange(std::span<cplx> multipoles) {
 void MultipoleExchange::begin(std::span<const cplx> multipoles) {
   if (request_ != MPI_REQUEST_NULL) throw Error("multipole exchange: begun twice");
   const std::size_t c = coefficients_;
+  // Allocated at the first use: the packed form (the GPU's) brings its own buffers.
+  send_buffer_.resize(send_cells_.size() * c);
+  receive_buffer_.resize(receive_cells_.size() * c);
   for (std::size_t i = 0; i < send_cells_.size(); ++i)
     std::copy_n(&multipoles[std::size_t(send_cells_[i]) * c], c, &send_buffer_[i * c]);
-  check(
-      MPI_Ineighbor_alltoallv(send_buffer_.data(), send_counts_.data(), send_displs_.data(),
-                              MPI_C_DOUBLE_COMPLEX, receive_buffer_.data(), receive_counts_.data(),
-                              receive_displs_.data(), MPI_C_DOUBLE_COMPLEX, graph_, &request_),
-      "MPI_Ineighbor_alltoallv");
+  begin_packed(send_buffer_, receive_buffer_);
+}
+
+void MultipoleExchange::begin_packed(std::span<const cplx> send, std::span<cplx> receive) {
+  if (request_ != MPI_REQUEST_NULL) throw Error("multipole exchange: begun twice");
+  if (send.size() != send_cells_.size() * coefficients_ ||
+      receive.size() != receive_cells_.size() * coefficients_)
+    throw Error("multipole exchange: packed buffers of the wrong size");
+  check(MPI_Ineighbor_alltoallv(send.data(), send_counts_.data(), send_displs_.data(),
+                                MPI_C_DOUBLE_COMPLEX, receive.data(), receive_counts_.data(),
+                                receive_displs_.data(), MPI_C_DOUBLE_COMPLEX, graph_, &request_),
+        "MPI_Ineighbor_alltoallv");
+}
+
+void MultipoleExchange::end_packed() {
+  if (request_ == MPI_REQUEST_NULL) throw Error("multipole exchange: ended before begun");
+  check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
 }
 
 void MultipoleExchange::end(std::span<cplx> multipoles) {
-  if (request_ == MPI_REQUEST_NULL) throw Error("multipole exchange: ended before begun");
-  check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+  end_packed();
   const std::size_t c = coefficients_;
   // Peers in ascending order, each list ascending: the same sum on every rank count's run.
   for (std::size_t i = 0; i < receive_cells_.size(); ++i) {
@@ -100,7 +113,15 @@ void MultipoleExchange::end(std::span<cplx> multipoles) {
 void distribute(Fmm& fmm, const LocallyEssentialTree& let, MPI_Comm comm, bool overlap) {
   // The slots are known once the FMM is distributed; the exchange is set in the holder then.
   auto holder = std::make_shared<std::unique_ptr<MultipoleExchange>>();
-  if (overlap)
+  if (fmm.upward_pass_on_gpu())  // only the exchanged cells cross to the host
+    fmm.distribute_upward_pass(
+        let,
+        Fmm::PackedMultipoleExchange{
+            .begin = [holder](std::span<const cplx> send,
+                              std::span<cplx> receive) { (*holder)->begin_packed(send, receive); },
+            .end = [holder] { (*holder)->end_packed(); }},
+        overlap);
+  else if (overlap)
     fmm.distribute_upward_pass(
         let, [holder](std::span<cplx> multipoles) { (*holder)->begin(multipoles); },
         [holder](std::span<cplx> multipoles) { (*holder)->end(multipoles); });

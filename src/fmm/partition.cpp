@@ -23,6 +23,13 @@ std::size_t total_size(const std::vector<std::vector<T>>& lists) {
   return n;
 }
 
+// The lists one after the other (peers ascending): the packed order of the multipole exchange.
+std::vector<int> concatenated(const std::vector<std::vector<int>>& lists) {
+  std::vector<int> cells;
+  for (const std::vector<int>& list : lists) cells.insert(cells.end(), list.begin(), list.end());
+  return cells;
+}
+
 template <class T>
 void sort_each(std::vector<std::vector<T>>& lists) {
   for (auto& l : lists) std::sort(l.begin(), l.end());
@@ -198,6 +205,13 @@ std::vector<int> LocallyEssentialTree::expansion_cells() const {
   std::merge(own_cells.begin(), own_cells.end(), ghost_cells.begin(), ghost_cells.end(),
              std::back_inserter(cells));
   return cells;
+}
+
+std::vector<int> LocallyEssentialTree::packed_send_cells() const {
+  return concatenated(send_multipoles);
+}
+std::vector<int> LocallyEssentialTree::packed_receive_cells() const {
+  return concatenated(receive_multipoles);
 }
 
 std::size_t LocallyEssentialTree::received_multipoles() const {

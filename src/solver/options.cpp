@@ -105,7 +105,8 @@ constexpr OptionSpec kOptions[] = {
      "allreduce of all multipoles, the whole density gathered"},
     {"fmm_overlap", "false",
      "With -fmm_distribute on more than one rank: the multipole exchange runs while the near "
-     "field is summed (nonblocking neighbourhood collective; CPU FMM)"},
+     "field is summed (nonblocking neighbourhood collective; on the GPU while its near-field "
+     "kernels run)"},
     {"fmm_device", "auto",
      "Where the MatMult runs (every FMM phase and the near-field correction): cpu, gpu, or auto "
      "(the GPU when present)"},

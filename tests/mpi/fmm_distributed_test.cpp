@@ -20,6 +20,7 @@
 #include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/fmm/gpu_m2l.hpp"
 #include "fmbem/fmm/multipole_exchange.hpp"
+#include "fmbem/fmm/octree.hpp"
 #include "fmbem/mesh/mesh.hpp"
 #include "fmbem/quadrature/triangle_rule.hpp"
 
@@ -57,6 +58,25 @@ struct Case {
   bool overlap = false;                                 // the exchange during the near field
 };
 
+// That the case exercises what a part's upward pass leaves out: on every rank cells with sources
+// that the part neither owns nor receives (its M2M skips them), and received cells it does not
+// own (they must hold zero until the received partials are added).
+void expect_restricted_upward_pass(const Octree& tree, const LocallyEssentialTree& let) {
+  std::vector<char> own(tree.cells().size(), 0), received(tree.cells().size(), 0);
+  for (int c : let.own_cells) own[c] = 1;
+  for (int c : let.packed_receive_cells()) received[c] = 1;
+  int neither = 0, received_only = 0;
+  for (std::size_t c = 0; c < own.size(); ++c) {
+    const Cell& cell = tree.cells()[c];
+    neither += cell.source_begin < cell.source_end && !own[c] && !received[c];
+    received_only += received[c] && !own[c];
+  }
+  int counts[2] = {neither, received_only};
+  MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  EXPECT_GT(counts[0], 0) << "a rank without cells it neither owns nor receives";
+  EXPECT_GT(counts[1], 0) << "a rank without received cells it does not own";
+}
+
 // The potentials of each rank's targets against the serial Fmm's: the largest relative
 // difference over all ranks.
 double distributed_difference(const Elements& e, const Case& c) {
@@ -91,6 +111,7 @@ double distributed_difference(const Elements& e, const Case& c) {
           TargetNormalDerivative{target_normals, c.normal_weight});
   const LocallyEssentialTree let = partition.partition().locally_essential_tree(rank);
   distribute(fmm, let, MPI_COMM_WORLD, c.overlap);
+  if (size > 1) expect_restricted_upward_pass(fmm.tree(), let);
   // The strengths this rank reads come from its own elements and the LET's received densities.
   std::vector<char> held(n, 0);
   for (std::size_t t : own) held[t] = 1;
@@ -152,6 +173,8 @@ TEST(DistributedFmm, TwoSpheresBurtonMillerEqualsSerial) {
 }
 
 // One GPU per rank (select_gpu in main), against the serial CPU FMM: the GPU's own rounding.
+// distribute() gives the GPU the packed exchange: P2M and M2M over the part's own cells, the
+// send cells gathered on the device, the received partials added there.
 TEST(DistributedFmm, GpuEqualsSerialCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
   Elements e;
@@ -159,6 +182,17 @@ TEST(DistributedFmm, GpuEqualsSerialCpu) {
   add_surface(make_icosphere(2, 0.002, Vec3{0.9, 0.3, -0.2}), e);
   EXPECT_LT(distributed_difference(e, Case{1.5, cplx(0.0, 0.5), 16, 8, FmmOptions::Device::gpu}),
             1e-11);
+}
+
+// The same with the exchange running while the GPU sums the near field.
+TEST(DistributedFmm, GpuOverlappedExchangeEqualsSerialCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  Elements e;
+  add_surface(make_icosphere(3, 1.0), e);
+  add_surface(make_icosphere(2, 0.002, Vec3{0.9, 0.3, -0.2}), e);
+  EXPECT_LT(
+      distributed_difference(e, Case{1.5, cplx(0.0, 0.5), 16, 8, FmmOptions::Device::gpu, true}),
+      1e-11);
 }
 
 TEST(DistributedFmm, RejectsABadPart) {
@@ -179,6 +213,10 @@ TEST(DistributedFmm, RejectsABadPart) {
   part.distribute_upward_pass(let, [](std::span<cplx>) {});
   EXPECT_THROW(part.distribute_upward_pass(let, [](std::span<cplx>) {}), Error);
   EXPECT_THROW(part.share_upward_pass(0, 2, [](std::span<cplx>) {}), Error);
+  // The packed exchange is the GPU upward pass's.
+  Fmm cpu_part(1.0, e.sources, e.normals, targets, e.targets, options);
+  const Fmm::PackedMultipoleExchange packed{[](std::span<const cplx>, std::span<cplx>) {}, [] {}};
+  EXPECT_THROW(cpu_part.distribute_upward_pass(let, packed, false), Error);
   EXPECT_THROW(FmmPartition(e.sources, e.targets, e.source_element, options, 0), Error);
 }
 

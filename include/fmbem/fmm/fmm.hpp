@@ -12,6 +12,7 @@
 #include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/fmm/gpu_far_field.hpp"
 #include "fmbem/fmm/gpu_m2l.hpp"
+#include "fmbem/fmm/gpu_multipole_packing.hpp"
 #include "fmbem/fmm/gpu_near_field.hpp"
 #include "fmbem/fmm/near_field.hpp"
 #include "fmbem/fmm/octree.hpp"
@@ -61,7 +62,7 @@ int default_max_leaf(bool gpu, int order);
 int order_for_tolerance(double tolerance);
 
 // exchange: the multipoles of other ranks added (share_upward_pass's combine, the distributed
-// FMM's MultipoleExchange), on the CPU path; on the GPU it is part of m2m.
+// FMM's MultipoleExchange); where the exchange is begun and ended apart, two such phases.
 enum class FmmPhase { tree, translations, p2m, m2m, m2l, l2l, l2p, near_field, exchange, count };
 const char* phase_name(FmmPhase phase);
 
@@ -176,8 +177,8 @@ class Fmm {
   // must then add the other parts' partial multipoles of the cells this FMM's M2L reads
   // (MultipoleExchange, fmm::distribute), before M2L. This FMM's targets should be the part's
   // elements' (TreePartition::elements), so that M2L, L2L, L2P and the near field are the
-  // part's alone. On the GPU, P2M visits the part's leaves, M2M every cell, and the exchange
-  // copies the multipoles through the host.
+  // part's alone. On the GPU too (P2M and M2M restricted alike), though there `exchange` gets
+  // the whole multipole array copied through the host: the packed form below moves less.
   void distribute_upward_pass(const LocallyEssentialTree& let,
                               std::function<void(std::span<cplx> multipoles)> exchange);
   // The same with the exchange overlapped with the near field on the CPU: exchange_begin starts
@@ -186,6 +187,24 @@ class Fmm {
   void distribute_upward_pass(const LocallyEssentialTree& let,
                               std::function<void(std::span<cplx> multipoles)> exchange_begin,
                               std::function<void(std::span<cplx> multipoles)> exchange_end);
+  // The exchange on packed buffers (MultipoleExchange::begin_packed, end_packed): begin(send,
+  // receive) starts sending `send`, the partials of let's send cells in packed order
+  // (LocallyEssentialTree::packed_send_cells, p^2 each), and receiving into `receive` (those of
+  // packed_receive_cells); end() waits for it. The buffers stay untouched between the two.
+  struct PackedMultipoleExchange {
+    std::function<void(std::span<const cplx> send, std::span<cplx> receive)> begin;
+    std::function<void()> end;
+  };
+  // The distributed upward pass on the GPU (upward_pass_on_gpu(); an error otherwise), where only
+  // the exchanged cells cross to the host: P2M over the part's leaves and M2M over its own cells
+  // on the device, the send cells gathered there into one buffer and copied to pinned host
+  // memory, exchanged, and the received partials copied back and added to their cells on the
+  // device. overlap (with the near field on the GPU): the exchange runs while the near field's
+  // kernels do.
+  void distribute_upward_pass(const LocallyEssentialTree& let, PackedMultipoleExchange exchange,
+                              bool overlap);
+  // Whether the upward pass (P2M, M2M, the expansions) runs on the GPU.
+  bool upward_pass_on_gpu() const { return gpu_far_field_ != nullptr; }
   // Where each cell's expansions lie in the arrays apply forms and exchange receives (per cell id:
   // the position in cells, -1 where not held); empty: at the cell id. On the CPU a distributed
   // FMM holds its LocallyEssentialTree::expansion_cells() alone, in that order.
@@ -210,6 +229,9 @@ class Fmm {
   // near_source_order_ from near_ranges_, which it renumbers.
   void compact_near_sources();
   void set_up_gpu();
+  // distribute_upward_pass's common part: checks let against the tree, marks own_cells_, and
+  // restricts P2M and M2M to the part (on the CPU also the expansions to its held cells).
+  void restrict_upward_pass(const LocallyEssentialTree& let);
 
   // The CPU executor's phases on host arrays (expansions: num_cells p^2 each).
   void apply_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
@@ -222,9 +244,12 @@ class Fmm {
   void l2p_cpu(std::span<const cplx> local, std::span<cplx> potential) const;
   void near_field_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
                       std::span<cplx> potential) const;
-  // The GPU executor's far field (P2M to L2P) on device arrays; potential overwritten.
-  void far_field_gpu(const cplx* device_charges, const cplx* device_dipoles, cplx* device_potential,
-                     FmmObserver* observer) const;
+  // The GPU executor's far field on device arrays: the upward pass zeroes potential (and begins
+  // the packed exchange), the downward pass (after ending it) adds the far field to potential.
+  void upward_pass_gpu(const cplx* device_charges, const cplx* device_dipoles,
+                       cplx* device_potential, FmmObserver* observer) const;
+  void downward_pass_gpu(cplx* device_potential, FmmObserver* observer) const;
+  void gpu_phase(FmmObserver* observer, FmmPhase phase, const std::function<void()>& work) const;
   void combine_multipoles_gpu() const;
   // The GPU executor from host arrays: strengths in once, potentials out once.
   void apply_gpu_from_host(std::span<const cplx> charges, std::span<const cplx> dipoles,
@@ -259,7 +284,7 @@ class Fmm {
   // part's leaves (distribute_upward_pass).
   std::vector<int> upward_leaves_;
   // distribute_upward_pass: per cell id, whether the part owns it (a leaf of the part or an
-  // ancestor of one: M2M forms its partial multipole); empty: all.
+  // ancestor of one: M2M forms its partial multipole); empty: all (not distributed).
   std::vector<char> own_cells_;
   // distribute_upward_pass on the CPU: per cell id, where its expansions lie in the arrays of
   // apply (-1: not held); empty: at the cell id (the whole tree's expansions).
@@ -272,6 +297,11 @@ class Fmm {
   // Set: combine_multipoles_ only starts the exchange and this completes it, the near field
   // between (distribute_upward_pass with begin and end).
   std::function<void(std::span<cplx>)> exchange_end_;
+  // distribute_upward_pass on the GPU: the packed exchange, whether it overlaps the near field,
+  // and its device side (gather and add kernels, pinned buffers; mutable: scratch of apply()).
+  PackedMultipoleExchange packed_exchange_;
+  bool overlap_packed_exchange_ = false;
+  mutable std::unique_ptr<GpuMultipolePacking> gpu_packing_;
   // The M2L pairs and matrices of every level, applied by the CPU (apply_m2l_reference) or
   // uploaded to the GPU.
   M2LPlan m2l_plan_;

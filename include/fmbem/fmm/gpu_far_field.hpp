@@ -74,9 +74,14 @@ class GpuFarField {
   // P2M from now on only for the leaves tree().leaves()[i], i in leaf_indices (ascending): a part's
   // leaves in the distributed FMM (Fmm::distribute_upward_pass); p2m's range then counts them.
   void restrict_p2m(std::span<const std::size_t> leaf_indices);
+  // M2M from now on only into the parents with own_cells[parent] set and only from the children
+  // with own_cells[child] set (per cell id: a part's own cells, Fmm::distribute_upward_pass): the
+  // other cells keep what they hold (zero after clear_expansions, as the part has no partial
+  // multipole there).
+  void restrict_m2m(std::span<const char> own_cells);
   void m2m();
   void l2l();
-  // potential[t] = the local expansion at t (with target normals: plus the weight times its
+  // potential[t] += the local expansion at t (with target normals: plus the weight times its
   // normal derivative) for the targets of leaves at levels >= 2 (others are left alone).
   void l2p(cplx* device_potential);
   // potential[t] = 0 for every target.

@@ -34,6 +34,11 @@ class MultipoleExchange {
   // MPI_Ineighbor_alltoallv, end waits and adds (same multipole array, untouched between).
   void begin(std::span<const cplx> multipoles);
   void end(std::span<cplx> multipoles);
+  // The same on buffers the caller packs and unpacks (the GPU FMM, whose multipoles stay on the
+  // device): send holds the partials of LocallyEssentialTree::packed_send_cells (p^2 each, in
+  // that order), receive gets those of packed_receive_cells; both untouched until end_packed.
+  void begin_packed(std::span<const cplx> send, std::span<cplx> receive);
+  void end_packed();
 
   // Per exchange, this rank's.
   std::size_t sent_bytes() const { return send_cells_.size() * coefficients_ * sizeof(cplx); }
@@ -48,13 +53,14 @@ class MultipoleExchange {
   std::size_t coefficients_;
   std::vector<int> sources_, destinations_;  // ranks, ascending
   std::vector<int> send_counts_, send_displs_, receive_counts_, receive_displs_;
-  std::vector<int> send_cells_, receive_cells_;  // slots, by peer, concatenated
-  std::vector<cplx> send_buffer_, receive_buffer_;
+  std::vector<int> send_cells_, receive_cells_;     // slots, by peer, concatenated
+  std::vector<cplx> send_buffer_, receive_buffer_;  // begin's and end's (not the packed form's)
 };
 
 // Makes fmm part let.part with its multipoles exchanged over comm (Fmm::distribute_upward_pass
-// with a MultipoleExchange of let, at the FMM's slots); rank r of comm must pass part r.
-// Collective. The exchange lives as long as the FMM holds it.
+// with a MultipoleExchange of let, at the FMM's slots; on the GPU its packed form, so that only
+// the exchanged cells cross to the host); rank r of comm must pass part r. Collective. The
+// exchange lives as long as the FMM holds it.
 // overlap: the exchange runs while the near field is summed (MultipoleExchange::begin and end).
 void distribute(Fmm& fmm, const LocallyEssentialTree& let, MPI_Comm comm, bool overlap = false);
 

@@ -89,6 +89,10 @@ struct LocallyEssentialTree {
   // own_cells and ghost_cells merged, ascending: the cells whose expansions the part holds (the
   // distributed CPU FMM stores only these, in this order: Fmm::expansion_slots).
   std::vector<int> expansion_cells() const;
+  // send_multipoles (receive_multipoles) concatenated, peers ascending: the order of the
+  // multipole exchange's packed buffers (MultipoleExchange, GpuMultipolePacking).
+  std::vector<int> packed_send_cells() const;
+  std::vector<int> packed_receive_cells() const;
 
   std::size_t received_multipoles() const;
   std::size_t received_densities() const;

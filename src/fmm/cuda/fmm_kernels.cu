@@ -356,7 +356,8 @@ __global__ void l2p_kernel(const L2PArgs a) {
         if (m > 0) cadd(sum, cmul(coefficient(c - m, n), basis_value(-m, p_cur, e, radial[n])));
       }
     }
-    a.potential[a.target_order[i]] = sum;
+    double2& out = a.potential[a.target_order[i]];
+    out = make_double2(out.x + sum.x, out.y + sum.y);
   }
 }
 

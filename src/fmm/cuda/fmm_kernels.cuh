@@ -58,10 +58,10 @@ struct L2PArgs {
   const int* target_order = nullptr;
   LegendreTable legendre;
   const double2* local = nullptr;
-  double2* potential = nullptr;  // potential[target] = the local expansion at the target
+  double2* potential = nullptr;  // potential[target] += the local expansion at the target
   double k = 0.0;
   int order = 0;
-  // With target normals (tree order; null: phi alone) potential[target] = phi + weight n . grad
+  // With target normals (tree order; null: phi alone) potential[target] += phi + weight n . grad
   // phi: per level, offsets (3 (p+1)^2 + 1 of them) into gradient by slot; g[q + 1] the
   // vectors g_q of harmonic_gradient as complex (x, y, z) components.
   const double *nx = nullptr, *ny = nullptr, *nz = nullptr;

@@ -82,8 +82,21 @@ struct GpuFarField::Impl {
   double p00 = 0.0;
   DeviceVector<double2> m2m_matrices, l2l_matrices;
   std::vector<ShiftLevel> m2m_levels, l2l_levels;  // in the order they run
+  // Host copies of the M2M levels with their matrix offsets (restrict_m2m).
+  std::vector<HostShiftLevel> m2m_host;
+  std::vector<std::size_t> m2m_host_offsets;
   DeviceVector<double2> multipole, local;
   std::size_t bytes = 0;
+
+  static ShiftLevel upload(const HostShiftLevel& host, std::size_t matrix_offset) {
+    ShiftLevel lv;
+    lv.child_level = host.child_level;
+    lv.slots = checked_int(kExecutor, host.in_cell.size() / 8, "cells of a level");
+    lv.matrix_offset = matrix_offset;
+    lv.in_cell = DeviceVector<int>(host.in_cell, "M2M/L2L lists");
+    lv.out_cell = DeviceVector<int>(host.out_cell, "M2M/L2L lists");
+    return lv;
+  }
 
   cuda::LegendreTable legendre() const {
     return {p00, diagonal.data(), first.data(), a.data(), b.data()};
@@ -300,20 +313,14 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
   d.b = DeviceVector<double>(hb, "Legendre recurrence");
   d.m2m_matrices = DeviceVector<double2>(hm2m_matrices, "M2M matrices");
   d.l2l_matrices = DeviceVector<double2>(hl2l_matrices, "L2L matrices");
-  const auto upload_levels = [](std::vector<HostShiftLevel>& host,
+  const auto upload_levels = [](const std::vector<HostShiftLevel>& host,
                                 const std::vector<std::size_t>& offsets,
                                 std::vector<Impl::ShiftLevel>& out) {
-    for (std::size_t i = 0; i < host.size(); ++i) {
-      Impl::ShiftLevel lv;
-      lv.child_level = host[i].child_level;
-      lv.slots = checked_int(kExecutor, host[i].in_cell.size() / 8, "cells of a level");
-      lv.matrix_offset = offsets[i];
-      lv.in_cell = DeviceVector<int>(host[i].in_cell, "M2M/L2L lists");
-      lv.out_cell = DeviceVector<int>(host[i].out_cell, "M2M/L2L lists");
-      out.push_back(std::move(lv));
-    }
+    for (std::size_t i = 0; i < host.size(); ++i) out.push_back(Impl::upload(host[i], offsets[i]));
   };
   upload_levels(hm2m, m2m_offsets, d.m2m_levels);
+  d.m2m_host = std::move(hm2m);
+  d.m2m_host_offsets = std::move(m2m_offsets);
   upload_levels(hl2l, l2l_offsets, d.l2l_levels);
   d.multipole.allocate(d.num_cells * size, "FMM multipole expansions");
   d.local.allocate(d.num_cells * size, "FMM local expansions");
@@ -368,6 +375,30 @@ void GpuFarField::restrict_p2m(std::span<const std::size_t> leaf_indices) {
     }
   d.p2m_leaves = DeviceVector<cuda::LeafItem>(kept, "P2M leaves");
   d.p2m_leaf_index = std::move(kept_index);
+}
+
+void GpuFarField::restrict_m2m(std::span<const char> own_cells) {
+  Impl& d = *impl_;
+  if (own_cells.size() != d.num_cells)
+    throw Error("GPU FMM: one ownership flag per cell is needed");
+  const auto own = [&](int cell) { return cell >= 0 && own_cells[std::size_t(cell)] != 0; };
+  std::vector<Impl::ShiftLevel> levels;
+  for (std::size_t i = 0; i < d.m2m_host.size(); ++i) {
+    const HostShiftLevel& all = d.m2m_host[i];
+    // A slot is one parent (its 8 out entries); kept where the part owns it, with the children
+    // the part owns (the others hold no partial multipole of this part).
+    HostShiftLevel part{all.child_level, {}, {}};
+    for (std::size_t slot = 0; slot < all.out_cell.size() / 8; ++slot) {
+      if (!own(all.out_cell[8 * slot])) continue;
+      for (int o = 0; o < 8; ++o) {
+        const int child = all.in_cell[8 * slot + o];
+        part.in_cell.push_back(own(child) ? child : -1);
+        part.out_cell.push_back(all.out_cell[8 * slot + o]);
+      }
+    }
+    if (!part.out_cell.empty()) levels.push_back(Impl::upload(part, d.m2m_host_offsets[i]));
+  }
+  d.m2m_levels = std::move(levels);
 }
 
 void GpuFarField::m2m() {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "fmbem/fmm/fmm.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/fmm/gpu_m2l.hpp"
+#include "fmbem/fmm/gpu_multipole_packing.hpp"
 #include "gpu_test_skip.hpp"
 #include "m2l_test_geometry.hpp"
 
@@ -268,6 +270,39 @@ TEST(GpuFmm, TheObserverSeesEveryPhase) {
   const std::vector<std::string> expected{"+P2M", "-P2M", "+M2M", "-M2M", "+M2L",  "-M2L",
                                           "+L2L", "-L2L", "+L2P", "-L2P", "+Near", "-Near"};
   EXPECT_EQ(recorder.events, expected);
+}
+
+// The distributed exchange's device side: gather packs the send cells in list order; add_received
+// adds each received partial to its cell, a cell received twice getting both in list order after
+// what it held (the host's sum, MultipoleExchange::end), the other cells untouched.
+TEST(GpuMultipolePacking, GathersAndAddsInListOrder) {
+  SKIP_WITHOUT_GPU();
+  const int order = 2, size = order * order, cells = 5;
+  const std::vector<int> send{3, 1}, receive{2, 0, 2};
+  std::vector<cplx> multipoles(cells * size);
+  for (std::size_t i = 0; i < multipoles.size(); ++i) multipoles[i] = cplx(1.0 + i, -0.5 * i);
+  DeviceArray device(multipoles.size());
+  device.upload(multipoles.data());
+  GpuMultipolePacking packing(send, receive, order);
+  ASSERT_EQ(packing.send_buffer().size(), send.size() * size);
+  ASSERT_EQ(packing.receive_buffer().size(), receive.size() * size);
+  packing.gather(device.data());
+  for (std::size_t i = 0; i < send.size(); ++i)
+    for (int j = 0; j < size; ++j)
+      EXPECT_EQ(packing.send_buffer()[i * size + j], multipoles[send[i] * size + j]);
+  // Values whose sums round differently in another order.
+  const std::span<cplx> r = packing.receive_buffer();
+  for (std::size_t i = 0; i < r.size(); ++i)
+    r[i] = cplx(1e16 * (i % 2 ? 1 : -1) + 0.3 * i, 0.1 * i);
+  packing.add_received(device.data());
+  std::vector<cplx> result(multipoles.size());
+  device.download(result.data());
+  std::vector<cplx> expected = multipoles;
+  for (std::size_t i = 0; i < receive.size(); ++i)
+    for (int j = 0; j < size; ++j) expected[receive[i] * size + j] += r[i * size + j];
+  EXPECT_EQ(result, expected);
+  const std::vector<int> negative{-1};
+  EXPECT_THROW(GpuMultipolePacking(negative, receive, order), Error);
 }
 
 // share_upward_pass on the GPU: part 0's moments on the GPU, part 1's (from a CPU FMM) added by
