@@ -25,7 +25,7 @@ if(FMBEM_WITH_GMSH)
   pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)
 endif()
 if(FMBEM_WITH_VTK)
-  find_package(VTK 9 REQUIRED COMPONENTS CommonCore CommonDataModel IOXML)
+  find_package(VTK 9 REQUIRED COMPONENTS CommonCore CommonDataModel IOXML IOParallelXML)
 endif()
 
 if(FMBEM_WITH_CUDA)

@@ -50,6 +50,11 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::write(const std::function<void(const std::string&)>& writer) {
+  fill(writer);
+  commit();
+}
+
+void OutputFile::fill(const std::function<void(const std::string&)>& writer) {
   try {
     writer(temporary_);
   } catch (const Error& e) {
@@ -60,6 +65,12 @@ void OutputFile::write(const std::function<void(const std::string&)>& writer) {
       message.replace(at, temporary_.size(), path_);
     throw Error(message);
   }
+  filled_ = true;
+}
+
+void OutputFile::commit() {
+  if (!filled_ || committed_)
+    throw Error(option_ + " '" + path_ + "': " + (committed_ ? "written twice" : "never filled"));
   if (::rename(temporary_.c_str(), path_.c_str()) != 0)
     throw Error(option_ + " '" + path_ + "': cannot replace it: " + std::strerror(errno));
   committed_ = true;

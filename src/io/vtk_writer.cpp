@@ -10,8 +10,11 @@
 #include <vtkExecutive.h>
 #include <vtkIdTypeArray.h>
 #include <vtkNew.h>
+#include <vtkObjectFactory.h>
 #include <vtkPoints.h>
+#include <vtkTypeInt64Array.h>
 #include <vtkUnstructuredGrid.h>
+#include <vtkXMLPUnstructuredGridWriter.h>
 #include <vtkXMLUnstructuredGridWriter.h>
 #include <vtkXMLWriter.h>
 
@@ -28,20 +31,23 @@ namespace fmbem::io {
 namespace {
 
 constexpr const char* kNormalArray = "normal";
+constexpr const char* kElementArray = "element";
 
-void check_fields(const std::string& path, const Mesh& mesh, const std::vector<CellField>& fields) {
+// `cells`: the elements the fields describe, "the N elements of mesh 'm'" or of a piece.
+void check_fields(const std::string& path, std::size_t cells, const std::string& of,
+                  const std::vector<CellField>& fields) {
   const std::string prefix = "cannot write '" + path + "': ";
   std::set<std::string> names;
   for (const CellField& field : fields) {
     if (field.name.empty()) throw Error(prefix + "a cell field has an empty name");
-    if (field.name == kNormalArray)
-      throw Error(prefix + "the cell field name 'normal' is reserved for the element normals");
+    if (field.name == kNormalArray || field.name == kElementArray)
+      throw Error(prefix + "the cell field name '" + field.name + "' is reserved");
     if (!names.insert(field.name).second)
       throw Error(prefix + "two cell fields are called '" + field.name + "'");
-    if (field.values.size() != mesh.size())
+    if (field.values.size() != cells)
       throw Error(prefix + "cell field '" + field.name + "' has " +
-                  std::to_string(field.values.size()) + " values for the " +
-                  std::to_string(mesh.size()) + " elements of mesh '" + mesh.name() + "'");
+                  std::to_string(field.values.size()) + " values for the " + std::to_string(cells) +
+                  " elements of " + of);
   }
 }
 
@@ -53,25 +59,40 @@ vtkNew<vtkDoubleArray> cell_array(const char* name, int components, std::size_t 
   return array;
 }
 
-vtkNew<vtkUnstructuredGrid> triangle_grid(const Mesh& mesh, const std::vector<CellField>& fields) {
+// The triangles of elements [piece.first, piece.first + piece.count) with the fields, the
+// normals and (when `element_ids`) the Int64 array "element". The whole mesh keeps every vertex
+// in its order; a part keeps those its triangles use, in increasing index order.
+vtkNew<vtkUnstructuredGrid> triangle_grid(const Mesh& mesh, const MeshPiece& piece,
+                                          const std::vector<CellField>& fields, bool element_ids) {
+  const std::size_t vertex_count = mesh.vertices().size();
+  const bool whole = piece.first == 0 && piece.count == mesh.size();
+  std::vector<std::int64_t> point_of(vertex_count, whole ? 0 : -1);
+  for (std::size_t e = piece.first; e < piece.first + piece.count; ++e)
+    for (int k = 0; k < 3; ++k) point_of[std::size_t(mesh.triangles()[e][k])] = 0;
+  std::size_t points_used = 0;
+  for (std::int64_t& point : point_of)
+    if (point == 0) point = std::int64_t(points_used++);
   vtkNew<vtkPoints> points;
   points->SetDataTypeToDouble();
-  points->SetNumberOfPoints(static_cast<vtkIdType>(mesh.vertices().size()));
-  for (std::size_t v = 0; v < mesh.vertices().size(); ++v) {
-    const Vec3& p = mesh.vertices()[v];
-    points->SetPoint(static_cast<vtkIdType>(v), p.x, p.y, p.z);
-  }
+  points->SetNumberOfPoints(static_cast<vtkIdType>(points_used));
+  for (std::size_t v = 0; v < vertex_count; ++v)
+    if (point_of[v] >= 0) {
+      const Vec3& p = mesh.vertices()[v];
+      points->SetPoint(static_cast<vtkIdType>(point_of[v]), p.x, p.y, p.z);
+    }
 
   // All cells are triangles: offsets 0, 3, 6, ... into the flat connectivity.
-  const std::size_t cells = mesh.size();
+  const std::size_t cells = piece.count;
   vtkNew<vtkIdTypeArray> offsets, connectivity;
   offsets->SetNumberOfValues(static_cast<vtkIdType>(cells + 1));
   connectivity->SetNumberOfValues(static_cast<vtkIdType>(3 * cells));
-  for (std::size_t e = 0; e <= cells; ++e)
-    offsets->SetValue(static_cast<vtkIdType>(e), static_cast<vtkIdType>(3 * e));
-  for (std::size_t e = 0; e < cells; ++e)
+  for (std::size_t c = 0; c <= cells; ++c)
+    offsets->SetValue(static_cast<vtkIdType>(c), static_cast<vtkIdType>(3 * c));
+  for (std::size_t c = 0; c < cells; ++c)
     for (int k = 0; k < 3; ++k)
-      connectivity->SetValue(static_cast<vtkIdType>(3 * e + k), mesh.triangles()[e][k]);
+      connectivity->SetValue(
+          static_cast<vtkIdType>(3 * c + k),
+          static_cast<vtkIdType>(point_of[std::size_t(mesh.triangles()[piece.first + c][k])]));
   vtkNew<vtkCellArray> triangles;
   triangles->SetData(offsets, connectivity);
 
@@ -81,28 +102,112 @@ vtkNew<vtkUnstructuredGrid> triangle_grid(const Mesh& mesh, const std::vector<Ce
 
   for (const CellField& field : fields) {
     auto array = cell_array(field.name.c_str(), 1, cells);
-    for (std::size_t e = 0; e < cells; ++e)
-      array->SetValue(static_cast<vtkIdType>(e), field.values[e]);
+    for (std::size_t c = 0; c < cells; ++c)
+      array->SetValue(static_cast<vtkIdType>(c), field.values[c]);
     grid->GetCellData()->AddArray(array);
   }
+  if (element_ids) {
+    vtkNew<vtkTypeInt64Array> ids;
+    ids->SetName(kElementArray);
+    ids->SetNumberOfValues(static_cast<vtkIdType>(cells));
+    for (std::size_t c = 0; c < cells; ++c)
+      ids->SetValue(static_cast<vtkIdType>(c), piece.element_ids[c]);
+    grid->GetCellData()->AddArray(ids);
+  }
   auto normals = cell_array(kNormalArray, 3, cells);
-  for (std::size_t e = 0; e < cells; ++e) {
-    const Vec3& n = mesh.normals()[e];
-    normals->SetTuple3(static_cast<vtkIdType>(e), n.x, n.y, n.z);
+  for (std::size_t c = 0; c < cells; ++c) {
+    const Vec3& n = mesh.normals()[piece.first + c];
+    normals->SetTuple3(static_cast<vtkIdType>(c), n.x, n.y, n.z);
   }
   grid->GetCellData()->SetNormals(normals);  // ParaView then shades with them
   return grid;
 }
 
+// VTK's summary writer, told that the pieces exist: without a vtkMultiProcessController it lists
+// only the pieces it wrote itself, and it names them after its own file (here a temporary).
+// Each rank writes its piece (write_vtu_piece); this one writes the summary alone.
+class SummaryWriter : public vtkXMLPUnstructuredGridWriter {
+ public:
+  static SummaryWriter* New();
+  vtkTypeMacro(SummaryWriter, vtkXMLPUnstructuredGridWriter);
+  void SetPieceSources(const std::vector<std::string>& sources) {
+    sources_ = sources;
+    SetNumberOfPieces(int(sources.size()));
+  }
+
+ protected:
+  SummaryWriter() {
+    SetController(nullptr);
+    SetStartPiece(0);
+    SetEndPiece(0);
+    SetWriteSummaryFile(1);
+  }
+  int WritePieceInternal() override {
+    std::fill(PieceWrittenFlags, PieceWrittenFlags + NumberOfPieces, 1);
+    return 1;
+  }
+  void WritePPieceAttributes(int index) override {
+    WriteStringAttribute("Source", sources_[std::size_t(index)].c_str());
+  }
+
+ private:
+  std::vector<std::string> sources_;
+};
+vtkStandardNewMacro(SummaryWriter);
+
 }  // namespace
 
 void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<CellField>& fields) {
-  check_fields(path, mesh, fields);
+  check_fields(path, mesh.size(), "mesh '" + mesh.name() + "'", fields);
   detail::check_writable(path);
-  const auto grid = triangle_grid(mesh, fields);
+  const auto grid = triangle_grid(mesh, {0, mesh.size(), {}}, fields, false);
 
   vtkNew<vtkXMLUnstructuredGridWriter> writer;
   writer->SetInputData(grid);
+  detail::write_vtk_xml(writer, path);
+}
+
+void write_vtu_piece(const std::string& path, const Mesh& mesh, const MeshPiece& piece,
+                     const std::vector<CellField>& fields) {
+  if (piece.first > mesh.size() || piece.count > mesh.size() - piece.first)
+    throw Error("cannot write '" + path + "': elements " + std::to_string(piece.first) + " to " +
+                std::to_string(piece.first + piece.count) + " run past the " +
+                std::to_string(mesh.size()) + " elements of mesh '" + mesh.name() + "'");
+  if (piece.element_ids.size() != piece.count)
+    throw Error("cannot write '" + path + "': " + std::to_string(piece.element_ids.size()) +
+                " element indices for the " + std::to_string(piece.count) +
+                " elements of the piece");
+  check_fields(path, piece.count, "the piece", fields);
+  detail::check_writable(path);
+  const auto grid = triangle_grid(mesh, piece, fields, true);
+
+  vtkNew<vtkXMLUnstructuredGridWriter> writer;
+  writer->SetInputData(grid);
+  detail::write_vtk_xml(writer, path);
+}
+
+void write_pvtu(const std::string& path, const std::vector<std::string>& field_names,
+                const std::vector<std::string>& piece_sources) {
+  // The declarations come from a grid with the pieces' arrays and no cells.
+  std::vector<CellField> fields;
+  for (const std::string& name : field_names) fields.push_back({name, {}});
+  check_fields(path, 0, "the summary", fields);
+  if (piece_sources.empty()) throw Error("cannot write '" + path + "': no pieces");
+  detail::check_writable(path);
+  vtkNew<vtkPoints> points;
+  points->SetDataTypeToDouble();
+  vtkNew<vtkUnstructuredGrid> declarations;
+  declarations->SetPoints(points);
+  for (const CellField& field : fields)
+    declarations->GetCellData()->AddArray(cell_array(field.name.c_str(), 1, 0));
+  vtkNew<vtkTypeInt64Array> ids;
+  ids->SetName(kElementArray);
+  declarations->GetCellData()->AddArray(ids);
+  declarations->GetCellData()->SetNormals(cell_array(kNormalArray, 3, 0));
+
+  vtkNew<SummaryWriter> writer;
+  writer->SetPieceSources(piece_sources);
+  writer->SetInputData(declarations);
   detail::write_vtk_xml(writer, path);
 }
 

@@ -139,16 +139,20 @@ double winding_number(const Mesh &mesh, const Vec3 &x) {
   return total / (4.0 * std::numbers::pi);
 }
 
-ErrorNorms error_norms(const Mesh &mesh, const std::vector<cplx> &solution,
-                       const std::vector<cplx> &exact) {
-  double max_abs = 0.0, error2 = 0.0, exact2 = 0.0;
-  for (std::size_t e = 0; e < mesh.size(); ++e) {
-    const double diff = std::abs(solution[e] - exact[e]);
-    max_abs = std::max(max_abs, diff);
-    error2 += mesh.areas()[e] * diff * diff;
-    exact2 += mesh.areas()[e] * std::norm(exact[e]);
+ErrorSums error_sums(const Mesh &mesh, RowRange rows, std::span<const cplx> solution,
+                     std::span<const cplx> exact) {
+  ErrorSums sums;
+  for (std::size_t e = rows.begin; e < rows.end; ++e) {
+    const double diff = std::abs(solution[e - rows.begin] - exact[e - rows.begin]);
+    sums.max_abs = std::max(sums.max_abs, diff);
+    sums.error2 += mesh.areas()[e] * diff * diff;
+    sums.exact2 += mesh.areas()[e] * std::norm(exact[e - rows.begin]);
   }
-  return {max_abs, std::sqrt(error2 / exact2)};
+  return sums;
+}
+
+ErrorNorms error_norms(const ErrorSums &sums) {
+  return {sums.max_abs, std::sqrt(sums.error2 / sums.exact2)};
 }
 
 const char *formulation_name(Formulation formulation) {
@@ -157,7 +161,10 @@ const char *formulation_name(Formulation formulation) {
 
 cplx default_bm_alpha(double k) { return cplx(0.0, 1.0 / k); }
 
-Problem::Problem(const Mesh &mesh, const ProblemSpec &spec) : mesh_(&mesh), spec_(spec) {
+Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRange> exact_rows)
+    : mesh_(&mesh), spec_(spec), exact_rows_(exact_rows.value_or(RowRange{0, mesh.size()})) {
+  if (exact_rows_.begin > exact_rows_.end || exact_rows_.end > mesh.size())
+    throw Error("the exact solution's rows run past the mesh's elements");
   if (!std::isfinite(spec.k) || spec.k < 0.0)
     throw Error("the wavenumber k must be finite and >= 0 (k = 0 is Laplace)");
   if (spec.formulation == Formulation::BurtonMiller) {
@@ -175,7 +182,7 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec) : mesh_(&mesh), spec
     throw Error(
         "-bem_bm_alpha applies to the Burton-Miller formulation only (-bem_formulation bm)");
   }
-  const std::size_t n = mesh.size();
+  const std::size_t first = exact_rows_.begin, rows = exact_rows_.size();
   const auto &x = mesh.centroids();
   const auto &normals = mesh.normals();
 
@@ -195,9 +202,9 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec) : mesh_(&mesh), spec
                                             ? exact::SphereBoundary::Rigid
                                             : exact::SphereBoundary::Soft,
                                         spec.incident);
-      std::vector<cplx> values(n);
+      std::vector<cplx> values(rows);
 #pragma omp parallel for schedule(static)
-      for (std::size_t e = 0; e < n; ++e) values[e] = mie.surface_value(x[e]);
+      for (std::size_t i = 0; i < rows; ++i) values[i] = mie.surface_value(x[first + i]);
       exact_ = std::move(values);
       exact_name_ = std::string(spec.bc == BoundaryCondition::Neumann ? "rigid" : "soft") +
                     " sphere " + (spec.k > 0 ? "Mie series" : "Laplace series") + " (" +
@@ -208,11 +215,13 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec) : mesh_(&mesh), spec
     if (winding_number(mesh, spec.source) < 0.5)
       throw Error("the radiation source " + format_point(spec.source) +
                   " must lie inside the body (use -bem_source x,y,z)");
-    std::vector<cplx> values(n);
-    for (std::size_t e = 0; e < n; ++e)
-      values[e] = spec.bc == BoundaryCondition::Neumann
+    std::vector<cplx> values(rows);
+    for (std::size_t i = 0; i < rows; ++i) {
+      const std::size_t e = first + i;
+      values[i] = spec.bc == BoundaryCondition::Neumann
                       ? exact::monopole(spec.k, spec.source, x[e])
                       : exact::monopole_normal_derivative(spec.k, spec.source, x[e], normals[e]);
+    }
     exact_ = std::move(values);
     exact_name_ = "monopole at " + format_point(spec.source);
   }

@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <new>
 #include <numbers>
@@ -38,6 +41,8 @@ struct LogEvents {
   PetscLogEvent near_setup, curvature, operator_apply;
   // The leaf-block PC's set-up: grouping the rows (with the rings), forming and inverting.
   PetscLogEvent pc_groups, pc_blocks;
+  // After the solve: the gather to rank 0 (when an output needs it) and the files.
+  PetscLogEvent outputs;
 };
 
 // One PETSc event per FMM phase, so that -log_view shows them.
@@ -121,24 +126,88 @@ PetscErrorCode shell_diagonal(Mat A, Vec d) {
   PetscFunctionReturn(0);
 }
 
-std::vector<double> part(const std::vector<cplx> &v, double (*f)(const cplx &)) {
+std::vector<double> part(std::span<const cplx> v, double (*f)(const cplx &)) {
   std::vector<double> out(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) out[i] = f(v[i]);
   return out;
 }
 
-void broadcast_bytes(MPI_Comm comm, void *data, std::size_t bytes) {
+// The cell data of the solution files: u_re, u_im, u_abs (u: the unknown's name) and, when the
+// error is known (not empty), err_abs.
+std::vector<io::CellField> solution_fields(const std::string &u, std::span<const cplx> solution,
+                                           std::vector<double> error_abs) {
+  std::vector<io::CellField> fields = {
+      {u + "_re", part(solution, [](const cplx &c) { return c.real(); })},
+      {u + "_im", part(solution, [](const cplx &c) { return c.imag(); })},
+      {u + "_abs", part(solution, [](const cplx &c) { return std::abs(c); })}};
+  if (!error_abs.empty()) fields.push_back({"err_abs", std::move(error_abs)});
+  return fields;
+}
+
+// The error norms of the whole solution from each rank's sums, on rank 0: the ranks' sums are
+// added in rank order there (one rank: the one sum over all elements, as before the split).
+PetscErrorCode reduce_error_norms(MPI_Comm comm, const ErrorSums &own, ErrorNorms *norms) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank, size;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  const double mine[3] = {own.max_abs, own.error2, own.exact2};
+  std::vector<double> all(rank == 0 ? 3 * std::size_t(size) : 0);
+  PetscCallMPI(MPI_Gather(mine, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, comm));
+  ErrorSums total;
+  for (std::size_t r = 0; r < all.size() / 3; ++r) {
+    total.max_abs = std::max(total.max_abs, all[3 * r]);
+    total.error2 += all[3 * r + 1];
+    total.exact2 += all[3 * r + 2];
+  }
+  if (rank == 0) *norms = error_norms(total);
+  PetscFunctionReturn(0);
+}
+
+// The whole of a distributed vector on rank 0 (`whole` stays empty on the others).
+PetscErrorCode gather_to_rank_zero(Vec v, std::vector<cplx> *whole) {
+  PetscFunctionBeginUser;
+  VecScatter to_zero;
+  Vec v0;
+  PetscCall(VecScatterCreateToZero(v, &to_zero, &v0));
+  PetscCall(VecScatterBegin(to_zero, v, v0, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(to_zero, v, v0, INSERT_VALUES, SCATTER_FORWARD));
+  PetscInt size;
+  PetscCall(VecGetLocalSize(v0, &size));
+  const PetscScalar *va;
+  PetscCall(VecGetArrayRead(v0, &va));
+  whole->assign(va, va + size);
+  PetscCall(VecRestoreArrayRead(v0, &va));
+  PetscCall(VecScatterDestroy(&to_zero));
+  PetscCall(VecDestroy(&v0));
+  PetscFunctionReturn(0);
+}
+
+void broadcast_bytes(MPI_Comm comm, void *data, std::size_t bytes, int root = 0) {
   constexpr std::size_t kChunk = std::size_t{1} << 30;  // MPI counts are int
   auto *p = static_cast<char *>(data);
   for (std::size_t done = 0; done < bytes; done += kChunk)
-    MPI_Bcast(p + done, int(std::min(kChunk, bytes - done)), MPI_BYTE, 0, comm);
+    MPI_Bcast(p + done, int(std::min(kChunk, bytes - done)), MPI_BYTE, root, comm);
 }
 
-void broadcast_string(MPI_Comm comm, std::string &text) {
+void broadcast_string(MPI_Comm comm, std::string &text, int root = 0) {
   unsigned long long size = text.size();
-  MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG_LONG, root, comm);
   text.resize(size);
-  broadcast_bytes(comm, text.data(), size);
+  broadcast_bytes(comm, text.data(), size, root);
+}
+
+// `work`'s failure as a message (empty: none), for the collective helpers below.
+template <class Work>
+std::string failure_of(Work &&work) {
+  try {
+    work();
+  } catch (const Error &e) {
+    return *e.what() ? e.what() : "unknown error";
+  } catch (const std::bad_alloc &) {
+    return "out of memory";
+  }
+  return {};
 }
 
 // Runs `work` on rank 0 only and makes its failure everyone's: an error
@@ -149,17 +218,24 @@ void on_rank_zero(MPI_Comm comm, Work &&work) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::string failure;
-  if (rank == 0) {
-    try {
-      work();
-    } catch (const Error &e) {
-      failure = *e.what() ? e.what() : "unknown error";
-    } catch (const std::bad_alloc &) {
-      failure = "out of memory";
-    }
-  }
+  if (rank == 0) failure = failure_of(work);
   broadcast_string(comm, failure);
   if (!failure.empty()) throw Error(failure);
+}
+
+// Runs `work` on every rank; when it fails on any, the failure of the lowest such rank is thrown
+// on all of them (one message, and no rank left waiting in a collective call).
+template <class Work>
+void on_every_rank(MPI_Comm comm, Work &&work) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::string failure = failure_of(work);
+  int first_failed = failure.empty() ? size : rank;
+  MPI_Allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm);
+  if (first_failed == size) return;
+  broadcast_string(comm, failure, first_failed);
+  throw Error(failure);
 }
 
 // The surface is read once, on rank 0 (a pipe can be read only once), and
@@ -219,14 +295,66 @@ std::optional<std::string> check_resolution(const Mesh &mesh, double k, bool all
   return std::nullopt;
 }
 
+bool ends_with(const std::string &text, const std::string &tail) {
+  return text.size() >= tail.size() &&
+         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// -o name.pvtu: every rank writes its own elements as a piece (io::pvtu_piece_path), rank 0 the
+// summary; -o name.vtu is one file of the whole solution, gathered on rank 0.
+bool writes_pieces(const SolveOptions &opt) { return ends_with(opt.vtu_path, ".pvtu"); }
+
+// The outputs that rank 0 writes from the whole solution, which it then gathers: the .vtu, the
+// CSV, the field and the far field. The report needs no gather, nor do the .pvtu's pieces.
+bool gathers_solution(const SolveOptions &opt) {
+  return (!opt.vtu_path.empty() && !writes_pieces(opt)) || !opt.csv_path.empty() ||
+         opt.field.field() || opt.field.farfield_directions > 0;
+}
+
+// True when `path` names a piece that -o name.pvtu writes on `ranks` ranks (for any k of a
+// sweep): "name_P.vtu", or "name_kNNNN_P.vtu" in a sweep, beside the summary.
+bool is_piece_of_pvtu(const std::string &path, const SolveOptions &opt, int ranks) {
+  namespace fs = std::filesystem;
+  const auto folder = [](const fs::path &p) {
+    return p.has_parent_path() ? p.parent_path().string() : std::string(".");
+  };
+  const fs::path target(path), summary(opt.vtu_path);
+  const std::string summary_name = summary.filename().string();
+  const std::string stem = summary_name.substr(0, summary_name.size() - 5) + "_";
+  std::string rest = target.filename().string();
+  if (rest.rfind(stem, 0) != 0 || !ends_with(rest, ".vtu")) return false;
+  rest = rest.substr(stem.size(), rest.size() - stem.size() - 4);
+  // A number in [low, high) written as `format` writes it.
+  const auto number_in = [](const std::string &text, const char *format, std::size_t low,
+                            std::size_t high) {
+    if (text.empty() || text.size() > 18 ||
+        !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
+      return false;
+    const std::size_t value = std::stoull(text);
+    char written[32];
+    std::snprintf(written, sizeof written, format, value);
+    return value >= low && value < high && text == written;
+  };
+  if (const std::size_t count = opt.wavenumbers.size(); count > 1) {
+    const std::size_t bar = rest.find('_');
+    if (bar == std::string::npos || rest[0] != 'k' ||
+        !number_in(rest.substr(1, bar - 1), "%04zu", 1, count + 1))
+      return false;
+    rest = rest.substr(bar + 1);
+  }
+  return number_in(rest, "%zu", 0, std::size_t(ranks)) &&
+         io::same_file(folder(target), folder(summary));
+}
+
 // Output files: checked (and reserved) before any work, written only after
-// a successful solve. A sweep reserves one of each per k (sweep_output_path).
+// a successful solve. A sweep reserves one of each per k (sweep_output_path). Rank 0 holds all
+// but the pieces of a .pvtu: each rank reserves its own (reserve_pieces).
 struct Outputs {
-  std::vector<std::unique_ptr<io::OutputFile>> vtu, csv;
+  std::vector<std::unique_ptr<io::OutputFile>> vtu, pvtu, csv, pieces;
   std::unique_ptr<io::OutputFile> sweep_csv;
 };
 
-Outputs reserve_outputs(const SolveOptions &opt) {
+Outputs reserve_outputs(const SolveOptions &opt, int ranks) {
   Outputs out;
   const bool mesh_is_file = opt.mesh.rfind("icosphere", 0) != 0;
   const auto check_not_mesh = [&](const std::string &path, const char *option) {
@@ -235,11 +363,23 @@ Outputs reserve_outputs(const SolveOptions &opt) {
   };
   if (!opt.vtu_path.empty()) {
     const std::string &p = opt.vtu_path;
-    if (p.size() < 4 || p.compare(p.size() - 4, 4, ".vtu") != 0)
-      throw Error("-o '" + p + "': the solution file must end in .vtu (use -bem_csv for CSV)");
+    if (!ends_with(p, ".vtu") && !writes_pieces(opt))
+      throw Error("-o '" + p +
+                  "': the solution file must end in .vtu (one file, gathered on rank 0) or .pvtu "
+                  "(one piece per rank); use -bem_csv for CSV");
     if (!io::vtk_available())
       throw Error("-o '" + p + "': this build has no VTK (FMBEM_WITH_VTK=OFF); use -bem_csv");
     check_not_mesh(p, "-o");
+    if (writes_pieces(opt))
+      for (const auto &[option, other] : {std::pair{"-bem_csv", &opt.csv_path},
+                                          {"-bem_sweep_csv", &opt.sweep_csv_path},
+                                          {"-bem_field_vtk", &opt.field.vtk_path},
+                                          {"-bem_field_csv", &opt.field.csv_path},
+                                          {"-bem_farfield_csv", &opt.field.farfield_csv},
+                                          {"-mesh", &opt.mesh}})
+        if (!other->empty() && is_piece_of_pvtu(*other, opt, ranks))
+          throw Error(std::string(option) + " '" + *other + "' is a piece of -o '" + p + "' on " +
+                      std::to_string(ranks) + " rank(s); it would be overwritten");
   }
   if (!opt.csv_path.empty()) check_not_mesh(opt.csv_path, "-bem_csv");
   if (!opt.sweep_csv_path.empty()) check_not_mesh(opt.sweep_csv_path, "-bem_sweep_csv");
@@ -252,8 +392,9 @@ Outputs reserve_outputs(const SolveOptions &opt) {
   const std::size_t count = opt.wavenumbers.size();
   for (std::size_t i = 0; i < count; ++i) {
     if (!opt.vtu_path.empty())
-      out.vtu.push_back(
-          std::make_unique<io::OutputFile>(sweep_output_path(opt.vtu_path, i, count), "-o"));
+      (writes_pieces(opt) ? out.pvtu : out.vtu)
+          .push_back(
+              std::make_unique<io::OutputFile>(sweep_output_path(opt.vtu_path, i, count), "-o"));
     if (!opt.csv_path.empty())
       out.csv.push_back(
           std::make_unique<io::OutputFile>(sweep_output_path(opt.csv_path, i, count), "-bem_csv"));
@@ -261,6 +402,19 @@ Outputs reserve_outputs(const SolveOptions &opt) {
   if (!opt.sweep_csv_path.empty())
     out.sweep_csv = std::make_unique<io::OutputFile>(opt.sweep_csv_path, "-bem_sweep_csv");
   return out;
+}
+
+// -o name.pvtu: this rank's piece for each k, reserved on every rank (after rank 0's outputs).
+void reserve_pieces(MPI_Comm comm, const SolveOptions &opt, Outputs &outputs) {
+  if (!writes_pieces(opt)) return;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::size_t count = opt.wavenumbers.size();
+  on_every_rank(comm, [&] {
+    for (std::size_t i = 0; i < count; ++i)
+      outputs.pieces.push_back(std::make_unique<io::OutputFile>(
+          io::pvtu_piece_path(sweep_output_path(opt.vtu_path, i, count), std::size_t(rank)), "-o"));
+  });
 }
 
 // -help: PETSc prints our options in read_solve_options and the KSP/PC ones
@@ -376,6 +530,39 @@ struct SweepContext {
   std::optional<std::vector<double>> &curvature_correction;
   const Distribution *distribution;  // null: every rank the whole FMM upward pass
 };
+
+// -o name.pvtu at sweep point `index`: every rank writes its rows as its piece (`fields`: their
+// values), with the user's index of each element; once all pieces are written each replaces its
+// target, then rank 0 writes the summary, which lists them, and adds its line to `lines`.
+void write_pieces(const SweepContext &sweep, std::size_t index,
+                  const std::vector<io::CellField> &fields, std::vector<std::string> &lines) {
+  const std::size_t first = std::size_t(sweep.row_begin),
+                    count = std::size_t(sweep.row_end) - first;
+  std::vector<std::int64_t> element_ids(count);
+  for (std::size_t i = 0; i < count; ++i)
+    element_ids[i] =
+        std::int64_t(sweep.distribution ? sweep.distribution->element_order[first + i] : first + i);
+  io::OutputFile &piece = *sweep.outputs.pieces[index];
+  on_every_rank(sweep.comm, [&] {
+    piece.fill([&](const std::string &path) {
+      io::write_vtu_piece(path, sweep.mesh, {first, count, element_ids}, fields);
+    });
+  });
+  on_every_rank(sweep.comm, [&] { piece.commit(); });
+  on_rank_zero(sweep.comm, [&] {
+    io::OutputFile &summary = *sweep.outputs.pvtu[index];
+    std::vector<std::string> sources, names;
+    for (int p = 0; p < sweep.size; ++p)
+      sources.push_back(std::filesystem::path(io::pvtu_piece_path(summary.path(), std::size_t(p)))
+                            .filename()
+                            .string());
+    for (const io::CellField &field : fields) names.push_back(field.name);
+    summary.write([&](const std::string &path) { io::write_pvtu(path, names, sources); });
+    lines.push_back("wrote           " + summary.path() + " (" + std::to_string(sweep.size) +
+                    (sweep.size == 1 ? " piece: " : " pieces: ") + sources.front() +
+                    (sweep.size == 1 ? "" : " to " + sources.back()) + ")");
+  });
+}
 
 // Solves `problem` (sweep point `index`), prints its summary and writes its outputs on rank 0;
 // t_start: when its set-up began. A failed solve is reported (one error line) and leaves
@@ -623,12 +810,43 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   }
   const bool solved = reason > 0 && std::isfinite(double(true_residual));
 
-  // Gather the solution on rank 0 for the report and the files.
-  VecScatter to_zero;
-  Vec x0;
-  PetscCall(VecScatterCreateToZero(x, &to_zero, &x0));
-  PetscCall(VecScatterBegin(to_zero, x, x0, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecScatterEnd(to_zero, x, x0, INSERT_VALUES, SCATTER_FORWARD));
+  // This rank's rows of the solution and, where the problem has an exact one, of the error: the
+  // report's norms are reduced from them and the .pvtu's pieces written; only the outputs that
+  // rank 0 writes whole gather them (gathers_solution).
+  std::vector<cplx> own_solution(rows.size());
+  {
+    const PetscScalar *xa;
+    PetscCall(VecGetArrayRead(x, &xa));
+    std::copy(xa, xa + rows.size(), own_solution.begin());
+    PetscCall(VecRestoreArrayRead(x, &xa));
+  }
+  const std::optional<std::vector<cplx>> &exact = problem.exact_solution();
+  const bool has_error = exact && solved;
+  std::vector<double> own_error;  // |u - exact| of this rank's rows
+  ErrorNorms error{};             // on rank 0
+  if (has_error) {
+    if (problem.exact_rows().begin != rows.begin || problem.exact_rows().end != rows.end)
+      throw Error("the exact solution was evaluated for other rows than this rank's");
+    own_error.resize(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      own_error[i] = std::abs(own_solution[i] - (*exact)[i]);
+    PetscCall(reduce_error_norms(comm, error_sums(mesh, rows, own_solution, *exact), &error));
+  }
+  PetscCall(PetscLogEventBegin(events.outputs, 0, 0, 0, 0));
+  std::vector<cplx> solution, error_values;  // rank 0: every element's, when gathered
+  if (solved && gathers_solution(opt)) {
+    PetscCall(gather_to_rank_zero(x, &solution));
+    if (has_error) {
+      Vec error_vector;
+      PetscCall(VecDuplicate(x, &error_vector));
+      PetscScalar *ea;
+      PetscCall(VecGetArray(error_vector, &ea));
+      std::copy(own_error.begin(), own_error.end(), ea);
+      PetscCall(VecRestoreArray(error_vector, &ea));
+      PetscCall(gather_to_rank_zero(error_vector, &error_values));
+      PetscCall(VecDestroy(&error_vector));
+    }
+  }
 
   const NearFieldCorrection &near_field = layers.near_field();
   std::size_t near_bytes_total = 0, near_nnz = 0, fmm_near_pairs = 0;
@@ -664,10 +882,6 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
 
   std::string failure;  // rank 0's reason for exit status 2
   if (rank == 0) {
-    const PetscScalar *xa;
-    PetscCall(VecGetArrayRead(x0, &xa));
-    const std::vector<cplx> solution(xa, xa + n);
-    PetscCall(VecRestoreArrayRead(x0, &xa));
     const std::string u = problem.unknown_name();
     if (count == 1)
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "\nfmbem bem_solve summary\n"));
@@ -757,24 +971,15 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                           "  memory          peak host %.3f GB resident (max over %d rank(s), "
                           "after the solve)\n",
                           peak_host_bytes / 1e9, size));
-    std::vector<io::CellField> fields = {
-        {u + "_re", part(solution, [](const cplx &c) { return c.real(); })},
-        {u + "_im", part(solution, [](const cplx &c) { return c.imag(); })},
-        {u + "_abs", part(solution, [](const cplx &c) { return std::abs(c); })}};
-    if (const auto &exact = problem.exact_solution(); exact && solved) {
-      const ErrorNorms err = error_norms(mesh, solution, *exact);
+    if (has_error) {
       row->has_error = true;
-      row->error_max = err.max_abs;
-      row->error_relative_l2 = err.relative_l2;
+      row->error_max = error.max_abs;
+      row->error_relative_l2 = error.relative_l2;
       PetscCall(
           PetscPrintf(PETSC_COMM_SELF, "  exact           %s\n", problem.exact_name().c_str()));
       PetscCall(PetscPrintf(PETSC_COMM_SELF,
                             "  error           max |%s - exact| = %.3e, relative L2 = %.3e\n",
-                            u.c_str(), err.max_abs, err.relative_l2));
-      std::vector<double> err_abs(solution.size());
-      for (std::size_t e = 0; e < solution.size(); ++e)
-        err_abs[e] = std::abs(solution[e] - (*exact)[e]);
-      fields.push_back({"err_abs", std::move(err_abs)});
+                            u.c_str(), error.max_abs, error.relative_l2));
     } else if (solved) {
       PetscCall(
           PetscPrintf(PETSC_COMM_SELF, "  exact           none for this geometry and problem\n"));
@@ -789,10 +994,14 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                     at_k, KSPConvergedReasons[reason], iterations, double(true_residual),
                     count == 1 ? "" : " for it");
       failure = text;
-    } else {
+    }
+  }
+  if (solved) {
+    std::vector<std::string> lines;  // rank 0's: the field's summary, then the files written
+    on_rank_zero(comm, [&] {
+      if (!gathers_solution(opt)) return;
       const field::FieldOptions field_options{opt.near, opt.fmm, opt.operator_backend == "fmm"};
-      for (const std::string &line : field_stage.evaluate(problem, disc, solution, field_options))
-        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  %s\n", line.c_str()));
+      lines = field_stage.evaluate(problem, disc, solution, field_options);
       // The files in the user's element order (the solver's is part by part when distributed).
       const Mesh &user_mesh = sweep.distribution ? *sweep.distribution->user_mesh : mesh;
       const auto to_user = [&](auto values) {
@@ -802,22 +1011,30 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
         for (std::size_t i = 0; i < order.size(); ++i) out[order[i]] = values[i];
         return out;
       };
-      for (io::CellField &field : fields) field.values = to_user(std::move(field.values));
       if (!outputs.vtu.empty()) {
+        std::vector<io::CellField> fields =
+            solution_fields(problem.unknown_name(), solution,
+                            part(error_values, [](const cplx &c) { return c.real(); }));
+        for (io::CellField &field : fields) field.values = to_user(std::move(field.values));
         io::OutputFile &vtu = *outputs.vtu[index];
         vtu.write([&](const std::string &path) { io::write_vtu(path, user_mesh, fields); });
-        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", vtu.path().c_str()));
+        lines.push_back("wrote           " + vtu.path());
       }
       if (!outputs.csv.empty()) {
         io::OutputFile &csv = *outputs.csv[index];
         csv.write(
             [&](const std::string &path) { io::write_csv(path, user_mesh, to_user(solution)); });
-        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", csv.path().c_str()));
+        lines.push_back("wrote           " + csv.path());
       }
       for (const std::string &path : field_stage.write(index))
-        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", path.c_str()));
-    }
+        lines.push_back("wrote           " + path);
+    });
+    if (writes_pieces(opt))
+      write_pieces(sweep, index, solution_fields(problem.unknown_name(), own_solution, own_error),
+                   lines);
+    for (const std::string &line : lines) PetscCall(PetscPrintf(comm, "  %s\n", line.c_str()));
   }
+  PetscCall(PetscLogEventEnd(events.outputs, 0, 0, 0, 0));
   if (!solved && rank == 0) std::fprintf(stderr, "bem_solve: error: %s\n", failure.c_str());
   row->iterations = long(iterations);
   row->reason = KSPConvergedReasons[reason];
@@ -825,9 +1042,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   row->setup_seconds = t_setup - t_start;
   row->solve_seconds = t_solved - t_setup;
 
-  PetscCall(VecScatterDestroy(&to_zero));
   PetscCall(VecScatterDestroy(&density_scatter));
-  PetscCall(VecDestroy(&x0));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&A));
   PetscCall(MatDestroy(&near_matrix));
@@ -850,6 +1065,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(PetscLogEventRegister("BEMOperator", class_id, &events.operator_apply));
   PetscCall(PetscLogEventRegister("BEMPCGroups", class_id, &events.pc_groups));
   PetscCall(PetscLogEventRegister("BEMPCBlocks", class_id, &events.pc_blocks));
+  PetscCall(PetscLogEventRegister("BEMOutput", class_id, &events.outputs));
 
   // One GPU per rank: the node-local rank picks the device, before any other CUDA call.
   {
@@ -875,7 +1091,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(PetscTime(&t_start));
 
   Outputs outputs;
-  on_rank_zero(comm, [&] { outputs = reserve_outputs(opt); });
+  on_rank_zero(comm, [&] { outputs = reserve_outputs(opt, size); });
+  reserve_pieces(comm, opt, outputs);
   // The field points are read and the field outputs reserved on rank 0, which evaluates them.
   FieldStage field_stage;
   on_rank_zero(comm, [&] {
@@ -924,16 +1141,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         coarse = std::move(warning);
     if (coarse) warnings.push_back(*coarse);
   }
-  if (opt.problem.kind == ProblemKind::Radiation && !opt.source_given)
-    opt.problem.source = mesh.bounding_box_center();
-  const Problem problem(mesh, opt.problem);
-  warnings.insert(warnings.end(), problem.warnings().begin(), problem.warnings().end());
-  warnings.insert(warnings.end(), field_stage.warnings().begin(), field_stage.warnings().end());
-  for (const std::string &w : warnings)
-    PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
-  const Discretization disc(mesh, opt.quadrature_points);
   const PetscInt n = PetscInt(mesh.size());
-
   Vec x, b;
   PetscCall(VecCreate(comm, &x));
   PetscCall(VecSetSizes(x, distribution ? distribution->rows : PETSC_DECIDE, n));
@@ -944,6 +1152,17 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(VecDuplicate(x, &b));
   PetscInt row_begin, row_end;
   PetscCall(VecGetOwnershipRange(x, &row_begin, &row_end));
+  // The exact solution is evaluated for this rank's rows: the report's error is summed over them.
+  const RowRange own_rows{std::size_t(row_begin), std::size_t(row_end)};
+
+  if (opt.problem.kind == ProblemKind::Radiation && !opt.source_given)
+    opt.problem.source = mesh.bounding_box_center();
+  const Problem problem(mesh, opt.problem, own_rows);
+  warnings.insert(warnings.end(), problem.warnings().begin(), problem.warnings().end());
+  warnings.insert(warnings.end(), field_stage.warnings().begin(), field_stage.warnings().end());
+  for (const std::string &w : warnings)
+    PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
+  const Discretization disc(mesh, opt.quadrature_points);
 
   FmmEvents fmm_events(class_id);
   VecScatter gather;
@@ -978,7 +1197,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     if (i > 0) {
       ProblemSpec spec = opt.problem;
       spec.k = opt.wavenumbers[i];
-      later_problem = std::make_unique<Problem>(mesh, spec);
+      later_problem = std::make_unique<Problem>(mesh, spec, own_rows);
       for (const std::string &w : later_problem->warnings())
         if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
           PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));

@@ -114,7 +114,9 @@ constexpr OptionSpec kOptions[] = {
      "GPU M2L scheme: basic, sibling, cluster, ij (reference paper), gemm, dmma (ours); "
      "fastest: dmma up to p = 8, gemm above"},
     {"fmm_m2l_chunk", "3", "B of the cluster and ij schemes: chunks of B x B x B clusters (1..8)"},
-    {"o", "", "Write the solution to this .vtu file"},
+    {"o", "",
+     "Write the solution: FILE.vtu, one file (gathered on rank 0); FILE.pvtu, each rank its own "
+     "elements as the piece FILE_R.vtu beside it, nothing gathered (ParaView opens FILE.pvtu)"},
     {"bem_csv", "", "Write x,y,z,re,im per element to this file"},
     {"bem_field", "",
      "Evaluate the field at these points: a Gmsh .msh (its nodes; triangles, quadrangles, "
@@ -627,7 +629,8 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
 
   opt->vtu_path = text_or("o", "");
   opt->csv_path = text_or("bem_csv", "");
-  if (value("o") && opt->vtu_path.empty()) throw Error("-o needs a file name (FILE.vtu)");
+  if (value("o") && opt->vtu_path.empty())
+    throw Error("-o needs a file name (FILE.vtu or FILE.pvtu)");
   if (value("bem_csv") && opt->csv_path.empty()) throw Error("-bem_csv needs a file name");
   // The field off the surface and the far field (issue 11).
   FieldRequest &field = opt->field;

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """System tests: run the real bem_solve binary and check what it prints.
 
-    bem_cases.py BEM_SOLVE WORK_DIR CASE
+    bem_cases.py BEM_SOLVE WORK_DIR CASE [VTK_CELLS]
+
+VTK_CELLS (case pvtu): tests/system/vtk_cells, which prints a .vtu's or .pvtu's cells.
 
 Each case asserts against exact solutions (Mie series, Laplace series,
 monopole) with bounds explained next to them.
@@ -13,6 +15,7 @@ import subprocess
 import sys
 
 BEM, WORK, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+VTK_CELLS = sys.argv[4] if len(sys.argv) > 4 else None
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.makedirs(WORK, exist_ok=True)
 # A temporary folder of each case's own: Open MPI's singleton start-up races on its shared
@@ -991,6 +994,115 @@ elif CASE == "mpi_distributed":
             expect_ok=False)
     check(p.returncode == 1 and "needs -fmm_distribute true" in p.stderr,
           "-fmm_overlap without -fmm_distribute is refused")
+elif CASE == "pvtu":
+    # Issue 13: -o name.pvtu writes each rank's elements as a piece (name_R.vtu) and rank 0 the
+    # summary; the report's error is reduced from each rank's rows; nothing is gathered on rank 0
+    # unless an output needs the whole solution. The pieces, read back through VTK's
+    # vtkXMLPUnstructuredGridReader (vtk_cells), hold the 1-rank .vtu's cells: every element once
+    # (by the "element" array), the same corners, and values within the rank-independence bound of
+    # mpi_distributed (GMRES to 1e-10 with point Jacobi: the solutions differ by the rounding of
+    # the parallel reductions, < 1e-8 relative).
+    base = ["-mesh", "icosphere:3", "-k", "6", "-fmm_max_leaf", "30", "-ksp_rtol", "1e-10",
+            "-pc_type", "jacobi"]
+
+    def cells(path):
+        p = subprocess.run([VTK_CELLS, path], capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"VTK reads {os.path.basename(path)} ({p.stderr.strip()})")
+        lines = p.stdout.strip().split("\n")
+        header = lines[0].split(",")
+        return header, [[float(v) for v in l.split(",")] for l in lines[1:]]
+
+    def error_line(out):
+        return re.search(r"error +max .*", out).group(0)
+
+    def scatters(out):
+        return int(re.search(r"^VecScatterBegin +(\d+)", out, re.M).group(1))
+
+    one = os.path.join(WORK, "one.vtu")
+    r1 = summary(base + ["-o", one])
+    header1, rows1 = cells(one)
+    n = r1["n"]
+    check(len(rows1) == n, f"the 1-rank .vtu has the {n} elements")
+    column = {name: i for i, name in enumerate(header1)}
+    u1 = [complex(row[column["u_re"]], row[column["u_im"]]) for row in rows1]
+    norm_u1 = sum(abs(u) ** 2 for u in u1) ** 0.5
+    for ranks in (1, 2, 3):
+        name = os.path.join(WORK, f"p{ranks}.pvtu")
+        r = summary(base + ["-o", name, "-log_view"], mpi=ranks)
+        pieces = [f"p{ranks}_{i}.vtu" for i in range(ranks)]
+        check(f"wrote           {name} ({ranks} piece" in r["out"] and
+              all(os.path.exists(os.path.join(WORK, p)) for p in pieces),
+              f"{ranks} rank(s): the summary and {ranks} piece(s) {', '.join(pieces)}")
+        check(error_line(r["out"]) == error_line(r1["out"]),
+              f"{ranks} rank(s): the error line from the ranks' rows is the 1-rank gathered one: "
+              f"{error_line(r['out'])}")
+        matmults = int(re.search(r"\((\d+) MatMults\)", r["out"]).group(1))
+        check(scatters(r["out"]) == matmults,
+              f"{ranks} rank(s): no gather to rank 0 ({scatters(r['out'])} scatters, the "
+              f"MatMults' {matmults})")
+        header, rows = cells(name)
+        check(header == ["element"] + header1[1:] or header == header1,
+              f"{ranks} rank(s): the .pvtu's arrays are the .vtu's ({header[10:]})")
+        by_element = {}
+        for row in rows:
+            by_element.setdefault(int(row[0]), []).append(row)
+        check(sorted(by_element) == list(range(n)) and all(len(v) == 1 for v in by_element.values()),
+              f"{ranks} rank(s): the pieces hold every element once")
+        corners = all(by_element[e][0][1:10] == rows1[e][1:10] for e in range(n))
+        check(corners, f"{ranks} rank(s): each element's corners are the .vtu's")
+        u = [complex(by_element[e][0][column["u_re"]], by_element[e][0][column["u_im"]])
+             for e in range(n)]
+        d = rel_diff(u, u1)
+        check(d < 1e-8, f"{ranks} rank(s): the pieces' u is the 1-rank .vtu's (rel. diff {d:.1e})")
+        # |err_p - err_1| <= |u_p - u_1| element by element: the same bound, relative to |u|.
+        derr = sum((by_element[e][0][column["err_abs"]] - rows1[e][column["err_abs"]]) ** 2
+                   for e in range(n)) ** 0.5
+        check(derr <= 1e-8 * norm_u1,
+              f"{ranks} rank(s): err_abs as the .vtu's ({derr / norm_u1:.1e} of |u|)")
+    # An output that needs the whole solution gathers it (and the error) on rank 0: two scatters
+    # more, and the same error line.
+    r = summary(base + ["-o", os.path.join(WORK, "g.pvtu"), "-bem_csv",
+                        os.path.join(WORK, "g.csv"), "-log_view"], mpi=2)
+    matmults = int(re.search(r"\((\d+) MatMults\)", r["out"]).group(1))
+    check(scatters(r["out"]) == matmults + 2 and error_line(r["out"]) == error_line(r1["out"]),
+          f"with -bem_csv on 2 ranks: the solution and error gathered ({scatters(r['out'])} "
+          f"scatters, {matmults} MatMults), the same error line")
+    # A sweep numbers the summaries as every output (_k0001) and the pieces after them.
+    sweep = os.path.join(WORK, "s.pvtu")
+    run(["-mesh", "icosphere:2", "-k", "1,2", "-o", sweep], mpi=2)
+    expected = [f"s_k000{i}{p}" for i in (1, 2) for p in (".pvtu", "_0.vtu", "_1.vtu")]
+    check(all(os.path.exists(os.path.join(WORK, f)) for f in expected) and
+          not os.path.exists(sweep),
+          f"a sweep on 2 ranks writes {', '.join(expected)}")
+    for i in (1, 2):
+        check(len(cells(os.path.join(WORK, f"s_k000{i}.pvtu"))[1]) == 320,
+              f"sweep point {i}: its summary reads back as the 320 elements")
+    # Bad outputs: one line before the solve, exit 1, nothing written (also when the failing
+    # piece is not rank 0's); a failed solve exits 2 and writes no piece.
+    ico = ["-mesh", "icosphere:2"]
+    os.makedirs(os.path.join(WORK, "bad_1.vtu"), exist_ok=True)
+    for args, needle, status in [
+            (["-o", "/nonexistent/x.pvtu"], "/nonexistent", 1),
+            (["-o", os.path.join(WORK, "bad.pvtu")], "bad_1.vtu': exists and is not a regular file",
+             1),
+            (["-o", os.path.join(WORK, "c.pvtu"), "-bem_csv", os.path.join(WORK, "c_1.vtu")],
+             "is a piece of -o", 1),
+            (["-k", "1,2", "-o", os.path.join(WORK, "c.pvtu"), "-bem_field_plane",
+              "-2,0,-2,4,0,0,0,0,4,5,5", "-bem_field_csv", os.path.join(WORK, "c_k0002_0.vtu")],
+             "-bem_field_csv", 1),
+            (["-o", os.path.join(WORK, "c.pvtu"), "-ksp_max_it", "2"], "DIVERGED_ITS", 2)]:
+        p = run(ico + args, expect_ok=False, mpi=2)
+        ours = [l for l in p.stderr.split("\n") if l.startswith("bem_solve: error:")]
+        check(p.returncode == status and len(ours) == 1 and needle in ours[0],
+              f"-o .pvtu on 2 ranks, {' '.join(args[2:]) or args[1]} -> exit {p.returncode}, "
+              f"one line with '{needle}': {ours}")
+    check(not [f for f in os.listdir(WORK) if f.startswith("c") or f.startswith("bad.")
+               or f.startswith(".")], "nothing written, no temporary file left")
+    # Names that are not pieces are no clash: another output beside the summary.
+    r = summary(ico + ["-k", "1", "-o", os.path.join(WORK, "d.pvtu"), "-bem_csv",
+                       os.path.join(WORK, "d_field.vtu")], mpi=2)
+    check(os.path.exists(os.path.join(WORK, "d_field.vtu")),
+          "-bem_csv d_field.vtu beside -o d.pvtu is not a piece: written")
 else:
     sys.exit("unknown case " + CASE)
 print("passed")

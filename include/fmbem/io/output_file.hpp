@@ -24,10 +24,15 @@ class OutputFile {
   // target. Throws fmbem::Error (naming the target, not the temporary) when
   // either fails; the target is then untouched.
   void write(const std::function<void(const std::string &)> &writer);
+  // write() in two steps, for a set of files that must all be written before any replaces its
+  // target (the pieces of a parallel file, one per MPI rank): fill() calls writer(temporary
+  // path), commit() renames the temporary over the target. Each throws as write() does.
+  void fill(const std::function<void(const std::string &)> &writer);
+  void commit();
 
  private:
   std::string path_, option_, temporary_;
-  bool committed_ = false;
+  bool filled_ = false, committed_ = false;
 };
 
 // True when the two paths name the same file (also through links or

@@ -1,6 +1,7 @@
 #pragma once
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,10 @@ class Problem {
  public:
   // Validates the spec against the mesh (k >= 0 and finite, point source
   // outside the body, radiation source inside it, neither on the surface);
-  // throws fmbem::Error.
-  Problem(const Mesh &mesh, const ProblemSpec &spec);
+  // throws fmbem::Error. `exact_rows`: the elements whose exact values are evaluated (an MPI
+  // rank's rows); all when not given.
+  Problem(const Mesh &mesh, const ProblemSpec &spec,
+          std::optional<RowRange> exact_rows = std::nullopt);
 
   const ProblemSpec &spec() const { return spec_; }
   // Burton-Miller's alpha (the spec's or the default), 0 for the conventional equation: the
@@ -65,10 +68,12 @@ class Problem {
   // "conventional equation (cbie)" or "Burton-Miller (bm), alpha = 0+0.125i".
   std::string formulation_description() const;
 
-  // The exact surface solution at every collocation point, where one exists:
-  // the rigid/soft sphere (Mie series, or its Laplace analogue at k = 0) when
-  // the mesh is a sphere, the monopole for radiation on any closed surface.
+  // The exact surface solution at the collocation points of exact_rows() (value i for element
+  // exact_rows().begin + i), where one exists: the rigid/soft sphere (Mie series, or its Laplace
+  // analogue at k = 0) when the mesh is a sphere, the monopole for radiation on any closed
+  // surface.
   const std::optional<std::vector<cplx>> &exact_solution() const { return exact_; }
+  RowRange exact_rows() const { return exact_rows_; }
   const std::string &exact_name() const { return exact_name_; }
   // What the user should know but that does not stop the solve (a source
   // closer to the surface than the elements resolve).
@@ -78,6 +83,7 @@ class Problem {
   const Mesh *mesh_;
   ProblemSpec spec_;
   cplx coupling_ = 0.0;
+  RowRange exact_rows_;
   std::optional<std::vector<cplx>> exact_;
   std::string exact_name_;
   std::vector<std::string> warnings_;
@@ -110,7 +116,14 @@ struct ErrorNorms {
   double max_abs;      // max_i |u_i - u_exact_i|
   double relative_l2;  // area-weighted L2 norm of the error over that of u_exact
 };
-ErrorNorms error_norms(const Mesh &mesh, const std::vector<cplx> &solution,
-                       const std::vector<cplx> &exact);
+// The error's parts over some of the elements, combined over all of them (the ranks' rows) by
+// max and sums: sum_i a_i |u_i - u_exact_i|^2 and sum_i a_i |u_exact_i|^2.
+struct ErrorSums {
+  double max_abs = 0.0, error2 = 0.0, exact2 = 0.0;
+};
+// Over the elements `rows` (solution[i] and exact[i] belong to element rows.begin + i).
+ErrorSums error_sums(const Mesh &mesh, RowRange rows, std::span<const cplx> solution,
+                     std::span<const cplx> exact);
+ErrorNorms error_norms(const ErrorSums &sums);
 
 }  // namespace fmbem

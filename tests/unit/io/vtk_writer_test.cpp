@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@
 #include <vtkNew.h>
 #include <vtkPoints.h>
 #include <vtkUnstructuredGrid.h>
+#include <vtkXMLPUnstructuredGridReader.h>
 #include <vtkXMLUnstructuredGridReader.h>
 #else
 #define FMBEM_TEST_VTK_READER 0
@@ -169,6 +172,92 @@ TEST_F(VtkWriter, FullDiskIsAnErrorNotAConsoleMessage) {
             std::string::npos)
       << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+}
+
+TEST_F(VtkWriter, PiecesAndSummaryReadBackAsTheMesh) {
+  // Three pieces of the 320 elements, each cell named by its element: the user's index, here
+  // reversed, as the distributed solver's renumbering would leave them.
+  const std::size_t bounds[] = {0, 100, 220, 320};
+  const std::string summary = scratch_file("sphere.pvtu");
+  std::vector<std::int64_t> ids(mesh_.size());
+  for (std::size_t e = 0; e < mesh_.size(); ++e) ids[e] = std::int64_t(mesh_.size() - 1 - e);
+  const std::vector<CellField> fields = two_fields();
+  std::vector<std::string> sources;
+  for (std::size_t p = 0; p < 3; ++p) {
+    const std::size_t first = bounds[p], count = bounds[p + 1] - bounds[p];
+    std::vector<CellField> piece_fields;
+    for (const CellField& field : fields)
+      piece_fields.push_back(
+          {field.name, std::vector<double>(field.values.begin() + std::ptrdiff_t(first),
+                                           field.values.begin() + std::ptrdiff_t(first + count))});
+    const std::string piece = pvtu_piece_path(summary, p);
+    EXPECT_EQ(piece, scratch_file("sphere_" + std::to_string(p) + ".vtu"));
+    write_vtu_piece(piece, mesh_, {first, count, std::span(ids).subspan(first, count)},
+                    piece_fields);
+    sources.push_back(fs::path(piece).filename().string());
+  }
+  write_pvtu(summary, {"pressure", "error"}, sources);
+  std::ifstream in(summary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("<VTKFile type=\"PUnstructuredGrid\""), std::string::npos) << text;
+  EXPECT_NE(text.find("<Piece Source=\"sphere_2.vtu\"/>"), std::string::npos) << text;
+#if FMBEM_TEST_VTK_READER
+  // A piece holds only the vertices its triangles use.
+  vtkNew<vtkXMLUnstructuredGridReader> piece_reader;
+  piece_reader->SetFileName(pvtu_piece_path(summary, 0).c_str());
+  piece_reader->Update();
+  std::set<std::int32_t> used;
+  for (std::size_t e = 0; e < 100; ++e)
+    used.insert(mesh_.triangles()[e].begin(), mesh_.triangles()[e].end());
+  EXPECT_EQ(piece_reader->GetOutput()->GetNumberOfPoints(), vtkIdType(used.size()));
+
+  vtkNew<vtkXMLPUnstructuredGridReader> reader;
+  reader->SetFileName(summary.c_str());
+  reader->Update();
+  vtkUnstructuredGrid* grid = reader->GetOutput();
+  ASSERT_EQ(grid->GetNumberOfCells(), vtkIdType(mesh_.size()));
+  vtkCellData* cell_data = grid->GetCellData();
+  vtkDataArray* element = cell_data->GetArray("element");
+  ASSERT_NE(element, nullptr);
+  EXPECT_EQ(element->GetDataType(), VTK_TYPE_INT64);
+  vtkNew<vtkIdList> corners;
+  for (vtkIdType c = 0; c < grid->GetNumberOfCells(); ++c) {
+    // The cells come piece after piece, in the solver's order: c is the solver's index.
+    const std::size_t e = std::size_t(c);
+    EXPECT_EQ(element->GetTuple1(c), double(ids[e]));
+    grid->GetCellPoints(c, corners);
+    ASSERT_EQ(corners->GetNumberOfIds(), 3);
+    for (int k = 0; k < 3; ++k) {
+      double p[3];
+      grid->GetPoint(corners->GetId(k), p);
+      EXPECT_EQ((Vec3{p[0], p[1], p[2]}), mesh_.corner(e, k));
+    }
+    for (const CellField& field : fields)
+      EXPECT_EQ(cell_data->GetArray(field.name.c_str())->GetTuple1(c), field.values[e]);
+    const double* n = cell_data->GetArray("normal")->GetTuple3(c);
+    EXPECT_EQ((Vec3{n[0], n[1], n[2]}), mesh_.normals()[e]);
+  }
+#endif
+}
+
+TEST_F(VtkWriter, PieceOfWrongShape) {
+  const std::vector<std::int64_t> ids(10, 0);
+  const auto piece_error = [&](const MeshPiece& piece, const std::vector<CellField>& fields) {
+    try {
+      write_vtu_piece(scratch_file("p_0.vtu"), mesh_, piece, fields);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(piece_error({315, 10, ids}, {}).find("run past the 320 elements"), std::string::npos);
+  EXPECT_NE(piece_error({0, 10, std::span(ids).first(9)}, {}).find("9 element indices for the 10"),
+            std::string::npos);
+  EXPECT_NE(piece_error({0, 10, ids}, {{"u", std::vector<double>(11)}})
+                .find("cell field 'u' has 11 values for the 10 elements of the piece"),
+            std::string::npos);
+  EXPECT_NE(piece_error({0, 10, ids}, {{"element", std::vector<double>(10)}}).find("reserved"),
+            std::string::npos);
 }
 
 #else  // FMBEM_HAVE_VTK
