@@ -38,7 +38,8 @@ namespace {
 
 struct LogEvents {
   // curvature: the curvature correction's set-up (its two Laplace FMMs), inside near_setup.
-  PetscLogEvent near_setup, curvature, operator_apply;
+  // partition: the distributed FMM's partition and the elements' renumbering (issue 13).
+  PetscLogEvent near_setup, curvature, operator_apply, partition;
   // The leaf-block PC's set-up: grouping the rows (with the rings), forming and inverting.
   PetscLogEvent pc_groups, pc_blocks;
   // After the solve: the gather to rank 0 (when an output needs it) and the files.
@@ -508,7 +509,9 @@ struct Distribution {
   double work = 0.0;
   PetscInt rows = 0;  // this rank's elements
   std::vector<std::size_t> element_order;
+  // The user's mesh as read, on rank 0 for the gathered outputs (.vtu, CSV) alone.
   std::optional<Mesh> user_mesh;
+  std::size_t flipped_triangles = 0;  // of the mesh as read (the renumbered one is oriented)
 };
 
 struct SweepContext {
@@ -893,12 +896,13 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                           " elements, %zu vertices, diameter %.4g\n",
                           opt.mesh.c_str(), n, mesh.vertices().size(), mesh.diameter()));
     // The user's mesh as read (the renumbered one of the distributed FMM is oriented already).
-    const Mesh &read = sweep.distribution ? *sweep.distribution->user_mesh : mesh;
-    if (read.flipped_triangles() > 0)
+    const std::size_t flipped =
+        sweep.distribution ? sweep.distribution->flipped_triangles : mesh.flipped_triangles();
+    if (flipped > 0)
       PetscCall(PetscPrintf(PETSC_COMM_SELF,
                             "  orientation     %zu triangles flipped to make "
                             "normals point outward\n",
-                            read.flipped_triangles()));
+                            flipped));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "  problem         %s, k = %g\n",
                           problem.description().c_str(), k));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "  formulation     %s\n",
@@ -1003,7 +1007,10 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
       const field::FieldOptions field_options{opt.near, opt.fmm, opt.operator_backend == "fmm"};
       lines = field_stage.evaluate(problem, disc, solution, field_options);
       // The files in the user's element order (the solver's is part by part when distributed).
-      const Mesh &user_mesh = sweep.distribution ? *sweep.distribution->user_mesh : mesh;
+      // Kept (on rank 0) when the .vtu or the CSV is asked for, the outputs that use it.
+      const auto user_mesh = [&]() -> const Mesh & {
+        return sweep.distribution ? sweep.distribution->user_mesh.value() : mesh;
+      };
       const auto to_user = [&](auto values) {
         if (!sweep.distribution) return values;
         auto out = values;
@@ -1017,13 +1024,13 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                             part(error_values, [](const cplx &c) { return c.real(); }));
         for (io::CellField &field : fields) field.values = to_user(std::move(field.values));
         io::OutputFile &vtu = *outputs.vtu[index];
-        vtu.write([&](const std::string &path) { io::write_vtu(path, user_mesh, fields); });
+        vtu.write([&](const std::string &path) { io::write_vtu(path, user_mesh(), fields); });
         lines.push_back("wrote           " + vtu.path());
       }
       if (!outputs.csv.empty()) {
         io::OutputFile &csv = *outputs.csv[index];
         csv.write(
-            [&](const std::string &path) { io::write_csv(path, user_mesh, to_user(solution)); });
+            [&](const std::string &path) { io::write_csv(path, user_mesh(), to_user(solution)); });
         lines.push_back("wrote           " + csv.path());
       }
       for (const std::string &path : field_stage.write(index))
@@ -1062,6 +1069,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(PetscClassIdRegister("fmbem", &class_id));
   PetscCall(PetscLogEventRegister("BEMNearSetup", class_id, &events.near_setup));
   PetscCall(PetscLogEventRegister("BEMCurvature", class_id, &events.curvature));
+  PetscCall(PetscLogEventRegister("BEMPartition", class_id, &events.partition));
   PetscCall(PetscLogEventRegister("BEMOperator", class_id, &events.operator_apply));
   PetscCall(PetscLogEventRegister("BEMPCGroups", class_id, &events.pc_groups));
   PetscCall(PetscLogEventRegister("BEMPCBlocks", class_id, &events.pc_blocks));
@@ -1108,6 +1116,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   // layout, and every per-row structure as on one rank); the files keep the user's order.
   std::unique_ptr<Distribution> distribution;
   if (size > 1 && opt.fmm_distribute && opt.operator_backend == "fmm") {
+    PetscCall(PetscLogEventBegin(events.partition, 0, 0, 0, 0));
     distribution = std::make_unique<Distribution>();
     {
       const Discretization user_disc(read_mesh, opt.quadrature_points);
@@ -1127,8 +1136,11 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     for (std::size_t e : distribution->element_order)
       numbered.triangles.push_back(read_mesh.triangles()[e]);
     Mesh renumbered = Mesh::from_surface(std::move(numbered), opt.mesh);
-    if (rank == 0) distribution->user_mesh.emplace(std::move(read_mesh));
+    distribution->flipped_triangles = read_mesh.flipped_triangles();
+    if (rank == 0 && ((!opt.vtu_path.empty() && !writes_pieces(opt)) || !opt.csv_path.empty()))
+      distribution->user_mesh.emplace(std::move(read_mesh));
     read_mesh = std::move(renumbered);
+    PetscCall(PetscLogEventEnd(events.partition, 0, 0, 0, 0));
   }
   const Mesh mesh = std::move(read_mesh);
   // Every k of a sweep is checked before any work; the highest k's warning is the one to give.
