@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <random>
 
 #include "bem_test_support.hpp"
@@ -52,6 +53,10 @@ struct Case {
   // Measured relative 2-norm errors of D u + S q at p = 8 and 16 (2026-11-23).
   double measured_p8, measured_p16;
 };
+
+// gtest prints parameters in CTest's test names: readable and the same in every build (its
+// default prints the struct's bytes, pointers and padding included).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name << ", k = " << c.k; }
 
 class FmmOperator : public ::testing::TestWithParam<Case> {};
 

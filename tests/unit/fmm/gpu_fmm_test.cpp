@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <ostream>
 #include <span>
 #include <string>
 #include <vector>
@@ -78,6 +79,12 @@ struct Case {
   int order;
   double k;
 };
+
+// gtest prints parameters in CTest's test names: readable and the same in every build (its
+// default prints the struct's bytes, padding included).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << (c.adaptive ? "adaptive" : "uniform") << " tree, p = " << c.order << ", k = " << c.k;
+}
 
 // One set of strengths on the CPU and the GPU FMM of the same plan: the whole result, and the far
 // field alone (the GPU far field with the CPU's near field, minus the CPU's near field, against

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <set>
 #include <string>
 
@@ -57,6 +58,12 @@ struct Case {
   bool adaptive;
   int p;
 };
+
+// gtest prints parameters in CTest's test names: readable and the same in every build (its
+// default prints the struct's bytes, padding included).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << (c.adaptive ? "adaptive" : "uniform") << " tree, p = " << c.p;
+}
 
 class GpuM2LTest : public ::testing::TestWithParam<Case> {};
 

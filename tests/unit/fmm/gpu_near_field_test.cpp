@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,12 @@ struct Case {
   bool adaptive;
   double k;
 };
+
+// gtest prints parameters in CTest's test names: readable and the same in every build (its
+// default prints the struct's bytes, padding included).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << (c.adaptive ? "adaptive" : "uniform") << " tree, k = " << c.k;
+}
 
 class GpuNearFieldTest : public ::testing::TestWithParam<Case> {};
 

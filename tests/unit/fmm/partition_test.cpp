@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <ostream>
 #include <random>
 #include <vector>
 
@@ -474,6 +475,10 @@ struct Case {
   Elements (*geometry)();
   int parts;
 };
+
+// gtest prints parameters in CTest's test names: readable and the same in every build (its
+// default prints the struct's bytes, a function pointer included).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name << ", " << c.parts << " parts"; }
 
 class LetExactness : public ::testing::TestWithParam<Case> {};
 
