@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <numeric>
+#include <ostream>
 #include <random>
 #include <string>
 
@@ -103,6 +104,11 @@ struct Case {
   bool sphere;
   double k;
 };
+
+// gtest prints parameters in CTest's test names: readable and the same in every build.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << (c.sphere ? "sphere" : "box") << ", k = " << c.k;
+}
 
 class FmmAccuracy : public ::testing::TestWithParam<Case> {};
 
@@ -291,6 +297,11 @@ struct NormalCase {
   double k;
   int order;
 };
+
+// gtest prints parameters in CTest's test names: readable and the same in every build.
+void PrintTo(const NormalCase& c, std::ostream* os) {
+  *os << (c.sphere ? "sphere" : "box") << ", k = " << c.k << ", p = " << c.order;
+}
 
 class FmmNormalDerivative : public ::testing::TestWithParam<NormalCase> {};
 
