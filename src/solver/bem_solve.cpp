@@ -590,31 +590,13 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   std::unique_ptr<CorrectedLayerPotentials> layer_potentials;
   const FmmLayerPotentials *fmm_layers = nullptr;
   PetscCall(PetscLogEventBegin(events.near_setup, 0, 0, 0, 0));
-  if (opt.operator_backend == "fmm") {
-    auto fast =
-        std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, opt.fmm, &sweep.fmm_events,
-                                             problem.coupling(), opt.double_density);
-    if (sweep.distribution) {
-      // Each rank forms the partial multipoles of its own leaves and exchanges those its peers'
-      // M2L lists read (issue 13).
-      fast->distribute(sweep.distribution->let, comm, opt.fmm_overlap);
-    } else if (size > 1)
-      // Every rank has the same tree: each forms the moments of its share of the leaves, and one
-      // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).
-      fast->share_upward_pass(rank, size, [comm](std::span<cplx> multipoles) {
-        MPI_Allreduce(MPI_IN_PLACE, multipoles.data(), int(multipoles.size()), MPI_C_DOUBLE_COMPLEX,
-                      MPI_SUM, comm);
-      });
-    fmm_layers = fast.get();
-    layer_potentials = std::move(fast);
-  } else {
-    layer_potentials = std::make_unique<DirectLayerPotentials>(
-        disc, k, rows, opt.near, problem.coupling(), opt.double_density);
-  }
+  // Burton-Miller's curvature correction first, so that its two Laplace operators (FMMs and
+  // near-field corrections) are gone before the Helmholtz one is built: the set-up's peak holds
+  // two operators, not three.
   if (opt.curvature_correction) {
     // c_i from the Laplace layer potentials of the same backend (plain and with coupling 1);
     // the geometric error is the kernel's singular part, the Helmholtz one differs by
-    // O((k h)^2). Added to S + alpha D' as alpha c_i. k-independent: formed once a sweep.
+    // O((k h)^2). Added to S + alpha D' as alpha c_i (below). k-independent: formed once a sweep.
     if (!sweep.curvature_correction) {
       PetscCall(PetscLogEventBegin(events.curvature, 0, 0, 0, 0));
       std::unique_ptr<LayerPotentials> plain, coupled;
@@ -639,6 +621,29 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
           adjoint_double_layer_curvature_correction(mesh, *plain, *coupled, opt.near.feature_angle);
       PetscCall(PetscLogEventEnd(events.curvature, 0, 0, 0, 0));
     }
+  }
+  if (opt.operator_backend == "fmm") {
+    auto fast =
+        std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, opt.fmm, &sweep.fmm_events,
+                                             problem.coupling(), opt.double_density);
+    if (sweep.distribution) {
+      // Each rank forms the partial multipoles of its own leaves and exchanges those its peers'
+      // M2L lists read (issue 13).
+      fast->distribute(sweep.distribution->let, comm, opt.fmm_overlap);
+    } else if (size > 1)
+      // Every rank has the same tree: each forms the moments of its share of the leaves, and one
+      // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).
+      fast->share_upward_pass(rank, size, [comm](std::span<cplx> multipoles) {
+        MPI_Allreduce(MPI_IN_PLACE, multipoles.data(), int(multipoles.size()), MPI_C_DOUBLE_COMPLEX,
+                      MPI_SUM, comm);
+      });
+    fmm_layers = fast.get();
+    layer_potentials = std::move(fast);
+  } else {
+    layer_potentials = std::make_unique<DirectLayerPotentials>(
+        disc, k, rows, opt.near, problem.coupling(), opt.double_density);
+  }
+  if (opt.curvature_correction) {
     const std::vector<double> &c = *sweep.curvature_correction;
     std::vector<cplx> extra(c.size());
     for (std::size_t r = 0; r < c.size(); ++r) extra[r] = problem.coupling() * c[r];
