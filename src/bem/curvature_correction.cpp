@@ -59,16 +59,20 @@ std::vector<double> feature_edge_curvature_term(const Mesh& mesh, RowRange rows,
   return term;
 }
 
-std::vector<double> adjoint_double_layer_curvature_correction(const Mesh& mesh,
-                                                              const LayerPotentials& plain,
-                                                              const LayerPotentials& coupled,
-                                                              double feature_angle) {
+namespace {
+
+void check_operator(const Mesh& mesh, const LayerPotentials& op, cplx coupling, RowRange rows) {
+  if (op.columns() != mesh.size() || op.rows().begin != rows.begin || op.rows().end != rows.end ||
+      op.coupling() != coupling)
+    throw Error("curvature correction: layer potentials of another mesh, rows or coupling");
+}
+
+// The plain operator's share of c: -n_i . L_feature(x_i) - n_i . (D[n] + S[w_smooth])(x_i), and
+// S[1] for the coupled share.
+std::vector<double> plain_share(const Mesh& mesh, const LayerPotentials& plain,
+                                double feature_angle, std::vector<cplx>& s) {
   const std::size_t n = mesh.size();
   const RowRange rows = plain.rows();
-  if (plain.columns() != n || coupled.columns() != n || coupled.rows().begin != rows.begin ||
-      coupled.rows().end != rows.end || plain.coupling() != cplx(0.0) ||
-      coupled.coupling() != cplx(1.0))
-    throw Error("curvature correction: layer potentials of another mesh, rows or coupling");
   const std::vector<Vec3> w = element_curvature_vectors(mesh, feature_angle);
   // -n_i . L_feature(x_i): the feature edges' curvature, kept on the edges.
   std::vector<double> c = feature_edge_curvature_term(mesh, rows, feature_angle);
@@ -87,12 +91,50 @@ std::vector<double> adjoint_double_layer_curvature_correction(const Mesh& mesh,
     for (std::size_t r = 0; r < rows.size(); ++r)
       c[r] -= component(mesh.normals()[rows.begin + r]) * y[r].real();
   }
-  // -D'[1] = -((S + D')[1] - S[1]).
   const std::vector<cplx> ones(n, 1.0);
-  std::vector<cplx> s(rows.size());
+  s.assign(rows.size(), 0.0);
   plain.apply({}, ones, s);
+  return c;
+}
+
+// -D'[1] = -((S + D')[1] - S[1]), added to c.
+void add_coupled_share(const Mesh& mesh, const LayerPotentials& coupled, const std::vector<cplx>& s,
+                       std::vector<double>& c) {
+  const std::vector<cplx> ones(mesh.size(), 1.0);
+  std::vector<cplx> y(s.size());
   coupled.apply({}, ones, y);
-  for (std::size_t r = 0; r < rows.size(); ++r) c[r] -= (y[r] - s[r]).real();
+  for (std::size_t r = 0; r < s.size(); ++r) c[r] -= (y[r] - s[r]).real();
+}
+
+}  // namespace
+
+std::vector<double> adjoint_double_layer_curvature_correction(const Mesh& mesh,
+                                                              const LayerPotentials& plain,
+                                                              const LayerPotentials& coupled,
+                                                              double feature_angle) {
+  check_operator(mesh, plain, 0.0, plain.rows());
+  check_operator(mesh, coupled, 1.0, plain.rows());
+  std::vector<cplx> s;
+  std::vector<double> c = plain_share(mesh, plain, feature_angle, s);
+  add_coupled_share(mesh, coupled, s, c);
+  return c;
+}
+
+std::vector<double> adjoint_double_layer_curvature_correction(
+    const Mesh& mesh, const std::function<std::unique_ptr<LayerPotentials>()>& make_plain,
+    const std::function<std::unique_ptr<LayerPotentials>()>& make_coupled, double feature_angle) {
+  std::vector<cplx> s;
+  std::vector<double> c;
+  RowRange rows;
+  {
+    const std::unique_ptr<LayerPotentials> plain = make_plain();
+    rows = plain->rows();
+    check_operator(mesh, *plain, 0.0, rows);
+    c = plain_share(mesh, *plain, feature_angle, s);
+  }
+  const std::unique_ptr<LayerPotentials> coupled = make_coupled();
+  check_operator(mesh, *coupled, 1.0, rows);
+  add_coupled_share(mesh, *coupled, s, c);
   return c;
 }
 

@@ -599,26 +599,19 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     // O((k h)^2). Added to S + alpha D' as alpha c_i (below). k-independent: formed once a sweep.
     if (!sweep.curvature_correction) {
       PetscCall(PetscLogEventBegin(events.curvature, 0, 0, 0, 0));
-      std::unique_ptr<LayerPotentials> plain, coupled;
-      if (opt.operator_backend == "fmm") {
-        auto plain_fmm =
-            std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm, nullptr);
-        auto coupled_fmm = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm,
-                                                                nullptr, cplx(1.0));
-        if (sweep.distribution) {
-          // The same tree as the Helmholtz FMM's (same splitting points, leaf size and order), so
-          // the same locally essential tree: each rank forms only its own leaves' moments.
-          plain_fmm->distribute(sweep.distribution->let, comm);
-          coupled_fmm->distribute(sweep.distribution->let, comm);
-        }
-        plain = std::move(plain_fmm);
-        coupled = std::move(coupled_fmm);
-      } else {
-        plain = std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near);
-        coupled = std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near, cplx(1.0));
-      }
-      sweep.curvature_correction =
-          adjoint_double_layer_curvature_correction(mesh, *plain, *coupled, opt.near.feature_angle);
+      // Each Laplace operator built when needed and freed before the next: one alive at a time.
+      const auto make = [&](cplx coupling) -> std::unique_ptr<LayerPotentials> {
+        if (opt.operator_backend != "fmm")
+          return std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near, coupling);
+        auto laplace = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm,
+                                                            nullptr, coupling);
+        // The same tree as the Helmholtz FMM's (same splitting points, leaf size and order), so
+        // the same locally essential tree: each rank forms only its own leaves' moments.
+        if (sweep.distribution) laplace->distribute(sweep.distribution->let, comm);
+        return laplace;
+      };
+      sweep.curvature_correction = adjoint_double_layer_curvature_correction(
+          mesh, [&] { return make(0.0); }, [&] { return make(1.0); }, opt.near.feature_angle);
       PetscCall(PetscLogEventEnd(events.curvature, 0, 0, 0, 0));
     }
   }

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <numbers>
 #include <utility>
 #include <vector>
 
 #include "fmbem/bem/curvature_correction.hpp"
 #include "fmbem/bem/direct_layer_potentials.hpp"
+#include "fmbem/core/error.hpp"
 #include "fmbem/mesh/feature_edges.hpp"
 #include "fmbem/mesh/mesh.hpp"
 #include "fmbem/quadrature/gauss_legendre.hpp"
@@ -208,4 +210,56 @@ TEST(CurvatureCorrection, SphereUnchanged) {
 }
 
 }  // namespace
+// Built one operator at a time (make_plain, then make_coupled, each freed before the next: the
+// set-up's peak memory), the correction is the two-operator form's, bit for bit (the same
+// applies in the same order), on rows of a part (the rows of a rank); an operator of the wrong
+// coupling is one clear error.
+TEST(CurvatureCorrection, OneOperatorAtATimeGivesTheSameNumbers) {
+  const Mesh mesh = Mesh::from_surface(make_box(4, 1.0), "box");
+  const Discretization disc(mesh, 3);
+  const RowRange rows{mesh.size() / 3, mesh.size() - 5};
+  const NearFieldOptions near;
+  const DirectLayerPotentials plain(disc, 0.0, rows, near);
+  const DirectLayerPotentials coupled(disc, 0.0, rows, near, cplx(1.0));
+  const std::vector<double> both =
+      adjoint_double_layer_curvature_correction(mesh, plain, coupled, kFeatureAngle);
+  int alive = 0, most_alive = 0;
+  // A LayerPotentials that counts how many of its kind are alive.
+  struct Counted final : LayerPotentials {
+    Counted(const Discretization& disc, RowRange rows, const NearFieldOptions& near, cplx coupling,
+            int& alive, int& most_alive)
+        : op(disc, 0.0, rows, near, coupling), alive(alive) {
+      most_alive = std::max(most_alive, ++alive);
+    }
+    ~Counted() override { --alive; }
+    void apply(std::span<const cplx> double_density, std::span<const cplx> single_density,
+               std::span<cplx> y) const override {
+      op.apply(double_density, single_density, y);
+    }
+    const std::vector<cplx>& single_layer_diagonal() const override {
+      return op.single_layer_diagonal();
+    }
+    const std::vector<cplx>& double_layer_diagonal() const override {
+      return op.double_layer_diagonal();
+    }
+    std::size_t columns() const override { return op.columns(); }
+    RowRange rows() const override { return op.rows(); }
+    cplx coupling() const override { return op.coupling(); }
+    DirectLayerPotentials op;
+    int& alive;
+  };
+  const auto make = [&](cplx coupling) -> std::unique_ptr<LayerPotentials> {
+    return std::make_unique<Counted>(disc, rows, near, coupling, alive, most_alive);
+  };
+  const std::vector<double> one_at_a_time = adjoint_double_layer_curvature_correction(
+      mesh, [&] { return make(0.0); }, [&] { return make(1.0); }, kFeatureAngle);
+  ASSERT_EQ(one_at_a_time.size(), rows.size());
+  EXPECT_EQ(one_at_a_time, both);
+  EXPECT_EQ(most_alive, 1);
+  EXPECT_EQ(alive, 0);
+  EXPECT_THROW(adjoint_double_layer_curvature_correction(
+                   mesh, [&] { return make(0.0); }, [&] { return make(0.0); }, kFeatureAngle),
+               Error);
+}
+
 }  // namespace fmbem
