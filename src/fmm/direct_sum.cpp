@@ -10,25 +10,40 @@ namespace fmbem::fmm {
 PointSources::PointSources(std::span<const Vec3> points, std::span<const Vec3> normals,
                            std::span<const std::size_t> order, std::span<const cplx> charges,
                            std::span<const cplx> dipoles) {
-  const std::size_t n = order.size();
   if ((!charges.empty() && charges.size() != points.size()) ||
       (!dipoles.empty() && (dipoles.size() != points.size() || normals.size() != points.size())))
     throw Error("point sources: charges, dipoles or normals of the wrong size");
+  fill(points, normals, order, charges, dipoles, false);
+}
+
+PointSources::PointSources(PointsInOrder, std::span<const Vec3> points,
+                           std::span<const Vec3> normals, std::span<const std::size_t> order,
+                           std::span<const cplx> charges, std::span<const cplx> dipoles) {
+  if (points.size() != order.size() || (!dipoles.empty() && normals.size() != points.size()))
+    throw Error("point sources: points or normals of the wrong size");
+  fill(points, normals, order, charges, dipoles, true);
+}
+
+void PointSources::fill(std::span<const Vec3> points, std::span<const Vec3> normals,
+                        std::span<const std::size_t> order, std::span<const cplx> charges,
+                        std::span<const cplx> dipoles, bool points_in_order) {
+  const std::size_t n = order.size();
   for (auto* v :
        {&x_, &y_, &z_, &q_re_, &q_im_, &d_re_x_, &d_re_y_, &d_re_z_, &d_im_x_, &d_im_y_, &d_im_z_})
     v->assign(n, 0.0);
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t j = order[i];
-    x_[i] = points[j].x;
-    y_[i] = points[j].y;
-    z_[i] = points[j].z;
+    const std::size_t at = points_in_order ? i : j;  // the point's index; j the strengths'
+    x_[i] = points[at].x;
+    y_[i] = points[at].y;
+    z_[i] = points[at].z;
     if (!charges.empty()) {
       q_re_[i] = charges[j].real();
       q_im_[i] = charges[j].imag();
     }
     if (!dipoles.empty()) {
-      const Vec3& nu = normals[j];
+      const Vec3& nu = normals[at];
       const double re = dipoles[j].real(), im = dipoles[j].imag();
       d_re_x_[i] = re * nu.x;
       d_re_y_[i] = re * nu.y;

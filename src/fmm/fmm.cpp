@@ -91,9 +91,10 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
          const TargetNormalDerivative& normal_derivative)
     : k_(k),
       options_(options),
-      sources_(sources.begin(), sources.end()),
-      normals_(source_normals.begin(), source_normals.end()),
+      source_count_(sources.size()),
+      with_normals_(!source_normals.empty()),
       targets_(targets.begin(), targets.end()) {
+  options_.part = nullptr;  // read here only
   if (!(k >= 0.0) || !std::isfinite(k)) throw Error("FMM: the wavenumber must be finite and >= 0");
   if (options.order < 0 || options.order > max_degree)
     throw Error("FMM: the expansion order p must lie in 1.." + std::to_string(max_degree));
@@ -114,6 +115,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
   const bool gpu = options.device != FmmOptions::Device::cpu && gpu_available();
   if (options.measured_max_leaf) options_.max_leaf = default_max_leaf(gpu, order_);
   statistics_.max_leaf = options_.max_leaf;
+  std::vector<int> part_leaves;
   {
     PhaseScope scope(observer, FmmPhase::tree);
     tree_ = std::make_unique<Octree>(sources, targets, splitting_points,
@@ -121,14 +123,20 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     for (int leaf : tree_->leaves())
       if (tree_->cells()[leaf].target_begin < tree_->cells()[leaf].target_end)
         target_leaves_.push_back(leaf);
-    build_near_lists();
     upward_leaf_end_ = tree_->leaves().size();
     upward_leaves_ = tree_->leaves();
+    if (options.part) part_leaves = mark_part(*options.part);
+    build_near_lists();
+    hold_sources(sources, source_normals);
   }
   {
     PhaseScope scope(observer, FmmPhase::translations);
     build_translations(gpu);
     set_up_gpu();
+    if (options.part) {
+      finish_restriction(*options.part, part_leaves);
+      constructed_part_cells_ = options.part->own_cells;
+    }
   }
 }
 
@@ -171,8 +179,10 @@ void Fmm::set_up_gpu() {
   GpuFarFieldPlan plan{.k = k_,
                        .order = order_,
                        .tree = tree_.get(),
-                       .sources = sources_,
-                       .normals = normals_,
+                       .sources = {},
+                       .normals = {},
+                       .source_order = {},
+                       .p2m_leaves = {},
                        .targets = targets_,
                        .target_leaves = target_leaves_,
                        .levels = {},
@@ -180,6 +190,36 @@ void Fmm::set_up_gpu() {
                        .target_normals = target_normals_,
                        .target_normal_weight = target_normal_weight_};
   if (limit > 0 && plan.memory_limit == 0) plan.memory_limit = 1;
+  // P2M's points: the near store by tree positions where it holds every source, else those of
+  // the leaves P2M visits gathered from both stores (host copies for the upload only).
+  std::vector<Vec3> p2m_points, p2m_normals;
+  std::vector<std::size_t> p2m_order;
+  const auto& all_leaves = tree_->leaves();
+  if (upward_store_leaves_.empty()) {
+    plan.sources = near_sources_;
+    plan.normals = near_normals_;
+    plan.source_order = tree_->source_order();
+    for (std::size_t l = 0; l < all_leaves.size(); ++l) {
+      const Cell& c = tree_->cells()[all_leaves[l]];
+      plan.p2m_leaves.push_back({all_leaves[l], l, c.source_begin, c.source_end});
+    }
+  } else {
+    for (int leaf : upward_store_leaves_) {
+      const LeafSources held = leaf_sources(leaf);
+      const std::size_t l = std::size_t(
+          std::lower_bound(all_leaves.begin(), all_leaves.end(), leaf) - all_leaves.begin());
+      plan.p2m_leaves.push_back(
+          {leaf, l, p2m_order.size(), p2m_order.size() + held.end - held.begin});
+      for (std::size_t i = held.begin; i < held.end; ++i) {
+        p2m_points.push_back(held.points[i]);
+        if (!held.normals.empty()) p2m_normals.push_back(held.normals[i]);
+        p2m_order.push_back(held.order[i]);
+      }
+    }
+    plan.sources = p2m_points;
+    plan.normals = p2m_normals;
+    plan.source_order = p2m_order;
+  }
   for (const Level& lv : levels_) {
     GpuFarFieldPlan::Level& out = plan.levels.emplace_back();
     out.sigma = lv.sigma;
@@ -192,8 +232,8 @@ void Fmm::set_up_gpu() {
   gpu_far_field_ = std::make_unique<GpuFarField>(plan);
   statistics_.far_field_device = "gpu";
   statistics_.gpu_bytes += gpu_far_field_->device_bytes();
-  device_charges_ = std::make_unique<DeviceArray>(sources_.size());
-  device_dipoles_ = std::make_unique<DeviceArray>(normals_.empty() ? 0 : sources_.size());
+  device_charges_ = std::make_unique<DeviceArray>(source_count_);
+  device_dipoles_ = std::make_unique<DeviceArray>(with_normals_ ? source_count_ : 0);
   device_potential_ = std::make_unique<DeviceArray>(targets_.size());
   statistics_.gpu_bytes +=
       (device_charges_->size() + device_dipoles_->size() + device_potential_->size()) *
@@ -204,11 +244,12 @@ void Fmm::set_up_gpu() {
 NearFieldLists Fmm::near_field_lists() const {
   return NearFieldLists{.k = k_,
                         .skip_radius = options_.skip_radius,
-                        .sources = sources_,
-                        .normals = normals_,
+                        .sources = near_sources_,
+                        .normals = near_normals_,
                         .source_order = near_source_order_.empty()
                                             ? std::span<const std::size_t>(tree_->source_order())
                                             : std::span<const std::size_t>(near_source_order_),
+                        .source_count = source_count_,
                         .targets = targets_,
                         .target_order = tree_->target_order(),
                         .leaf_targets = near_targets_,
@@ -274,12 +315,14 @@ void Fmm::compact_near_sources() {
   read.resize(kept);
   for (const auto& r : read) count += r[1] - r[0];
   near_source_order_.clear();
+  near_intervals_.clear();
   if (count == tree_->source_order().size()) return;  // every source: tree positions as they are
   std::vector<std::size_t> start(read.size());
   near_source_order_.reserve(count);
   const auto& order = tree_->source_order();
   for (std::size_t i = 0; i < read.size(); ++i) {
     start[i] = near_source_order_.size();
+    near_intervals_.push_back({read[i][0], read[i][1], start[i]});
     near_source_order_.insert(near_source_order_.end(), order.begin() + read[i][0],
                               order.begin() + read[i][1]);
   }
@@ -362,7 +405,11 @@ void Fmm::build_translations(bool gpu) {
         sizeof(int);
   statistics_.expansion_bytes = 2 * cells.size() * size * sizeof(cplx);
   // The points and normals, and the near field's per-apply copy of the sources it reads.
-  statistics_.source_bytes = sources_.size() * 2 * sizeof(Vec3) +
+  statistics_.source_points = near_sources_.size() + upward_sources_.size();
+  statistics_.source_bytes = (near_sources_.size() + near_normals_.size() + upward_sources_.size() +
+                              upward_normals_.size()) *
+                                 sizeof(Vec3) +
+                             upward_order_.size() * sizeof(std::size_t) +
                              near_field_lists().source_order.size() * 11 * sizeof(double) +
                              target_normals_.size() * sizeof(Vec3);
 }
@@ -420,8 +467,7 @@ void Fmm::distribute_upward_pass(const LocallyEssentialTree& let, PackedMultipol
   exchange_end_ = nullptr;
 }
 
-void Fmm::restrict_upward_pass(const LocallyEssentialTree& let) {
-  // Its M2L pairs are renumbered to the held cells once (below).
+std::vector<int> Fmm::mark_part(const LocallyEssentialTree& let) {
   if (!own_cells_.empty()) throw Error("FMM: the upward pass is distributed already");
   const auto& cells = tree_->cells();
   // The part's leaves: its own cells that are leaves (ascending cell ids). The tree must be of
@@ -445,6 +491,14 @@ void Fmm::restrict_upward_pass(const LocallyEssentialTree& let) {
     for (int c = cells[leaf].parent; c >= 0 && !own_cells_[c]; c = cells[c].parent)
       own_cells_[c] = 1;
   }
+  upward_leaves_ = leaves;
+  upward_leaf_begin_ = 0;
+  upward_leaf_end_ = tree_->leaves().size();
+  return leaves;
+}
+
+void Fmm::finish_restriction(const LocallyEssentialTree& let, const std::vector<int>& leaves) {
+  const auto& cells = tree_->cells();
   if (gpu_far_field_) {
     // The GPU's P2M visits the part's leaves (their indices into leaves(), which is ascending)
     // and its M2M the part's own cells; its expansions are the whole tree's, zero at the cells
@@ -475,9 +529,75 @@ void Fmm::restrict_upward_pass(const LocallyEssentialTree& let) {
       if (slot_[leaf] < 0) throw Error("FMM: the locally essential tree lacks a leaf of its part");
     statistics_.expansion_bytes = 2 * num_slots_ * std::size_t(order_ * order_) * sizeof(cplx);
   }
-  upward_leaves_ = std::move(leaves);
-  upward_leaf_begin_ = 0;
-  upward_leaf_end_ = tree_->leaves().size();
+}
+
+void Fmm::restrict_upward_pass(const LocallyEssentialTree& let) {
+  if (!constructed_part_cells_.empty()) {
+    // Restricted at construction (FmmOptions::part): the tree given now must be that one.
+    if (let.own_cells != constructed_part_cells_)
+      throw Error("FMM: the locally essential tree differs from the part this FMM was built for");
+    return;
+  }
+  const std::vector<int> leaves = mark_part(let);
+  finish_restriction(let, leaves);
+}
+
+void Fmm::hold_sources(std::span<const Vec3> sources, std::span<const Vec3> normals) {
+  const auto order = near_source_order_.empty()
+                         ? std::span<const std::size_t>(tree_->source_order())
+                         : std::span<const std::size_t>(near_source_order_);
+  const auto gather = [](std::span<const Vec3> points, std::span<const std::size_t> at,
+                         std::vector<Vec3>& out) {
+    out.resize(at.size());
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < at.size(); ++i) out[i] = points[at[i]];
+  };
+  gather(sources, order, near_sources_);
+  if (!normals.empty()) gather(normals, order, near_normals_);
+  upward_sources_.clear();
+  upward_normals_.clear();
+  upward_order_.clear();
+  upward_store_leaves_.clear();
+  upward_store_begin_.clear();
+  upward_in_near_store_.clear();
+  if (near_source_order_.empty()) return;  // the near store holds every source, in tree order
+  // P2M's leaves (level >= 2, with sources; the whole tree's unless the part was given at
+  // construction): inside a run of the near store most are, read there; the others apart.
+  const auto& cells = tree_->cells();
+  const auto& tree_order = tree_->source_order();
+  for (int leaf : upward_leaves_) {
+    const Cell& c = cells[leaf];
+    if (c.level < 2 || c.source_begin == c.source_end) continue;
+    upward_store_leaves_.push_back(leaf);
+    const auto run = std::upper_bound(
+        near_intervals_.begin(), near_intervals_.end(), c.source_begin,
+        [](std::size_t position, const auto& interval) { return position < interval[0]; });
+    if (run != near_intervals_.begin() && c.source_end <= (run - 1)->at(1)) {
+      upward_store_begin_.push_back((run - 1)->at(2) + (c.source_begin - (run - 1)->at(0)));
+      upward_in_near_store_.push_back(1);
+      continue;
+    }
+    upward_store_begin_.push_back(upward_order_.size());
+    upward_in_near_store_.push_back(0);
+    upward_order_.insert(upward_order_.end(), tree_order.begin() + std::ptrdiff_t(c.source_begin),
+                         tree_order.begin() + std::ptrdiff_t(c.source_end));
+  }
+  gather(sources, upward_order_, upward_sources_);
+  if (!normals.empty()) gather(normals, upward_order_, upward_normals_);
+}
+
+Fmm::LeafSources Fmm::leaf_sources(int leaf) const {
+  const Cell& c = tree_->cells()[leaf];
+  if (upward_store_leaves_.empty())
+    return {near_sources_, near_normals_, tree_->source_order(), c.source_begin, c.source_end};
+  const auto at = std::lower_bound(upward_store_leaves_.begin(), upward_store_leaves_.end(), leaf);
+  if (at == upward_store_leaves_.end() || *at != leaf)
+    throw Error("FMM: P2M asked for the points of a leaf it does not hold");
+  const std::size_t i = std::size_t(at - upward_store_leaves_.begin());
+  const std::size_t begin = upward_store_begin_[i], end = begin + (c.source_end - c.source_begin);
+  if (upward_in_near_store_[i])
+    return {near_sources_, near_normals_, near_source_order_, begin, end};
+  return {upward_sources_, upward_normals_, upward_order_, begin, end};
 }
 
 void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
@@ -512,10 +632,10 @@ std::vector<std::size_t> Fmm::sources_read() const {
 void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
                 std::span<cplx> potential, FmmObserver* observer) const {
   if (potential.size() != targets_.size() ||
-      (!charges.empty() && charges.size() != sources_.size()) ||
-      (!dipoles.empty() && dipoles.size() != sources_.size()))
+      (!charges.empty() && charges.size() != source_count_) ||
+      (!dipoles.empty() && dipoles.size() != source_count_))
     throw Error("FMM: charges, dipoles or potentials of the wrong size");
-  if (!dipoles.empty() && normals_.empty()) throw Error("FMM: dipoles need source normals");
+  if (!dipoles.empty() && !with_normals_) throw Error("FMM: dipoles need source normals");
   if (gpu_far_field_)
     apply_gpu_from_host(charges, dipoles, potential, observer);
   else
@@ -550,7 +670,6 @@ void Fmm::p2m_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
                   std::span<cplx> multipole) const {
   const Octree& tree = *tree_;
   const auto& cells = tree.cells();
-  const auto source_order = tree.source_order();
   const int p = order_, size = p * p;
   const bool with_dipoles = !dipoles.empty(), with_charges = !charges.empty();
   const auto& leaves = upward_leaves_;
@@ -570,16 +689,17 @@ void Fmm::p2m_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
       const Level& lv = levels_[cell.level];
       cplx* m = &multipole[slot(leaves[l]) * size];
       if (with_dipoles) std::fill(by_q.begin(), by_q.end(), cplx(0.0));
-      for (std::size_t i = cell.source_begin; i < cell.source_end; ++i) {
-        const std::size_t j = source_order[i];
-        regular_basis(with_dipoles ? p : p - 1, k_, lv.sigma, sources_[j] - cell.center,
+      const LeafSources held = leaf_sources(leaves[l]);
+      for (std::size_t i = held.begin; i < held.end; ++i) {
+        const std::size_t j = held.order[i];
+        regular_basis(with_dipoles ? p : p - 1, k_, lv.sigma, held.points[i] - cell.center,
                       basis.data());
         if (with_charges)
           for (int c = 0; c < size; ++c) m[c] += charges[j] * std::conj(basis[c]);
         if (with_dipoles && dipoles[j] != 0.0)
           for (int q = -1; q <= 1; ++q) {
             const HarmonicGradient& h = g[q + 1];
-            const Vec3& nu = normals_[j];
+            const Vec3& nu = held.normals[i];
             const cplx weight = dipoles[j] * std::conj(h.x * nu.x + h.y * nu.y + h.z * nu.z);
             cplx* acc = &by_q[(q + 1) * extended];
             for (int c = 0; c < extended; ++c) acc[c] += weight * std::conj(basis[c]);
@@ -768,7 +888,7 @@ void Fmm::apply_device(const cplx* device_charges, const cplx* device_dipoles,
     throw Error(
         "FMM: apply_device needs the whole FMM on the GPU (-fmm_device gpu or auto with a "
         "GPU, and the near field there)");
-  if (device_dipoles && normals_.empty()) throw Error("FMM: dipoles need source normals");
+  if (device_dipoles && !with_normals_) throw Error("FMM: dipoles need source normals");
   const auto near = [&] {
     gpu_phase(observer, FmmPhase::near_field, [&] {
       gpu_near_field_->apply_device(device_charges, device_dipoles, device_potential);

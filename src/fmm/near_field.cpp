@@ -17,7 +17,14 @@ void add_near_field_cpu(const NearFieldLists& lists, std::span<const cplx> charg
                         std::span<const cplx> dipoles, std::span<cplx> potential) {
   if (!lists.target_normals.empty() && lists.target_normals.size() != lists.targets.size())
     throw Error("near field: one target normal per target is needed");
-  const PointSources sorted(lists.sources, lists.normals, lists.source_order, charges, dipoles);
+  if ((!charges.empty() && charges.size() != lists.source_count) ||
+      (!dipoles.empty() && dipoles.size() != lists.source_count))
+    throw Error("near field: charges or dipoles of the wrong size");
+  if (lists.sources.size() != lists.source_order.size() ||
+      (!lists.normals.empty() && lists.normals.size() != lists.sources.size()))
+    throw Error("near field: one point (and normal) per source read is needed");
+  const PointSources sorted(PointSources::PointsInOrder{}, lists.sources, lists.normals,
+                            lists.source_order, charges, dipoles);
   const double skip2 = lists.skip_radius * lists.skip_radius;
   const bool with_normals = !lists.target_normals.empty();
   const cplx weight = lists.target_normal_weight;

@@ -590,6 +590,10 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   std::unique_ptr<CorrectedLayerPotentials> layer_potentials;
   const FmmLayerPotentials *fmm_layers = nullptr;
   PetscCall(PetscLogEventBegin(events.near_setup, 0, 0, 0, 0));
+  // The distributed FMM is built for this rank's part: it keeps only the source points the part
+  // reads.
+  fmm::FmmOptions fmm_options = opt.fmm;
+  if (sweep.distribution) fmm_options.part = &sweep.distribution->let;
   // Burton-Miller's curvature correction first, so that its two Laplace operators (FMMs and
   // near-field corrections) are gone before the Helmholtz one is built: the set-up's peak holds
   // two operators, not three.
@@ -603,7 +607,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
       const auto make = [&](cplx coupling) -> std::unique_ptr<LayerPotentials> {
         if (opt.operator_backend != "fmm")
           return std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near, coupling);
-        auto laplace = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm,
+        auto laplace = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, fmm_options,
                                                             nullptr, coupling);
         // The same tree as the Helmholtz FMM's (same splitting points, leaf size and order), so
         // the same locally essential tree: each rank forms only its own leaves' moments.
@@ -616,9 +620,9 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     }
   }
   if (opt.operator_backend == "fmm") {
-    auto fast =
-        std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, opt.fmm, &sweep.fmm_events,
-                                             problem.coupling(), opt.double_density);
+    auto fast = std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, fmm_options,
+                                                     &sweep.fmm_events, problem.coupling(),
+                                                     opt.double_density);
     if (sweep.distribution) {
       // Each rank forms the partial multipoles of its own leaves and exchanges those its peers'
       // M2L lists read (issue 13).

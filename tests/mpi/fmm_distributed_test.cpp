@@ -56,6 +56,9 @@ struct Case {
   int max_leaf, order;
   FmmOptions::Device device = FmmOptions::Device::cpu;  // of the distributed FMM
   bool overlap = false;                                 // the exchange during the near field
+  // The part given at construction (FmmOptions::part): the FMM keeps only the source points its
+  // part reads; checked against the FMM restricted after construction, which keeps them all.
+  bool part_at_construction = false;
 };
 
 // That the case exercises what a part's upward pass leaves out: on every rank cells with sources
@@ -107,9 +110,10 @@ double distributed_difference(const Elements& e, const Case& c) {
     targets.push_back(e.targets[t]);
     target_normals.push_back(e.target_normals[t]);
   }
+  const LocallyEssentialTree let = partition.partition().locally_essential_tree(rank);
+  if (c.part_at_construction) distributed_options.part = &let;
   Fmm fmm(c.k, e.sources, e.normals, targets, e.targets, distributed_options, nullptr,
           TargetNormalDerivative{target_normals, c.normal_weight});
-  const LocallyEssentialTree let = partition.partition().locally_essential_tree(rank);
   distribute(fmm, let, MPI_COMM_WORLD, c.overlap);
   if (size > 1) expect_restricted_upward_pass(fmm.tree(), let);
   // The strengths this rank reads come from its own elements and the LET's received densities.
@@ -128,6 +132,23 @@ double distributed_difference(const Elements& e, const Case& c) {
   // Twice: the exchange's buffers are reused.
   fmm.apply(local_charges, local_dipoles, potential);
   fmm.apply(local_charges, local_dipoles, potential);
+  if (c.part_at_construction) {
+    // The same operations on the same points in the same order as the FMM that holds them all.
+    distributed_options.part = nullptr;
+    Fmm late(c.k, e.sources, e.normals, targets, e.targets, distributed_options, nullptr,
+             TargetNormalDerivative{target_normals, c.normal_weight});
+    distribute(late, let, MPI_COMM_WORLD, c.overlap);
+    EXPECT_EQ(late.sources_read(), fmm.sources_read());
+    std::vector<cplx> late_potential(own.size());
+    late.apply(local_charges, local_dipoles, late_potential);
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < own.size(); ++i) differing += potential[i] != late_potential[i];
+    EXPECT_EQ(differing, 0u) << "of " << own.size() << " targets";
+    // The late FMM holds every source point once; this one only those its part reads.
+    EXPECT_EQ(late.statistics().source_points, e.sources.size());
+    EXPECT_EQ(fmm.statistics().source_points, fmm.sources_read().size());
+    if (size > 1) EXPECT_LT(fmm.statistics().source_points, e.sources.size());
+  }
   // Each target's difference relative to its potential (the small sphere's potentials are far
   // larger than the large one's: a 2-norm over all would see only them).
   double largest = 0.0;
@@ -155,6 +176,27 @@ TEST(DistributedFmm, OverlappedExchangeEqualsSerial) {
   Elements e;
   add_surface(make_icosphere(3, 1.0), e);
   EXPECT_LT(distributed_difference(e, Case{2.0, 0.0, 20, 8, FmmOptions::Device::cpu, true}), 1e-13);
+}
+
+// The part given at construction (what bem_solve does): the FMM keeps its part's points alone,
+// on two spheres (long W and X lists) with Burton-Miller's normal derivative.
+TEST(DistributedFmm, PartAtConstructionEqualsSerial) {
+  Elements e;
+  add_surface(make_icosphere(3, 1.0), e);
+  add_surface(make_icosphere(2, 0.002, Vec3{0.9, 0.3, -0.2}), e);
+  Case c{1.5, cplx(0.0, 0.5), 16, 8};
+  c.part_at_construction = true;
+  EXPECT_LT(distributed_difference(e, c), 1e-13);
+}
+
+TEST(DistributedFmm, GpuPartAtConstructionEqualsSerialCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  Elements e;
+  add_surface(make_icosphere(3, 1.0), e);
+  add_surface(make_icosphere(2, 0.002, Vec3{0.9, 0.3, -0.2}), e);
+  Case c{1.5, cplx(0.0, 0.5), 16, 8, FmmOptions::Device::gpu, true};
+  c.part_at_construction = true;
+  EXPECT_LT(distributed_difference(e, c), 1e-11);
 }
 
 TEST(DistributedFmm, LaplaceEqualsSerial) {

@@ -18,6 +18,12 @@ class PointSources {
   PointSources(std::span<const Vec3> points, std::span<const Vec3> normals,
                std::span<const std::size_t> order, std::span<const cplx> charges,
                std::span<const cplx> dipoles);
+  // Points (and normals) stored in order already: the i-th source is points[i], its strengths
+  // charges[order[i]] and dipoles[order[i]] (points.size() == order.size()).
+  struct PointsInOrder {};
+  PointSources(PointsInOrder, std::span<const Vec3> points, std::span<const Vec3> normals,
+               std::span<const std::size_t> order, std::span<const cplx> charges,
+               std::span<const cplx> dipoles);
   std::size_t size() const { return x_.size(); }
 
   // sum over sources i in [begin, end) of G(x - y_i) q_i + dG/dn_y(x, y_i) d_i,
@@ -37,6 +43,9 @@ class PointSources {
                                                            double skip_radius2) const;
 
  private:
+  void fill(std::span<const Vec3> points, std::span<const Vec3> normals,
+            std::span<const std::size_t> order, std::span<const cplx> charges,
+            std::span<const cplx> dipoles, bool points_in_order);
   std::vector<double> x_, y_, z_, q_re_, q_im_, d_re_x_, d_re_y_, d_re_z_, d_im_x_, d_im_y_,
       d_im_z_;
 };

@@ -46,6 +46,11 @@ struct FmmOptions {
   // Instead of max_leaf, the fastest measured for where the FMM runs and its order
   // (default_max_leaf). Last, so that aggregate initialisers keep their meaning.
   bool measured_max_leaf = false;
+  // The distributed FMM's part (issue 13), read during construction only: the FMM then keeps
+  // only the source points its part reads (P2M of the part's leaves, its near lists), P2M and M2M
+  // are the part's from the start, and distribute_upward_pass must be given the same tree. Null:
+  // the FMM keeps every source point (distribute_upward_pass may still restrict it later).
+  const LocallyEssentialTree* part = nullptr;
 };
 
 // The fastest GPU M2L scheme measured on an H100 for order p (bench/results/gpu_m2l.md):
@@ -88,6 +93,9 @@ struct FmmStatistics {
   // of the targets (same splitting points) they add up to the count of the whole.
   std::size_t near_pairs = 0;
   std::size_t tree_bytes = 0, translation_bytes = 0, expansion_bytes = 0, source_bytes = 0;
+  // The source points (with their normals) this FMM holds: every source, or where its targets
+  // are a part's (FmmOptions::part) those the part reads alone.
+  std::size_t source_points = 0;
   double max_kappa = 0.0;  // k times the width of the coarsest level with M2L
   // Where M2L runs, in words ("cpu", "gpu, scheme dmma", or "cpu (no GPU: ...)").
   std::string m2l_device = "cpu";
@@ -228,6 +236,23 @@ class Fmm {
   void build_near_lists();
   // near_source_order_ from near_ranges_, which it renumbers.
   void compact_near_sources();
+  // The near store and, where it lacks some, the upward store from the input-order points.
+  void hold_sources(std::span<const Vec3> sources, std::span<const Vec3> normals);
+  // The points P2M reads for `leaf` (one of upward_leaves_): positions [begin, end) of points,
+  // normals (empty: none) and order (input index per position, for the strengths).
+  struct LeafSources {
+    std::span<const Vec3> points, normals;
+    std::span<const std::size_t> order;
+    std::size_t begin = 0, end = 0;
+  };
+  LeafSources leaf_sources(int leaf) const;
+  // The part's own cells and leaves (own_cells_, upward_leaves_) from let; the rest of
+  // restrict_upward_pass (finish_restriction) needs the translations and executors.
+  std::vector<int> mark_part(const LocallyEssentialTree& let);
+  void finish_restriction(const LocallyEssentialTree& let, const std::vector<int>& leaves);
+  // The part given at construction (FmmOptions::part): its own cells, to check the tree given
+  // to distribute_upward_pass against.
+  std::vector<int> constructed_part_cells_;
   void set_up_gpu();
   // distribute_upward_pass's common part: checks let against the tree, marks own_cells_, and
   // restricts P2M and M2M to the part (on the CPU also the expansions to its held cells).
@@ -258,7 +283,25 @@ class Fmm {
   double k_;
   int order_;
   FmmOptions options_;
-  std::vector<Vec3> sources_, normals_, targets_;
+  // The problem's sources: the strength arrays of apply have this many entries.
+  std::size_t source_count_ = 0;
+  bool with_normals_ = false;
+  std::vector<Vec3> targets_;
+  // The source points the near lists read and their normals, by position: near_source_order_'s
+  // positions, or the tree's (source_order()) when the lists read every source.
+  std::vector<Vec3> near_sources_, near_normals_;
+  // The runs of tree positions the near store holds: {first, end, position of first} each,
+  // ascending; empty when it holds every source.
+  std::vector<std::array<std::size_t, 3>> near_intervals_;
+  // Where the near store does not hold every source: the leaves P2M visits (ascending cell ids),
+  // and per leaf whether its points lie in the near store or in the upward store (the points of
+  // the leaves outside the near store, tree order, with the input index at each position), and
+  // the position of its first point there. Empty: P2M reads the near store by tree positions.
+  std::vector<Vec3> upward_sources_, upward_normals_;
+  std::vector<std::size_t> upward_order_;
+  std::vector<int> upward_store_leaves_;
+  std::vector<std::size_t> upward_store_begin_;
+  std::vector<char> upward_in_near_store_;
   // TargetNormalDerivative: the targets' unit normals (input order; empty: the output is phi)
   // and the weight of n_t . grad phi.
   std::vector<Vec3> target_normals_;

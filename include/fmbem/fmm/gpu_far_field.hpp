@@ -41,8 +41,18 @@ struct GpuFarFieldPlan {
   double k = 0.0;
   int order = 0;
   const Octree* tree = nullptr;
-  std::span<const Vec3> sources, normals, targets;  // input order; normals may be empty
-  std::span<const int> target_leaves;               // the leaves L2P visits, ascending
+  // P2M's source points (and normals, may be empty) by position, source_order the input index
+  // at each position (where the strengths are), and the leaves P2M visits with the positions of
+  // their points, by leaf index (into tree->leaves()) ascending.
+  std::span<const Vec3> sources, normals;
+  std::span<const std::size_t> source_order;
+  struct P2MLeaf {
+    int cell = 0;
+    std::size_t leaf_index = 0, begin = 0, end = 0;
+  };
+  std::vector<P2MLeaf> p2m_leaves;
+  std::span<const Vec3> targets;       // input order
+  std::span<const int> target_leaves;  // the leaves L2P visits, ascending
   std::vector<Level> levels;
   // Device memory this executor may take (0: whatever is free); bytes above it are an error.
   std::size_t memory_limit = 0;

@@ -9,17 +9,21 @@ namespace fmbem::fmm {
 
 // The near field of an FMM plan: the direct sum over the point pairs of the U, W and X lists,
 //   phi(x_i) += sum_j G(x_i - y_j) q_j + dG/dn_y(x_i, y_j) d_j,  G = exp(ikr) / (4 pi r),
-// pairs closer than skip_radius skipped. A view of arrays that the plan (Fmm) owns: the points
-// in input order with the tree's (Morton) permutations, and per target leaf its targets and the
-// source ranges summed for them, as positions in those orders.
+// pairs closer than skip_radius skipped. A view of arrays that the plan (Fmm) owns: the source
+// points in the order the lists read them, the targets in input order with the tree's (Morton)
+// permutation, and per target leaf its targets and the source ranges summed for them, as
+// positions in those orders.
 struct NearFieldLists {
   double k = 0.0;
   double skip_radius = 0.0;
-  std::span<const Vec3> sources, normals;  // input order; normals may be empty (no dipoles)
-  // Position i holds source source_order[i]: the sources the lists read, in tree (Morton) order;
-  // all of them (the tree's permutation) or, where the targets are a part of the problem's, the
-  // read ones alone (then shorter than sources).
+  // Position i holds source source_order[i] (its input index, where its strengths are): the
+  // sources the lists read, in tree (Morton) order; all of them (the tree's permutation) or,
+  // where the targets are a part of the problem's, the read ones alone. sources and normals are
+  // by position (source_order.size() each; normals may be empty: no dipoles).
+  std::span<const Vec3> sources, normals;
   std::span<const std::size_t> source_order;
+  // The problem's sources: the length of the strength arrays (input order) the sum reads.
+  std::size_t source_count = 0;
   std::span<const Vec3> targets;              // input order
   std::span<const std::size_t> target_order;  // tree position i holds target target_order[i]
   // Target leaf l: targets at tree positions [leaf_targets[l][0], leaf_targets[l][1]), sources

@@ -2,6 +2,7 @@
 // and gradient terms uploaded once; the expansions stay on the device.
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -137,16 +138,22 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
       z[i] = q.z;
     }
   };
+  if (plan.sources.size() != plan.source_order.size() ||
+      (d.with_normals && plan.normals.size() != plan.sources.size()))
+    throw Error("GPU FMM: one source index (and normal) per source point is needed");
   std::vector<double> hsx, hsy, hsz, hnx, hny, hnz, htx, hty, htz;
-  sorted(plan.sources, tree.source_order(), hsx, hsy, hsz);
-  if (d.with_normals) sorted(plan.normals, tree.source_order(), hnx, hny, hnz);
+  // P2M's points come by position already.
+  std::vector<std::size_t> positions(plan.sources.size());
+  std::iota(positions.begin(), positions.end(), std::size_t(0));
+  sorted(plan.sources, positions, hsx, hsy, hsz);
+  if (d.with_normals) sorted(plan.normals, positions, hnx, hny, hnz);
   sorted(plan.targets, tree.target_order(), htx, hty, htz);
   std::vector<double> htnx, htny, htnz;
   if (!plan.target_normals.empty())
     sorted(plan.target_normals, tree.target_order(), htnx, htny, htnz);
   checked_int(kExecutor, hsx.size(), "sources");
   checked_int(kExecutor, htx.size(), "targets");
-  const std::vector<int> hsource_order(tree.source_order().begin(), tree.source_order().end());
+  const std::vector<int> hsource_order(plan.source_order.begin(), plan.source_order.end());
   const std::vector<int> htarget_order(tree.target_order().begin(), tree.target_order().end());
 
   const auto leaf_item = [&](int cell, std::size_t begin, std::size_t end) {
@@ -155,11 +162,14 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
                           cell,       c.level,    int(begin), int(end)};
   };
   std::vector<cuda::LeafItem> hp2m, hl2p;
-  for (std::size_t l = 0; l < tree.leaves().size(); ++l) {
-    const Cell& c = cells[tree.leaves()[l]];
-    if (c.level < 2 || c.source_begin == c.source_end) continue;
-    hp2m.push_back(leaf_item(tree.leaves()[l], c.source_begin, c.source_end));
-    d.p2m_leaf_index.push_back(l);
+  for (const GpuFarFieldPlan::P2MLeaf& leaf : plan.p2m_leaves) {
+    const Cell& c = cells[leaf.cell];
+    if (c.level < 2 || leaf.begin == leaf.end) continue;
+    if (leaf.end < leaf.begin || leaf.end > plan.sources.size() ||
+        leaf.end - leaf.begin != c.source_end - c.source_begin)
+      throw Error("GPU FMM: a P2M leaf's points do not match its cell");
+    hp2m.push_back(leaf_item(leaf.cell, leaf.begin, leaf.end));
+    d.p2m_leaf_index.push_back(leaf.leaf_index);
   }
   for (int leaf : plan.target_leaves) {
     const Cell& c = cells[leaf];

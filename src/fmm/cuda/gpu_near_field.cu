@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -78,7 +79,8 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
                 std::to_string(cuda::kNearFieldMaxThreads));
   if (per_thread != 1 && per_thread != 2)
     throw Error("GPU near field: targets per thread must be 1 or 2");
-  if (lists.source_order.size() > lists.sources.size() ||
+  if (lists.source_order.size() > lists.source_count ||
+      lists.sources.size() != lists.source_order.size() ||
       lists.target_order.size() != lists.targets.size() ||
       (!lists.normals.empty() && lists.normals.size() != lists.sources.size()) ||
       (!lists.target_normals.empty() && lists.target_normals.size() != lists.targets.size()) ||
@@ -88,7 +90,7 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
   d.options = options;
   d.k = lists.k;
   d.skip2 = lists.skip_radius * lists.skip_radius;
-  d.num_sources = checked_int(kExecutor, lists.sources.size(), "sources");
+  d.num_sources = checked_int(kExecutor, lists.source_count, "sources");
   d.num_read = checked_int(kExecutor, lists.source_order.size(), "sources read");
   d.num_targets = checked_int(kExecutor, lists.targets.size(), "targets");
   d.with_normals = !lists.normals.empty();
@@ -108,9 +110,12 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
     y = DeviceVector<double>(hy, what);
     z = DeviceVector<double>(hz, what);
   };
-  upload_sorted(lists.sources, lists.source_order, d.sx, d.sy, d.sz, "near-field sources");
+  // The sources' points come in the lists' order already.
+  std::vector<std::size_t> positions(lists.sources.size());
+  std::iota(positions.begin(), positions.end(), std::size_t(0));
+  upload_sorted(lists.sources, positions, d.sx, d.sy, d.sz, "near-field sources");
   if (d.with_normals)
-    upload_sorted(lists.normals, lists.source_order, d.nx, d.ny, d.nz, "near-field normals");
+    upload_sorted(lists.normals, positions, d.nx, d.ny, d.nz, "near-field normals");
   upload_sorted(lists.targets, lists.target_order, d.tx, d.ty, d.tz, "near-field targets");
   if (!lists.target_normals.empty()) {
     upload_sorted(lists.target_normals, lists.target_order, d.tnx, d.tny, d.tnz,
@@ -175,7 +180,7 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
   d.statistics.items = items.size();
   d.statistics.thread_utilisation = capacity > 0.0 ? double(d.statistics.pairs) / capacity : 0.0;
 
-  const std::size_t ns = lists.sources.size(), nt = lists.targets.size(),
+  const std::size_t ns = lists.source_count, nt = lists.targets.size(),
                     read = lists.source_order.size();
   d.sorted_charges.allocate(read, "near-field charges");
   d.host_charges.allocate(ns, "near-field charges");

@@ -316,7 +316,7 @@ void direct_far_with_normals(const Fmm& fmm, const PointSet& set, std::span<cons
   const auto tree_order = fmm.tree().source_order();
   std::vector<std::size_t> tree_position(tree_order.size());
   for (std::size_t i = 0; i < tree_order.size(); ++i) tree_position[tree_order[i]] = i;
-  const PointSources sorted(lists.sources, lists.normals, tree_order, charges, dipoles);
+  const PointSources sorted(set.sources, set.normals, tree_order, charges, dipoles);
   value.assign(set.targets.size(), 0.0);
   derivative.assign(set.targets.size(), 0.0);
   const double k = lists.k;
@@ -463,8 +463,8 @@ TEST(FmmNormalDerivative, TheNearListsCarryTheNormals) {
   // The near field of one target by hand.
   std::vector<cplx> near(set.targets.size(), 0.0);
   add_near_field_cpu(lists, set.charges, set.dipoles, near);
-  const PointSources sorted(lists.sources, lists.normals, lists.source_order, set.charges,
-                            set.dipoles);
+  const PointSources sorted(PointSources::PointsInOrder{}, lists.sources, lists.normals,
+                            lists.source_order, set.charges, set.dipoles);
   const std::size_t l = lists.leaf_targets.size() / 2, i = lists.leaf_targets[l][0];
   const std::size_t t = lists.target_order[i];
   cplx expected = 0.0;

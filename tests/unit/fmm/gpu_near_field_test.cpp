@@ -69,7 +69,7 @@ const char* name(Strengths s) {
 void check_against_cpu(const Fmm& fmm, Strengths strengths, const char* what,
                        std::size_t expected_pairs) {
   const NearFieldLists lists = fmm.near_field_lists();
-  const std::size_t ns = lists.sources.size(), nt = lists.targets.size();
+  const std::size_t ns = lists.source_count, nt = lists.targets.size();
   std::vector<cplx> charges, dipoles;
   if (strengths != Strengths::dipoles) charges = testing::random_coefficients(ns, 41);
   if (strengths != Strengths::charges) dipoles = testing::random_coefficients(ns, 42);
@@ -97,7 +97,7 @@ void check_against_cpu(const Fmm& fmm, Strengths strengths, const char* what,
 struct DeviceEntry {
   DeviceEntry(const NearFieldLists& lists, unsigned seed)
       : gpu(lists), d_potential(lists.targets.size()) {
-    const std::size_t ns = lists.sources.size(), nt = lists.targets.size();
+    const std::size_t ns = lists.source_count, nt = lists.targets.size();
     const std::vector<cplx> charges = testing::random_coefficients(ns, seed),
                             dipoles = testing::random_coefficients(ns, seed + 1),
                             base = testing::random_coefficients(nt, seed + 2);
