@@ -101,9 +101,9 @@ struct FmmStatistics {
   std::string m2l_device = "cpu";
   std::string near_field_device = "cpu";  // "cpu" or "gpu"
   std::string far_field_device = "cpu";   // where P2M, M2M, L2L and L2P run: "cpu" or "gpu"
-  // Device memory held by the GPU path (M2L, near field, far field with the expansions, and the
-  // strength and potential arrays of apply from host arrays): also its peak, as apply
-  // allocates nothing.
+  // Device memory held by the GPU path (M2L, near field, far field with the expansions, the
+  // potentials): also the peak of apply_device, which allocates nothing. apply from host arrays
+  // adds the strengths of every source (16 bytes each, twice with dipoles) at its first call.
   std::size_t gpu_bytes = 0;
   std::size_t total_bytes() const {
     return tree_bytes + translation_bytes + expansion_bytes + source_bytes;

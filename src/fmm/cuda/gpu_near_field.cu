@@ -180,21 +180,15 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
   d.statistics.items = items.size();
   d.statistics.thread_utilisation = capacity > 0.0 ? double(d.statistics.pairs) / capacity : 0.0;
 
-  const std::size_t ns = lists.source_count, nt = lists.targets.size(),
-                    read = lists.source_order.size();
+  const std::size_t read = lists.source_order.size();
   d.sorted_charges.allocate(read, "near-field charges");
-  d.host_charges.allocate(ns, "near-field charges");
-  if (d.with_normals) {
-    d.sorted_dipoles.allocate(read, "near-field dipoles");
-    d.host_dipoles.allocate(ns, "near-field dipoles");
-  }
-  d.host_potential.allocate(nt, "near-field potentials");
-  d.staging.allocate(nt);
+  if (d.with_normals) d.sorted_dipoles.allocate(read, "near-field dipoles");
+  // apply's device copies of host arrays (every source's strengths) come with its first call:
+  // apply_device, the FMM's path, never needs them.
   d.statistics.device_bytes = d.sx.bytes() * 3 + d.nx.bytes() * 3 + d.tx.bytes() * 3 +
                               d.tnx.bytes() * 3 + d.source_order.bytes() + d.target_order.bytes() +
                               d.items.bytes() + d.ranges.bytes() + d.sorted_charges.bytes() +
-                              d.host_charges.bytes() + d.sorted_dipoles.bytes() +
-                              d.host_dipoles.bytes() + d.host_potential.bytes();
+                              d.sorted_dipoles.bytes();
 }
 
 GpuNearField::~GpuNearField() = default;
@@ -251,6 +245,15 @@ void GpuNearField::apply(std::span<const cplx> charges, std::span<const cplx> di
   if (!dipoles.empty() && !d.with_normals)
     throw Error("GPU near field: dipoles need source normals");
   if (charges.empty() && dipoles.empty()) return;
+  if (d.host_potential.size() == 0) {
+    const std::size_t ns = std::size_t(d.num_sources), nt = std::size_t(d.num_targets);
+    d.host_charges.allocate(ns, "near-field charges");
+    if (d.with_normals) d.host_dipoles.allocate(ns, "near-field dipoles");
+    d.host_potential.allocate(nt, "near-field potentials");
+    d.staging.allocate(nt);
+    d.statistics.device_bytes +=
+        d.host_charges.bytes() + d.host_dipoles.bytes() + d.host_potential.bytes();
+  }
   if (!charges.empty())
     cuda::check(cudaMemcpy(d.host_charges.data(), charges.data(), charges.size_bytes(),
                            cudaMemcpyHostToDevice),
