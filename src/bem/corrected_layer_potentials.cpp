@@ -1,6 +1,8 @@
 #include "fmbem/bem/corrected_layer_potentials.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 #include <utility>
 
 #include "fmbem/bem/gpu_correction.hpp"
@@ -32,22 +34,69 @@ struct CorrectedLayerPotentials::DeviceBuffers {
   fmm::DeviceArray double_density, single_density, y;
 };
 
+namespace {
+
+// The quadratic read's fits: every element's, or (elements_read given) those the operator reads:
+// the regular sum's elements, the rows, and the rows' correction columns (their stencils are
+// folded), grown by two vertex neighbourhoods: the near blocks (near_block, regular_pair) read
+// the fits of every element in the stencil of a folded column, itself in a stencil.
+std::unique_ptr<const DensityReconstruction> reconstruction_for(
+    const Discretization& disc, RowRange rows, const NearFieldOptions& options, DensityModel model,
+    std::span<const std::size_t> elements_read) {
+  if (model != DensityModel::quadratic) return nullptr;
+  const Mesh& mesh = disc.mesh();
+  // A bad near factor is the correction's error to give.
+  if (elements_read.empty() || !(options.near_factor >= 1.0))
+    return std::make_unique<DensityReconstruction>(mesh, options.feature_angle);
+  std::vector<std::uint8_t> seeds(mesh.size(), 0);
+  for (std::size_t e : elements_read) seeds.at(e) = 1;
+  for (std::size_t i = rows.begin; i < rows.end; ++i) seeds[i] = 1;
+  const NearFieldPattern refined =
+      near_field_pattern(mesh, rows, std::max(options.near_factor, options.refined_factor));
+  for (std::int32_t j : refined.columns) seeds[std::size_t(j)] = 1;
+  return std::make_unique<DensityReconstruction>(mesh, options.feature_angle, seeds, 2);
+}
+
+}  // namespace
+
 CorrectedLayerPotentials::CorrectedLayerPotentials(const Discretization& disc, double k,
                                                    RowRange rows,
                                                    const NearFieldOptions& near_options,
-                                                   cplx coupling, DensityModel double_density)
+                                                   cplx coupling, DensityModel double_density,
+                                                   std::span<const std::size_t> elements_read)
     : disc_(&disc),
       rows_(rows),
       k_(k),
       coupling_(coupling),
-      reconstruction_(
-          double_density == DensityModel::quadratic
-              ? std::make_unique<DensityReconstruction>(disc.mesh(), near_options.feature_angle)
-              : nullptr),
+      reconstruction_(reconstruction_for(disc, rows, near_options, double_density, elements_read)),
       reconstructed_strengths_(
           reconstruction_ ? std::make_unique<ReconstructedPointStrengths>(disc, *reconstruction_)
                           : nullptr),
-      near_(disc, k, rows, near_options, coupling, reconstruction_.get()) {}
+      near_(disc, k, rows, near_options, coupling, reconstruction_.get()) {
+  if (reconstruction_ && !elements_read.empty()) {
+    // What the near blocks read: every folded column's fit and those of its stencil (a mark
+    // per element: the columns repeat over the rows).
+    std::vector<char> marked(disc.size(), 0);
+    for (std::int32_t j : near_.columns()) {
+      marked[std::size_t(j)] = 1;
+      if (reconstruction_->fitted(std::size_t(j)))
+        for (std::int32_t l : reconstruction_->stencil(std::size_t(j))) marked[std::size_t(l)] = 1;
+    }
+    std::vector<std::size_t> read;
+    for (std::size_t e = 0; e < marked.size(); ++e)
+      if (marked[e]) read.push_back(e);
+    check_fitted(read);
+    check_fitted(elements_read);
+  }
+}
+
+void CorrectedLayerPotentials::check_fitted(std::span<const std::size_t> elements) const {
+  if (!reconstruction_) return;
+  for (std::size_t e : elements)
+    if (!reconstruction_->fitted(e))
+      throw Error("the quadratic read of this rank lacks the fit of element " + std::to_string(e) +
+                  ", which its operator reads (a defect: please report it)");
+}
 
 std::vector<cplx> CorrectedLayerPotentials::double_layer_strengths(
     std::span<const cplx> double_density) const {

@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 
+#include "fmbem/core/error.hpp"
+
 namespace fmbem {
 namespace {
 
@@ -38,8 +40,14 @@ void cholesky_solve(const std::array<double, 25>& l, int terms, double* b) {
 
 }  // namespace
 
-DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_angle) {
+DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_angle)
+    : DensityReconstruction(mesh, feature_angle, {}, 0) {}
+
+DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_angle,
+                                             std::span<const std::uint8_t> seeds, int rings) {
   const std::size_t n = mesh.size();
+  if (!seeds.empty() && seeds.size() != n)
+    throw Error("density reconstruction: one flag per element is needed");
   const std::vector<std::uint8_t> on_feature =
       feature_vertices(mesh, mesh_edges(mesh), feature_angle);
   origin_ = mesh.centroids();
@@ -71,12 +79,34 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
   };
+  // The elements fitted: all, or the seeds grown by `rings` vertex neighbourhoods.
+  std::vector<std::uint8_t> fit(seeds.begin(), seeds.end());
+  for (int ring = 0; ring < rings && !fit.empty(); ++ring) {
+    std::vector<std::uint8_t> grown(fit);
+#pragma omp parallel
+    {
+      std::vector<std::int32_t> local;
+#pragma omp for schedule(static)
+      for (std::size_t e = 0; e < n; ++e)
+        if (!fit[e]) {
+          gather(e, local);
+          for (std::int32_t o : local)
+            if (fit[std::size_t(o)]) {
+              grown[e] = 1;
+              break;
+            }
+        }
+    }
+    fit = std::move(grown);
+  }
+  const auto fitting = [&](std::size_t e) { return fit.empty() || fit[e] != 0; };
   stencil_start_.assign(n + 1, 0);
 #pragma omp parallel
   {
     std::vector<std::int32_t> local;
 #pragma omp for schedule(static)
     for (std::size_t e = 0; e < n; ++e) {
+      if (!fitting(e)) continue;
       gather(e, local);
       stencil_start_[e + 1] = std::int64_t(local.size());
     }
@@ -93,6 +123,7 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
     std::vector<double> weights;
 #pragma omp for schedule(static)
     for (std::size_t e = 0; e < n; ++e) {
+      if (!fitting(e)) continue;
       gather(e, local);
       std::copy(local.begin(), local.end(), columns_.begin() + stencil_start_[e]);
       const Vec3& normal = mesh.normals()[e];

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fmbem/bem/point_strengths.hpp"
+#include "fmbem/core/error.hpp"
 
 namespace fmbem {
 namespace {
@@ -23,9 +24,27 @@ FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, Row
                                        const fmm::FmmOptions& fmm_options,
                                        fmm::FmmObserver* observer, cplx coupling,
                                        DensityModel double_density)
-    : CorrectedLayerPotentials(disc, k, rows, with_device(near_options, fmm_options), coupling,
-                               double_density),
-      observer_(observer) {
+    : FmmLayerPotentials(make_fmm(disc, k, rows, fmm_options, observer, coupling),
+                         fmm_options.part != nullptr, disc, k, rows,
+                         with_device(near_options, fmm_options), observer, coupling,
+                         double_density) {}
+
+FmmLayerPotentials::FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part,
+                                       const Discretization& disc, double k, RowRange rows,
+                                       const NearFieldOptions& near_options,
+                                       fmm::FmmObserver* observer, cplx coupling,
+                                       DensityModel double_density)
+    : CorrectedLayerPotentials(disc, k, rows, near_options, coupling, double_density,
+                               elements_read(*fmm, part, disc)),
+      fmm_(std::move(fmm)),
+      observer_(observer) {}
+
+std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& disc, double k,
+                                                       RowRange rows,
+                                                       const fmm::FmmOptions& fmm_options,
+                                                       fmm::FmmObserver* observer, cplx coupling) {
+  if (rows.begin > rows.end || rows.end > disc.size())
+    throw Error("FMM layer potentials: rows out of range");
   const std::span<const Vec3> collocation_points = disc.collocation_points();
   const std::span<const Vec3> targets = collocation_points.subspan(rows.begin, rows.size());
   fmm::FmmOptions options = fmm_options;
@@ -37,9 +56,19 @@ FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, Row
       coupling == cplx(0.0)
           ? std::span<const Vec3>{}
           : std::span<const Vec3>(disc.mesh().normals()).subspan(rows.begin, rows.size());
-  fmm_ = std::make_unique<fmm::Fmm>(k, disc.quadrature_points(), quadrature_point_normals(disc),
+  return std::make_unique<fmm::Fmm>(k, disc.quadrature_points(), quadrature_point_normals(disc),
                                     targets, collocation_points, options, observer,
                                     fmm::TargetNormalDerivative{target_normals, coupling});
+}
+
+std::vector<std::size_t> FmmLayerPotentials::elements_read(const fmm::Fmm& fmm, bool part,
+                                                           const Discretization& disc) {
+  if (!part) return {};
+  const std::size_t per_element = disc.points_per_element();
+  std::vector<std::size_t> elements;
+  for (std::size_t s : fmm.sources_read()) elements.push_back(s / per_element);
+  elements.erase(std::unique(elements.begin(), elements.end()), elements.end());
+  return elements;
 }
 
 void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,

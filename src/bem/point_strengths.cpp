@@ -26,6 +26,7 @@ ReconstructedPointStrengths::ReconstructedPointStrengths(
   for (std::size_t e = 0; e < n; ++e) {
     const std::span<const std::int32_t> stencil = reconstruction.stencil(e);
     const std::size_t length = stencil.size();
+    if (length == 0) continue;  // not fitted (a part's reconstruction): its points are not read
     const std::size_t self = std::size_t(
         std::lower_bound(stencil.begin(), stencil.end(), std::int32_t(e)) - stencil.begin());
     for (std::size_t l = 0; l < m; ++l) {

@@ -876,6 +876,14 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   // The distributed FMM's balance and traffic per MatMult: largest and mean over the ranks of the
   // modelled work, the densities read from other ranks and the multipole bytes received.
   double distribution_stats[3] = {0.0, 0.0, 0.0}, distribution_sums[3] = {0.0, 0.0, 0.0};
+  // The quadratic read's fits a rank forms (its part's: what its operator reads), largest.
+  unsigned long long fitted_elements = 0;
+  if (sweep.distribution && layers.reconstruction()) {
+    for (std::size_t e = 0; e < mesh.size(); ++e)
+      fitted_elements += layers.reconstruction()->fitted(e) ? 1 : 0;
+    PetscCallMPI(
+        MPI_Allreduce(MPI_IN_PLACE, &fitted_elements, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+  }
   if (sweep.distribution) {
     const double local[3] = {sweep.distribution->work,
                              double(columns_read - std::size_t(row_end - row_begin)),
@@ -931,6 +939,12 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                             size, distribution_stats[0] / (distribution_sums[0] / size),
                             distribution_stats[1], distribution_stats[2] / 1e6,
                             distribution_sums[1], distribution_sums[2] / 1e6));
+    if (fitted_elements > 0)
+      PetscCall(PetscPrintf(
+          PETSC_COMM_SELF,
+          "  distributed     the quadratic read's fits: at most %llu of the %" PetscInt_FMT
+          " elements a rank\n",
+          fitted_elements, n));
     if (fmm_layers) {
       const fmm::FmmStatistics &stats = fmm_layers->fmm().statistics();
       PetscCall(PetscPrintf(PETSC_COMM_SELF,

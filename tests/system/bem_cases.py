@@ -986,6 +986,20 @@ elif CASE == "mpi_distributed":
     summary(bm + ["-bem_csv", three], mpi=3)
     d = rel_diff(read_csv(three), read_csv(one))
     check(d < 1e-8, f"bm, soft: 3 distributed ranks give the 1-rank solution (rel. diff {d:.1e})")
+    # Burton-Miller, rigid sphere, on parts small against the mesh: each rank forms the
+    # quadratic read's fits of what its operator reads alone (its FMM's elements, its rows'
+    # correction columns and two vertex neighbourhoods around them); the same solution.
+    rigid = ["-mesh", "icosphere:4", "-k", "6", "-fmm_max_leaf", "20", "-ksp_rtol", "1e-10",
+             "-pc_type", "jacobi"]
+    one, four = os.path.join(WORK, "rigid1.csv"), os.path.join(WORK, "rigid4.csv")
+    r1 = summary(rigid + ["-bem_csv", one])
+    r4 = summary(rigid + ["-bem_csv", four], mpi=4)
+    m = re.search(r"the quadratic read's fits: at most (\d+) of the (\d+) elements", r4["out"])
+    check(m is not None and int(m.group(1)) < int(m.group(2)) * 3 // 4,
+          f"bm, rigid, 4 ranks: a rank fits {m and m.group(1)} of {m and m.group(2)} elements")
+    check(r4["its"] == r1["its"], f"bm, rigid, 4 ranks: {r4['its']} iterations, as 1 rank")
+    d = rel_diff(read_csv(four), read_csv(one))
+    check(d < 1e-8, f"bm, rigid: 4 distributed ranks give the 1-rank solution (rel. diff {d:.1e})")
     p = run(["-mesh", "icosphere:2", "-bem_operator", "direct", "-fmm_distribute", "true"],
             expect_ok=False)
     check(p.returncode == 1 and "-fmm_distribute does not apply" in p.stderr,

@@ -66,9 +66,14 @@ class CorrectedLayerPotentials : public LayerPotentials {
   bool resident_on_device() const { return near_.on_device() && regular_sum_on_device(); }
 
  protected:
+  // elements_read (with the quadratic read): where the regular sum reads the densities of
+  // these elements alone (a rank's part of the distributed FMM), the reconstruction is formed
+  // for them and the rows' correction columns, grown by two vertex neighbourhoods (what the
+  // fold and the near blocks read), instead of for every element. Empty: every element.
   CorrectedLayerPotentials(const Discretization& disc, double k, RowRange rows,
                            const NearFieldOptions& near_options, cplx coupling = 0.0,
-                           DensityModel double_density = DensityModel::constant);
+                           DensityModel double_density = DensityModel::constant,
+                           std::span<const std::size_t> elements_read = {});
   const Discretization& discretization() const { return *disc_; }
   // The regular rule's point strengths of a double density (point_strengths, or
   // ReconstructedPointStrengths with the quadratic read); empty in, empty out.
@@ -77,6 +82,9 @@ class CorrectedLayerPotentials : public LayerPotentials {
   const ReconstructedPointStrengths* reconstructed_strengths() const {
     return reconstructed_strengths_.get();
   }
+  // Throws fmbem::Error unless the quadratic read (if any) holds the fit of every element of
+  // `elements` (a part's reconstruction must cover what its regular sum reads).
+  void check_fitted(std::span<const std::size_t> elements) const;
 
  private:
   // y[i - rows().begin] = the regular rule's sum for row i (with coupling(): of the

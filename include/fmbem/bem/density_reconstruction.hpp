@@ -43,6 +43,14 @@ class DensityReconstruction {
   explicit DensityReconstruction(const Mesh& mesh,
                                  double feature_angle = kDefaultFeatureAngleDegrees *
                                                         std::numbers::pi / 180.0);
+  // The fits of a part of the mesh alone (a rank of the distributed FMM): those of the elements
+  // flagged in `seeds` (one flag per element) and of every element within `rings` vertex
+  // neighbourhoods of them; the others have an empty stencil (fitted() false), and reading
+  // them is the caller's error. The fits formed equal the whole mesh's bit for bit.
+  DensityReconstruction(const Mesh& mesh, double feature_angle, std::span<const std::uint8_t> seeds,
+                        int rings);
+  // Whether element e's fit was formed (every element's, unless built for a part).
+  bool fitted(std::size_t e) const { return stencil_start_[e + 1] > stencil_start_[e]; }
 
   std::size_t size() const { return origin_.size(); }
   // The monomials of element e at y (a point of e's plane).

@@ -22,6 +22,8 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
  public:
   // observer (may be null) is told of every FMM phase, at set-up and at
   // each apply.
+  // With fmm_options.part (a rank of the distributed FMM) the FMM is built for the part and the
+  // quadratic read's fits are formed for what the part reads alone.
   FmmLayerPotentials(const Discretization& disc, double k, RowRange rows,
                      const NearFieldOptions& near_options, const fmm::FmmOptions& fmm_options,
                      fmm::FmmObserver* observer = nullptr, cplx coupling = 0.0,
@@ -46,6 +48,17 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   std::vector<std::size_t> columns_read() const;
 
  private:
+  // The FMM is built first (the fits of a part follow the sources it reads); then the rest.
+  FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part, const Discretization& disc, double k,
+                     RowRange rows, const NearFieldOptions& near_options,
+                     fmm::FmmObserver* observer, cplx coupling, DensityModel double_density);
+  static std::unique_ptr<fmm::Fmm> make_fmm(const Discretization& disc, double k, RowRange rows,
+                                            const fmm::FmmOptions& fmm_options,
+                                            fmm::FmmObserver* observer, cplx coupling);
+  // The elements whose densities a part's FMM reads (empty unless part).
+  static std::vector<std::size_t> elements_read(const fmm::Fmm& fmm, bool part,
+                                                const Discretization& disc);
+
   void regular_sum(std::span<const cplx> double_density, std::span<const cplx> single_density,
                    std::span<cplx> y) const override;
 

@@ -3,6 +3,7 @@
 // direct backend, and the consistency of the hypersingular operator it exists for.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
@@ -14,6 +15,7 @@
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/bem/moment_integrals.hpp"
 #include "fmbem/bem/point_strengths.hpp"
+#include "fmbem/core/error.hpp"
 #include "fmbem/mesh/mesh.hpp"
 
 namespace fmbem {
@@ -171,6 +173,48 @@ TEST(DensityReconstruction, ConstantsAndFallbacks) {
   const DensityReconstruction t(Mesh::from_surface(tetrahedron, "tetrahedron"), std::numbers::pi);
   EXPECT_EQ(t.linear_fits(), 4u);
   EXPECT_EQ(t.constant_fits(), 0u);
+}
+
+// A part's reconstruction (a rank of the distributed FMM): the seeds grown by two vertex
+// neighbourhoods are fitted, bit for bit as in the whole mesh's, the others not at all; its
+// point strengths equal the whole one's at the fitted elements' points.
+TEST(DensityReconstruction, APartsFitsAreTheWholeMeshs) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(3, 1.0), "icosphere");
+  const std::size_t n = mesh.size();
+  const Discretization disc(mesh, 3);
+  std::vector<std::uint8_t> seeds(n, 0);
+  for (std::size_t e = 0; e < n; ++e) seeds[e] = mesh.centroids()[e].x > 0.6;
+  const DensityReconstruction whole(mesh),
+      part(mesh, kDefaultFeatureAngleDegrees * std::numbers::pi / 180.0, seeds, 2);
+  // Two rings by hand: the elements sharing a corner with a seed, then with one of those.
+  std::vector<std::uint8_t> want(seeds);
+  for (int ring = 0; ring < 2; ++ring) {
+    std::vector<std::uint8_t> corner(mesh.vertices().size(), 0);
+    for (std::size_t e = 0; e < n; ++e)
+      if (want[e])
+        for (int c = 0; c < 3; ++c) corner[std::size_t(mesh.triangles()[e][c])] = 1;
+    for (std::size_t e = 0; e < n; ++e)
+      for (int c = 0; c < 3; ++c) want[e] |= corner[std::size_t(mesh.triangles()[e][c])];
+  }
+  std::size_t fitted = 0, seeded = 0;
+  for (std::size_t e = 0; e < n; ++e) {
+    seeded += seeds[e];
+    ASSERT_EQ(part.fitted(e), want[e] != 0) << e;
+    if (!want[e]) continue;
+    ++fitted;
+    ASSERT_TRUE(std::ranges::equal(part.stencil(e), whole.stencil(e))) << e;
+    for (int t = 0; t < DensityReconstruction::kTerms; ++t)
+      ASSERT_TRUE(std::ranges::equal(part.coefficients(e, t), whole.coefficients(e, t))) << e;
+  }
+  EXPECT_GT(fitted, seeded);
+  EXPECT_LT(fitted, n / 2);
+  EXPECT_LT(part.memory_bytes(), whole.memory_bytes());
+  const auto u = random_density(n, 7);
+  const std::vector<cplx> from_part = ReconstructedPointStrengths(disc, part)(u),
+                          from_whole = ReconstructedPointStrengths(disc, whole)(u);
+  for (std::size_t q = 0; q < from_part.size(); ++q)
+    if (part.fitted(q / disc.points_per_element())) ASSERT_EQ(from_part[q], from_whole[q]) << q;
+  EXPECT_THROW(DensityReconstruction(mesh, 1.0, std::vector<std::uint8_t>(n - 1, 1), 2), Error);
 }
 
 // ReconstructedPointStrengths: weight_q times the read at the quadrature point, to rounding.
