@@ -79,25 +79,17 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
   };
-  // The elements fitted: all, or the seeds grown by `rings` vertex neighbourhoods.
+  // The elements fitted: all, or the seeds grown by `rings` vertex neighbourhoods (per ring: the
+  // corners of the fitted elements marked, then every element with a marked corner fitted).
   std::vector<std::uint8_t> fit(seeds.begin(), seeds.end());
   for (int ring = 0; ring < rings && !fit.empty(); ++ring) {
-    std::vector<std::uint8_t> grown(fit);
-#pragma omp parallel
-    {
-      std::vector<std::int32_t> local;
-#pragma omp for schedule(static)
-      for (std::size_t e = 0; e < n; ++e)
-        if (!fit[e]) {
-          gather(e, local);
-          for (std::int32_t o : local)
-            if (fit[std::size_t(o)]) {
-              grown[e] = 1;
-              break;
-            }
-        }
-    }
-    fit = std::move(grown);
+    std::vector<std::uint8_t> corner(vertices, 0);
+    for (std::size_t e = 0; e < n; ++e)
+      if (fit[e])
+        for (int c = 0; c < 3; ++c) corner[std::size_t(mesh.triangles()[e][c])] = 1;
+#pragma omp parallel for schedule(static)
+    for (std::size_t e = 0; e < n; ++e)
+      for (int c = 0; c < 3; ++c) fit[e] |= corner[std::size_t(mesh.triangles()[e][c])];
   }
   const auto fitting = [&](std::size_t e) { return fit.empty() || fit[e] != 0; };
   stencil_start_.assign(n + 1, 0);
