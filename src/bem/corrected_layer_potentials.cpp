@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -36,24 +37,34 @@ struct CorrectedLayerPotentials::DeviceBuffers {
 
 namespace {
 
-// The quadratic read's fits: every element's, or (elements_read given) those the operator reads:
-// the regular sum's elements, the rows, and the rows' correction columns (their stencils are
-// folded), grown by two vertex neighbourhoods: the near blocks (near_block, regular_pair) read
-// the fits of every element in the stencil of a folded column, itself in a stencil.
+// The rows' pattern out to the refined radius, where a part's quadratic read needs it to choose
+// its fits (reconstruction_for); the correction then takes it instead of searching again.
+std::optional<NearFieldPattern> part_refined_pattern(const Discretization& disc, RowRange rows,
+                                                     const NearFieldOptions& options,
+                                                     DensityModel model,
+                                                     std::span<const std::size_t> elements_read) {
+  // Bad rows or near factor are the correction's errors to give.
+  if (model != DensityModel::quadratic || elements_read.empty() || !(options.near_factor >= 1.0) ||
+      rows.begin > rows.end || rows.end > disc.size())
+    return std::nullopt;
+  return near_field_pattern(disc.mesh(), rows,
+                            std::max(options.near_factor, options.refined_factor));
+}
+
+// The quadratic read's fits: every element's, or (refined given: a part) those the operator
+// reads: the regular sum's elements, the rows, and the rows' correction columns (their stencils
+// are folded), grown by two vertex neighbourhoods: the near blocks (near_block, regular_pair)
+// read the fits of every element in the stencil of a folded column, itself in a stencil.
 std::unique_ptr<const DensityReconstruction> reconstruction_for(
     const Discretization& disc, RowRange rows, const NearFieldOptions& options, DensityModel model,
-    std::span<const std::size_t> elements_read) {
+    std::span<const std::size_t> elements_read, const std::optional<NearFieldPattern>& refined) {
   if (model != DensityModel::quadratic) return nullptr;
   const Mesh& mesh = disc.mesh();
-  // A bad near factor is the correction's error to give.
-  if (elements_read.empty() || !(options.near_factor >= 1.0))
-    return std::make_unique<DensityReconstruction>(mesh, options.feature_angle);
+  if (!refined) return std::make_unique<DensityReconstruction>(mesh, options.feature_angle);
   std::vector<std::uint8_t> seeds(mesh.size(), 0);
   for (std::size_t e : elements_read) seeds.at(e) = 1;
   for (std::size_t i = rows.begin; i < rows.end; ++i) seeds[i] = 1;
-  const NearFieldPattern refined =
-      near_field_pattern(mesh, rows, std::max(options.near_factor, options.refined_factor));
-  for (std::int32_t j : refined.columns) seeds[std::size_t(j)] = 1;
+  for (std::int32_t j : refined->columns) seeds[std::size_t(j)] = 1;
   return std::make_unique<DensityReconstruction>(mesh, options.feature_angle, seeds, 2);
 }
 
@@ -64,18 +75,31 @@ CorrectedLayerPotentials::CorrectedLayerPotentials(const Discretization& disc, d
                                                    const NearFieldOptions& near_options,
                                                    cplx coupling, DensityModel double_density,
                                                    std::span<const std::size_t> elements_read)
+    : CorrectedLayerPotentials(
+          disc, k, rows, near_options, coupling, double_density, elements_read,
+          part_refined_pattern(disc, rows, near_options, double_density, elements_read)) {}
+
+CorrectedLayerPotentials::CorrectedLayerPotentials(const Discretization& disc, double k,
+                                                   RowRange rows,
+                                                   const NearFieldOptions& near_options,
+                                                   cplx coupling, DensityModel double_density,
+                                                   std::span<const std::size_t> elements_read,
+                                                   const std::optional<NearFieldPattern>& refined)
     : disc_(&disc),
       rows_(rows),
       k_(k),
       coupling_(coupling),
-      reconstruction_(reconstruction_for(disc, rows, near_options, double_density, elements_read)),
+      reconstruction_(
+          reconstruction_for(disc, rows, near_options, double_density, elements_read, refined)),
       reconstructed_strengths_(
           reconstruction_ ? std::make_unique<ReconstructedPointStrengths>(disc, *reconstruction_)
                           : nullptr),
-      near_(disc, k, rows, near_options, coupling, reconstruction_.get()) {
-  if (reconstruction_ && !elements_read.empty()) {
+      near_(disc, k, rows, near_options, coupling, reconstruction_.get(),
+            refined ? &*refined : nullptr) {
+  if (reconstruction_ && refined) {
     // What the near blocks read: every folded column's fit and those of its stencil (a mark
-    // per element: the columns repeat over the rows).
+    // per element: the columns repeat over the rows). The regular sum's elements are seeds of
+    // the fits, fitted by construction.
     std::vector<char> marked(disc.size(), 0);
     for (std::int32_t j : near_.columns()) {
       marked[std::size_t(j)] = 1;
@@ -86,7 +110,6 @@ CorrectedLayerPotentials::CorrectedLayerPotentials(const Discretization& disc, d
     for (std::size_t e = 0; e < marked.size(); ++e)
       if (marked[e]) read.push_back(e);
     check_fitted(read);
-    check_fitted(elements_read);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "fmbem/bem/centroid_grid.hpp"
@@ -146,7 +147,8 @@ NearFieldPattern folded_pattern(const NearFieldPattern& refined,
 
 NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
                                          const NearFieldOptions& options, cplx coupling,
-                                         const DensityReconstruction* reconstruction)
+                                         const DensityReconstruction* reconstruction,
+                                         const NearFieldPattern* refined_given)
     : rows_(rows) {
   if (!(options.near_factor >= 1.0))
     throw Error("-bem_near_factor must be at least 1 (it is " +
@@ -156,8 +158,11 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
   self_double_.resize(rows.size());
   const GaussLegendre angular(options.angular_points);
   if (reconstruction) {
-    const NearFieldPattern refined =
-        near_field_pattern(mesh, rows, std::max(options.near_factor, options.refined_factor));
+    std::optional<NearFieldPattern> searched;
+    if (!refined_given)
+      searched =
+          near_field_pattern(mesh, rows, std::max(options.near_factor, options.refined_factor));
+    const NearFieldPattern& refined = refined_given ? *refined_given : *searched;
     const NearFieldPattern pattern = restrict_pattern(mesh, rows, refined, options.near_factor);
     NearFieldPattern folded = folded_pattern(refined, *reconstruction);
     if (options.gpu) {

@@ -1,5 +1,6 @@
 #pragma once
 #include <memory>
+#include <optional>
 
 #include "fmbem/bem/boundary_operator.hpp"
 #include "fmbem/bem/density_reconstruction.hpp"
@@ -96,6 +97,13 @@ class CorrectedLayerPotentials : public LayerPotentials {
   virtual bool regular_sum_on_device() const { return false; }
   virtual void regular_sum_device(const cplx* device_double_density,
                                   const cplx* device_single_density, cplx* device_y) const;
+
+  // refined: the rows' pattern out to the refined radius, searched once for a part's fits and
+  // given to the correction (nullopt: no part, or no quadratic read).
+  CorrectedLayerPotentials(const Discretization& disc, double k, RowRange rows,
+                           const NearFieldOptions& near_options, cplx coupling,
+                           DensityModel double_density, std::span<const std::size_t> elements_read,
+                           const std::optional<NearFieldPattern>& refined);
 
   // The regular rule's S + alpha D' and D + alpha N for row i and column j.
   RegularPair regular_pair(std::size_t i, std::size_t j) const;

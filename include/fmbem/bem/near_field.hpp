@@ -76,12 +76,14 @@ NearFieldPattern folded_pattern(const NearFieldPattern& refined,
 // corrected as well, their "accurate" integrals from refined_rule_integrals. The pattern is then
 // these elements and their stencils (single-layer entries zero outside them), and the
 // double-layer diagonal is the folded accurate entry (these elements' share of the operator's
-// diagonal).
+// diagonal). refined (with a reconstruction): near_field_pattern(mesh, rows, max(near_factor,
+// refined_factor)) where the caller has it already (it is then not searched again).
 class NearFieldCorrection {
  public:
   NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
                       const NearFieldOptions& options, cplx coupling = 0.0,
-                      const DensityReconstruction* reconstruction = nullptr);
+                      const DensityReconstruction* reconstruction = nullptr,
+                      const NearFieldPattern* refined = nullptr);
   ~NearFieldCorrection();
   NearFieldCorrection(const NearFieldCorrection&) = delete;
   NearFieldCorrection& operator=(const NearFieldCorrection&) = delete;
