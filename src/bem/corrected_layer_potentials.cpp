@@ -127,6 +127,12 @@ std::vector<cplx> CorrectedLayerPotentials::double_layer_strengths(
                                   : point_strengths(*disc_, double_density);
 }
 
+std::vector<cplx> CorrectedLayerPotentials::double_layer_strengths_at(
+    std::span<const cplx> double_density, std::span<const std::size_t> points) const {
+  return reconstructed_strengths_ ? reconstructed_strengths_->at(double_density, points)
+                                  : point_strengths_at(*disc_, double_density, points);
+}
+
 CorrectedLayerPotentials::~CorrectedLayerPotentials() = default;
 
 void CorrectedLayerPotentials::apply(std::span<const cplx> double_density,

@@ -49,6 +49,9 @@ std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& dis
   const std::span<const Vec3> targets = collocation_points.subspan(rows.begin, rows.size());
   fmm::FmmOptions options = fmm_options;
   options.skip_radius = disc.coincidence_radius();
+  // A part forms the strengths of the points it reads alone (regular_sum): per-apply arrays of
+  // the part's size, not the problem's.
+  options.strengths_of_sources_read = options.part != nullptr;
   // All collocation points split the tree, so that every row block (MPI rank) builds the same
   // one and a leaf holds at most max_leaf elements whatever the number of ranks.
   // Burton-Miller: the FMM adds alpha times the derivative along the collocation point's normal.
@@ -75,8 +78,13 @@ void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,
                                      std::span<const cplx> single_density,
                                      std::span<cplx> y) const {
   const Discretization& disc = discretization();
-  fmm_->apply(point_strengths(disc, single_density), double_layer_strengths(double_density), y,
-              observer_);
+  const std::span<const std::size_t> points = fmm_->strength_sources();
+  if (points.empty())
+    fmm_->apply(point_strengths(disc, single_density), double_layer_strengths(double_density), y,
+                observer_);
+  else
+    fmm_->apply(point_strengths_at(disc, single_density, points),
+                double_layer_strengths_at(double_density, points), y, observer_);
 }
 
 std::vector<std::size_t> FmmLayerPotentials::columns_read() const {
@@ -108,7 +116,8 @@ void FmmLayerPotentials::regular_sum_device(const cplx* device_double_density,
                                             const cplx* device_single_density,
                                             cplx* device_y) const {
   if (!strengths_)
-    strengths_ = std::make_unique<DeviceStrengths>(discretization(), reconstructed_strengths());
+    strengths_ = std::make_unique<DeviceStrengths>(discretization(), reconstructed_strengths(),
+                                                   fmm_->strength_sources());
   const cplx* charges = nullptr;
   const cplx* dipoles = nullptr;
   if (device_single_density) {

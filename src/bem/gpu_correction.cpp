@@ -44,8 +44,13 @@ const std::int64_t* GpuNearFieldCorrection::device_row_start() const { no_cuda()
 const std::int32_t* GpuNearFieldCorrection::device_columns() const { no_cuda(); }
 
 struct GpuPointStrengths::Impl {};
-GpuPointStrengths::GpuPointStrengths(const Discretization&) { no_cuda(); }
-GpuPointStrengths::GpuPointStrengths(const ReconstructedPointStrengths&) { no_cuda(); }
+GpuPointStrengths::GpuPointStrengths(const Discretization&, std::span<const std::size_t>) {
+  no_cuda();
+}
+GpuPointStrengths::GpuPointStrengths(const ReconstructedPointStrengths&,
+                                     std::span<const std::size_t>) {
+  no_cuda();
+}
 GpuPointStrengths::~GpuPointStrengths() = default;
 void GpuPointStrengths::apply(const cplx*, cplx*) const { no_cuda(); }
 std::size_t GpuPointStrengths::points() const { return 0; }

@@ -15,6 +15,17 @@ std::vector<cplx> point_strengths(const Discretization& disc, std::span<const cp
   return strengths;
 }
 
+std::vector<cplx> point_strengths_at(const Discretization& disc, std::span<const cplx> density,
+                                     std::span<const std::size_t> points) {
+  if (density.empty()) return {};
+  const std::size_t m = disc.points_per_element();
+  std::vector<cplx> strengths(points.size());
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < points.size(); ++i)
+    strengths[i] = disc.quadrature_weights()[points[i]] * density[points[i] / m];
+  return strengths;
+}
+
 ReconstructedPointStrengths::ReconstructedPointStrengths(
     const Discretization& disc, const DensityReconstruction& reconstruction)
     : per_element_(disc.points_per_element()),
@@ -44,21 +55,30 @@ ReconstructedPointStrengths::ReconstructedPointStrengths(
   }
 }
 
+cplx ReconstructedPointStrengths::strength(std::span<const cplx> density, std::size_t q) const {
+  const std::size_t m = per_element_, e = q / m, l = q % m;
+  const std::size_t begin = std::size_t(starts_[e]), length = std::size_t(starts_[e + 1]) - begin;
+  const double* row = values_.data() + begin * m + l * length;
+  cplx sum{};
+  for (std::size_t s = 0; s < length; ++s)
+    sum += row[s] * density[std::size_t(columns_[begin + s])];
+  return sum;
+}
+
 std::vector<cplx> ReconstructedPointStrengths::operator()(std::span<const cplx> density) const {
   if (density.empty()) return {};
-  const std::size_t m = per_element_, n = starts_.size() - 1;
-  std::vector<cplx> strengths(n * m);
+  std::vector<cplx> strengths(points());
 #pragma omp parallel for schedule(static)
-  for (std::size_t e = 0; e < n; ++e) {
-    const std::size_t begin = std::size_t(starts_[e]), length = std::size_t(starts_[e + 1]) - begin;
-    for (std::size_t l = 0; l < m; ++l) {
-      const double* row = values_.data() + begin * m + l * length;
-      cplx sum{};
-      for (std::size_t s = 0; s < length; ++s)
-        sum += row[s] * density[std::size_t(columns_[begin + s])];
-      strengths[e * m + l] = sum;
-    }
-  }
+  for (std::size_t q = 0; q < strengths.size(); ++q) strengths[q] = strength(density, q);
+  return strengths;
+}
+
+std::vector<cplx> ReconstructedPointStrengths::at(std::span<const cplx> density,
+                                                  std::span<const std::size_t> points) const {
+  if (density.empty()) return {};
+  std::vector<cplx> strengths(points.size());
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < points.size(); ++i) strengths[i] = strength(density, points[i]);
   return strengths;
 }
 

@@ -128,6 +128,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     if (options.part) part_leaves = mark_part(*options.part);
     build_near_lists();
     hold_sources(sources, source_normals);
+    if (options.strengths_of_sources_read) number_strengths_by_sources_read();
   }
   {
     PhaseScope scope(observer, FmmPhase::translations);
@@ -407,7 +408,7 @@ void Fmm::build_translations(bool gpu) {
   statistics_.source_bytes = (near_sources_.size() + near_normals_.size() + upward_sources_.size() +
                               upward_normals_.size()) *
                                  sizeof(Vec3) +
-                             upward_order_.size() * sizeof(std::size_t) +
+                             (upward_order_.size() + read_sources_.size()) * sizeof(std::size_t) +
                              near_field_lists().source_order.size() * 11 * sizeof(double) +
                              target_normals_.size() * sizeof(Vec3);
 }
@@ -584,6 +585,22 @@ void Fmm::hold_sources(std::span<const Vec3> sources, std::span<const Vec3> norm
   if (!normals.empty()) gather(normals, upward_order_, upward_normals_);
 }
 
+void Fmm::number_strengths_by_sources_read() {
+  std::vector<std::size_t> read = sources_read();
+  if (read.size() == source_count_) return;  // every source read: positions are input indices
+  // Only the two stores' orders hold input indices where some source is not read (the tree's
+  // order is read directly only when the near store holds every source).
+  const auto renumber = [&read](std::vector<std::size_t>& order) {
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < order.size(); ++i)
+      order[i] = std::size_t(std::lower_bound(read.begin(), read.end(), order[i]) - read.begin());
+  };
+  renumber(near_source_order_);
+  renumber(upward_order_);
+  read_sources_ = std::move(read);
+  source_count_ = read_sources_.size();
+}
+
 Fmm::LeafSources Fmm::leaf_sources(int leaf) const {
   const Cell& c = tree_->cells()[leaf];
   if (upward_store_leaves_.empty())
@@ -607,6 +624,7 @@ void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
 }
 
 std::vector<std::size_t> Fmm::sources_read() const {
+  if (!read_sources_.empty()) return read_sources_;  // the stores' orders hold positions in it
   const auto& cells = tree_->cells();
   const auto order = tree_->source_order();
   // A mark per sorted source: the near ranges overlap (each source lies in the lists of about 27

@@ -148,6 +148,32 @@ double distributed_difference(const Elements& e, const Case& c) {
     EXPECT_EQ(late.statistics().source_points, e.sources.size());
     EXPECT_EQ(fmm.statistics().source_points, fmm.sources_read().size());
     if (size > 1) EXPECT_LT(fmm.statistics().source_points, e.sources.size());
+    // The strengths of the sources read alone (FmmOptions::strengths_of_sources_read, what
+    // FmmLayerPotentials asks for): the same potentials, bit for bit, from arrays that long.
+    distributed_options.part = &let;
+    distributed_options.strengths_of_sources_read = true;
+    Fmm compact(c.k, e.sources, e.normals, targets, e.targets, distributed_options, nullptr,
+                TargetNormalDerivative{target_normals, c.normal_weight});
+    distribute(compact, let, MPI_COMM_WORLD, c.overlap);
+    const std::vector<std::size_t> read = compact.sources_read();
+    EXPECT_EQ(read, fmm.sources_read());
+    EXPECT_EQ(compact.strength_count(), read.size());
+    EXPECT_EQ(compact.statistics().source_points, read.size());
+    std::vector<cplx> read_charges, read_dipoles;
+    for (std::size_t s : read) {
+      read_charges.push_back(charges[s]);
+      read_dipoles.push_back(dipoles[s]);
+    }
+    std::vector<cplx> compact_potential(own.size());
+    compact.apply(read_charges, read_dipoles, compact_potential);
+    compact.apply(read_charges, {}, compact_potential);  // a charge-only apply between
+    compact.apply(read_charges, read_dipoles, compact_potential);
+    differing = 0;
+    for (std::size_t i = 0; i < own.size(); ++i) differing += potential[i] != compact_potential[i];
+    EXPECT_EQ(differing, 0u) << "of " << own.size() << " targets, strengths of the sources read";
+    // Arrays of every source are the wrong length where a source is not read.
+    if (read.size() < m)
+      EXPECT_THROW(compact.apply(local_charges, local_dipoles, compact_potential), Error);
   }
   // Each target's difference relative to its potential (the small sphere's potentials are far
   // larger than the large one's: a 2-norm over all would see only them).

@@ -70,11 +70,12 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   fmm::FmmObserver* observer_;
   // The resident apply's point strengths (charges from the single layer, dipoles from the
   // double layer, with the quadratic read where the layers have it), set up with the first
-  // resident apply.
+  // resident apply; of the points the FMM's strength arrays hold (fmm::Fmm::strength_sources).
   struct DeviceStrengths {
-    DeviceStrengths(const Discretization& disc, const ReconstructedPointStrengths* reconstructed)
-        : kernel(disc),
-          double_kernel(reconstructed ? std::make_unique<GpuPointStrengths>(*reconstructed)
+    DeviceStrengths(const Discretization& disc, const ReconstructedPointStrengths* reconstructed,
+                    std::span<const std::size_t> points)
+        : kernel(disc, points),
+          double_kernel(reconstructed ? std::make_unique<GpuPointStrengths>(*reconstructed, points)
                                       : nullptr),
           charges(kernel.points()),
           dipoles(kernel.points()) {}

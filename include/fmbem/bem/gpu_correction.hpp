@@ -77,13 +77,16 @@ class GpuNearFieldCorrection {
 // sparse product (its matrix uploaded once).
 class GpuPointStrengths {
  public:
-  explicit GpuPointStrengths(const Discretization& disc);
-  explicit GpuPointStrengths(const ReconstructedPointStrengths& matrix);
+  // points (quadrature point indices): the strengths of these alone, in that order (a part of
+  // the distributed FMM: fmm::Fmm::strength_sources); empty: of every point.
+  explicit GpuPointStrengths(const Discretization& disc, std::span<const std::size_t> points = {});
+  explicit GpuPointStrengths(const ReconstructedPointStrengths& matrix,
+                             std::span<const std::size_t> points = {});
   ~GpuPointStrengths();
   GpuPointStrengths(const GpuPointStrengths&) = delete;
   GpuPointStrengths& operator=(const GpuPointStrengths&) = delete;
 
-  // device_density: one entry per element; device_strengths: one per quadrature point.
+  // device_density: one entry per element; device_strengths: one per point (points()).
   void apply(const cplx* device_density, cplx* device_strengths) const;
   std::size_t points() const;
 

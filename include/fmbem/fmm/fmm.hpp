@@ -51,6 +51,10 @@ struct FmmOptions {
   // are the part's from the start, and distribute_upward_pass must be given the same tree. Null:
   // the FMM keeps every source point (distribute_upward_pass may still restrict it later).
   const LocallyEssentialTree* part = nullptr;
+  // apply's and apply_device's strength arrays hold one entry per sources_read() (in that
+  // order) instead of one per source: a part's per-apply strengths then scale with the part,
+  // not with the problem. (Where every source is read the two are the same.)
+  bool strengths_of_sources_read = false;
 };
 
 // The fastest GPU M2L scheme measured on an H100 for order p (bench/results/gpu_m2l.md):
@@ -220,6 +224,12 @@ class Fmm {
   // The sources whose strengths apply reads (input indices, ascending): those of the leaves of
   // its upward pass and of the near lists of its targets. The other strengths may hold anything.
   std::vector<std::size_t> sources_read() const;
+  // The entries apply's strength arrays have: one per source, or with
+  // FmmOptions::strengths_of_sources_read one per sources_read().
+  std::size_t strength_count() const { return source_count_; }
+  // The source (input index) of each entry of apply's strength arrays where they are of the
+  // sources read and some source is not read; empty: entry i is source i.
+  std::span<const std::size_t> strength_sources() const { return read_sources_; }
 
   int order() const { return order_; }
   const Octree& tree() const { return *tree_; }
@@ -236,6 +246,9 @@ class Fmm {
   void build_near_lists();
   // near_source_order_ from near_ranges_, which it renumbers.
   void compact_near_sources();
+  // FmmOptions::strengths_of_sources_read: the stores' order arrays renumbered from input indices
+  // to positions in sources_read() (kept in read_sources_).
+  void number_strengths_by_sources_read();
   // The near store and, where it lacks some, the upward store from the input-order points.
   void hold_sources(std::span<const Vec3> sources, std::span<const Vec3> normals);
   // The points P2M reads for `leaf` (one of upward_leaves_): positions [begin, end) of points,
@@ -283,8 +296,11 @@ class Fmm {
   double k_;
   int order_;
   FmmOptions options_;
-  // The problem's sources: the strength arrays of apply have this many entries.
+  // The entries of apply's strength arrays: the problem's sources, or the sources read.
   std::size_t source_count_ = 0;
+  // With FmmOptions::strengths_of_sources_read where some source is not read: sources_read(),
+  // whose positions the order arrays (near_source_order_, upward_order_) then hold.
+  std::vector<std::size_t> read_sources_;
   bool with_normals_ = false;
   std::vector<Vec3> targets_;
   // The source points the near lists read and their normals, by position: near_source_order_'s
@@ -315,7 +331,8 @@ class Fmm {
   std::vector<std::array<std::size_t, 2>> near_targets_;
   std::vector<std::size_t> near_offsets_;
   std::vector<std::array<std::size_t, 2>> near_ranges_;
-  // The sources the near lists read, in tree order (input indices), and near_ranges_ as positions
+  // The sources the near lists read, in tree order (input indices, or positions in read_sources_),
+  // and near_ranges_ as positions
   // among them; empty when they read every source (then near_ranges_ are tree positions). On a
   // part of a distributed FMM they are a small share of all, and the near field's per-apply
   // copies (PointSources, the GPU's sorted points and strengths) hold only these.

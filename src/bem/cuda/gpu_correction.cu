@@ -144,27 +144,32 @@ __global__ void correction_spmv(std::int64_t rows, const std::int64_t* __restric
   }
 }
 
+// Strength i is that of quadrature point at[i] (at null: point i); weights[i] is its weight.
 __global__ void point_strengths_kernel(std::int64_t points, int per_element,
+                                       const std::int64_t* __restrict__ at,
                                        const double* __restrict__ weights,
                                        const double2* __restrict__ density,
                                        double2* __restrict__ strengths) {
-  const std::int64_t q = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (q >= points) return;
-  const double w = weights[q];
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= points) return;
+  const std::int64_t q = at ? at[i] : i;
+  const double w = weights[i];
   const double2 d = density[q / per_element];
-  strengths[q] = make_double2(w * d.x, w * d.y);
+  strengths[i] = make_double2(w * d.x, w * d.y);
 }
 
-// ReconstructedPointStrengths on the device: one thread per point, the sum over its element's
-// stencil in the same order as the CPU's.
+// ReconstructedPointStrengths on the device: one thread per point (at[i], or i where at is null),
+// the sum over its element's stencil in the same order as the CPU's.
 __global__ void reconstructed_strengths_kernel(std::int64_t points, int per_element,
+                                               const std::int64_t* __restrict__ at,
                                                const std::int64_t* __restrict__ starts,
                                                const std::int32_t* __restrict__ columns,
                                                const double* __restrict__ values,
                                                const double2* __restrict__ density,
                                                double2* __restrict__ strengths) {
-  const std::int64_t q = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (q >= points) return;
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= points) return;
+  const std::int64_t q = at ? at[i] : i;
   const std::int64_t e = q / per_element, l = q % per_element;
   const std::int64_t begin = starts[e], length = starts[e + 1] - begin;
   const double* row = values + begin * per_element + l * length;
@@ -174,7 +179,7 @@ __global__ void reconstructed_strengths_kernel(std::int64_t points, int per_elem
     re += row[s] * d.x;
     im += row[s] * d.y;
   }
-  strengths[q] = make_double2(re, im);
+  strengths[i] = make_double2(re, im);
 }
 
 }  // namespace
@@ -326,8 +331,11 @@ const std::int64_t* GpuNearFieldCorrection::device_row_start() const {
 const std::int32_t* GpuNearFieldCorrection::device_columns() const { return impl_->columns.data(); }
 
 struct GpuPointStrengths::Impl {
+  // The constant read: per strength its point's weight.
   Buffer<double> weights;
   int per_element = 1;
+  // The points whose strengths are formed (empty: every point).
+  Buffer<std::int64_t> at;
   // The reconstructed matrix (empty for the constant read).
   std::int64_t points = 0;
   Buffer<std::int64_t> starts;
@@ -335,17 +343,37 @@ struct GpuPointStrengths::Impl {
   Buffer<double> values;
 };
 
-GpuPointStrengths::GpuPointStrengths(const Discretization& disc) : impl_(std::make_unique<Impl>()) {
-  impl_->weights = Buffer<double>(disc.quadrature_weights().data(),
-                                  disc.quadrature_weights().size(), "quadrature weights");
+namespace {
+
+Buffer<std::int64_t> upload_points(std::span<const std::size_t> points) {
+  const std::vector<std::int64_t> at(points.begin(), points.end());
+  return Buffer<std::int64_t>(at.data(), at.size(), "strength points");
+}
+
+}  // namespace
+
+GpuPointStrengths::GpuPointStrengths(const Discretization& disc,
+                                     std::span<const std::size_t> points)
+    : impl_(std::make_unique<Impl>()) {
+  const std::span<const double> all = disc.quadrature_weights();
+  if (points.empty()) {
+    impl_->weights = Buffer<double>(all.data(), all.size(), "quadrature weights");
+  } else {
+    std::vector<double> weights(points.size());
+    for (std::size_t i = 0; i < points.size(); ++i) weights[i] = all[points[i]];
+    impl_->weights = Buffer<double>(weights.data(), weights.size(), "quadrature weights");
+    impl_->at = upload_points(points);
+  }
   impl_->per_element = int(disc.points_per_element());
 }
 
-GpuPointStrengths::GpuPointStrengths(const ReconstructedPointStrengths& matrix)
+GpuPointStrengths::GpuPointStrengths(const ReconstructedPointStrengths& matrix,
+                                     std::span<const std::size_t> points)
     : impl_(std::make_unique<Impl>()) {
   Impl& d = *impl_;
   d.per_element = int(matrix.points_per_element());
-  d.points = std::int64_t(matrix.points());
+  d.points = std::int64_t(points.empty() ? matrix.points() : points.size());
+  if (!points.empty()) d.at = upload_points(points);
   d.starts = Buffer<std::int64_t>(matrix.stencil_starts().data(), matrix.stencil_starts().size(),
                                   "reconstruction stencils");
   d.columns = Buffer<std::int32_t>(matrix.stencil_columns().data(), matrix.stencil_columns().size(),
@@ -365,7 +393,7 @@ void GpuPointStrengths::apply(const cplx* device_density, cplx* device_strengths
   if (impl_->points > 0) {
     const Impl& d = *impl_;
     reconstructed_strengths_kernel<<<blocks(d.points, threads), threads>>>(
-        d.points, d.per_element, d.starts.data(), d.columns.data(), d.values.data(),
+        d.points, d.per_element, d.at.data(), d.starts.data(), d.columns.data(), d.values.data(),
         reinterpret_cast<const double2*>(device_density),
         reinterpret_cast<double2*>(device_strengths));
     check(cudaGetLastError(), "the reconstructed point-strengths kernel");
@@ -374,7 +402,7 @@ void GpuPointStrengths::apply(const cplx* device_density, cplx* device_strengths
   const std::int64_t n = std::int64_t(impl_->weights.size());
   if (n == 0) return;
   point_strengths_kernel<<<blocks(n, threads), threads>>>(
-      n, impl_->per_element, impl_->weights.data(),
+      n, impl_->per_element, impl_->at.data(), impl_->weights.data(),
       reinterpret_cast<const double2*>(device_density),
       reinterpret_cast<double2*>(device_strengths));
   check(cudaGetLastError(), "the point-strengths kernel");

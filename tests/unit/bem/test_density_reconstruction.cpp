@@ -234,6 +234,34 @@ TEST(DensityReconstruction, PointStrengthsAreTheWeightedRead) {
   EXPECT_TRUE(strengths({}).empty());
 }
 
+// The strengths of some points alone (what a part of the distributed FMM reads), constant and
+// quadratic read: each the same operations as the whole array's entry, so bitwise equal, in the
+// order given (descending and repeated points included).
+TEST(DensityReconstruction, StrengthsOfSomePointsAreTheWholeArraysEntries) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(2, 1.0), "icosphere");
+  const Discretization disc(mesh, 3);
+  const DensityReconstruction r(mesh);
+  const ReconstructedPointStrengths reconstructed(disc, r);
+  const auto u = random_density(mesh.size(), 8);
+  const std::vector<cplx> whole_constant = point_strengths(disc, u),
+                          whole_quadratic = reconstructed(u);
+  std::vector<std::size_t> points;
+  for (std::size_t q = 0; q < whole_constant.size(); q += 7) points.push_back(q);
+  points.push_back(whole_constant.size() - 1);
+  points.push_back(5);
+  points.push_back(5);
+  const std::vector<cplx> constant = point_strengths_at(disc, u, points),
+                          quadratic = reconstructed.at(u, points);
+  ASSERT_EQ(constant.size(), points.size());
+  ASSERT_EQ(quadratic.size(), points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    EXPECT_EQ(constant[i], whole_constant[points[i]]) << points[i];
+    EXPECT_EQ(quadratic[i], whole_quadratic[points[i]]) << points[i];
+  }
+  EXPECT_TRUE(point_strengths_at(disc, {}, points).empty());
+  EXPECT_TRUE(reconstructed.at({}, points).empty());
+}
+
 // With every pair of icosphere:1 close (near radius 10) the operator with the quadratic read is
 // the dense matrix of accurate integrals: A_ij = sum over l of the constant entry at j = l plus
 // sum over m of the monomial entries times R's coefficient of u_j, from hypersingular_integrals

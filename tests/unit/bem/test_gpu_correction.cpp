@@ -223,6 +223,15 @@ TEST(GpuNearFieldCorrection, SpmvMatchesAddTo) {
   }
 }
 
+// Every third point, backwards, and the last twice: the strength kernels' point lists.
+std::vector<std::size_t> some_points(std::size_t count) {
+  std::vector<std::size_t> some;
+  for (std::size_t q = count; q-- > 0;)
+    if (q % 3 == 1) some.push_back(q);
+  some.push_back(count - 1);
+  return some;
+}
+
 TEST(GpuNearFieldCorrection, PointStrengthsKernelMatchesHost) {
   SKIP_WITHOUT_GPU();
   const Mesh mesh = icosphere(3);
@@ -238,6 +247,14 @@ TEST(GpuNearFieldCorrection, PointStrengthsKernelMatchesHost) {
     d_strengths.download(got.data());
     // One multiplication per value: bitwise equal.
     EXPECT_EQ(got, point_strengths(disc, density)) << points << " points per element";
+    // Some points alone, in a given order (a part of the distributed FMM).
+    const std::vector<std::size_t> some = some_points(got.size());
+    const GpuPointStrengths some_kernel(disc, some);
+    ASSERT_EQ(some_kernel.points(), some.size());
+    some_kernel.apply(d_density.data(), d_strengths.data());
+    std::vector<cplx> some_got(some.size());
+    d_strengths.download(some_got.data());
+    EXPECT_EQ(some_got, point_strengths_at(disc, density, some)) << points << " points, some";
   }
 }
 
@@ -263,6 +280,17 @@ TEST(GpuNearFieldCorrection, ReconstructedPointStrengthsKernelMatchesHost) {
     const std::vector<cplx> want = matrix(density);
     for (std::size_t q = 0; q < got.size(); ++q)
       EXPECT_LE(std::abs(got[q] - want[q]), 1e-15 * std::abs(want[q])) << points << " points";
+    // Some points alone, in a given order (a part of the distributed FMM).
+    const std::vector<std::size_t> some = some_points(got.size());
+    const GpuPointStrengths some_kernel(matrix, some);
+    ASSERT_EQ(some_kernel.points(), some.size());
+    some_kernel.apply(d_density.data(), d_strengths.data());
+    std::vector<cplx> some_got(some.size());
+    d_strengths.download(some_got.data());
+    const std::vector<cplx> some_want = matrix.at(density, some);
+    for (std::size_t i = 0; i < some.size(); ++i)
+      EXPECT_LE(std::abs(some_got[i] - some_want[i]), 1e-15 * std::abs(some_want[i]))
+          << points << " points, some";
   }
 }
 
