@@ -345,9 +345,11 @@ struct GpuPointStrengths::Impl {
 
 namespace {
 
+// Uploaded as they are (no host copy): the same bits, indices below 2^63.
 Buffer<std::int64_t> upload_points(std::span<const std::size_t> points) {
-  const std::vector<std::int64_t> at(points.begin(), points.end());
-  return Buffer<std::int64_t>(at.data(), at.size(), "strength points");
+  static_assert(sizeof(std::size_t) == sizeof(std::int64_t));
+  return Buffer<std::int64_t>(reinterpret_cast<const std::int64_t*>(points.data()), points.size(),
+                              "strength points");
 }
 
 }  // namespace
