@@ -122,15 +122,9 @@ void CorrectedLayerPotentials::check_fitted(std::span<const std::size_t> element
 }
 
 std::vector<cplx> CorrectedLayerPotentials::double_layer_strengths(
-    std::span<const cplx> double_density) const {
-  return reconstructed_strengths_ ? (*reconstructed_strengths_)(double_density)
-                                  : point_strengths(*disc_, double_density);
-}
-
-std::vector<cplx> CorrectedLayerPotentials::double_layer_strengths_at(
     std::span<const cplx> double_density, std::span<const std::size_t> points) const {
-  return reconstructed_strengths_ ? reconstructed_strengths_->at(double_density, points)
-                                  : point_strengths_at(*disc_, double_density, points);
+  return reconstructed_strengths_ ? (*reconstructed_strengths_)(double_density, points)
+                                  : point_strengths(*disc_, double_density, points);
 }
 
 CorrectedLayerPotentials::~CorrectedLayerPotentials() = default;

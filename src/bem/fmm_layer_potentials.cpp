@@ -78,13 +78,10 @@ void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,
                                      std::span<const cplx> single_density,
                                      std::span<cplx> y) const {
   const Discretization& disc = discretization();
+  // A part's FMM takes the strengths of the sources it reads alone (empty: of every source).
   const std::span<const std::size_t> points = fmm_->strength_sources();
-  if (points.empty())
-    fmm_->apply(point_strengths(disc, single_density), double_layer_strengths(double_density), y,
-                observer_);
-  else
-    fmm_->apply(point_strengths_at(disc, single_density, points),
-                double_layer_strengths_at(double_density, points), y, observer_);
+  fmm_->apply(point_strengths(disc, single_density, points),
+              double_layer_strengths(double_density, points), y, observer_);
 }
 
 std::vector<std::size_t> FmmLayerPotentials::columns_read() const {

@@ -4,25 +4,17 @@
 
 namespace fmbem {
 
-std::vector<cplx> point_strengths(const Discretization& disc, std::span<const cplx> density) {
-  if (density.empty()) return {};
-  const std::size_t m = disc.points_per_element(), n = disc.size();
-  std::vector<cplx> strengths(n * m);
-#pragma omp parallel for schedule(static)
-  for (std::size_t e = 0; e < n; ++e)
-    for (std::size_t q = e * m; q < (e + 1) * m; ++q)
-      strengths[q] = disc.quadrature_weights()[q] * density[e];
-  return strengths;
-}
-
-std::vector<cplx> point_strengths_at(const Discretization& disc, std::span<const cplx> density,
-                                     std::span<const std::size_t> points) {
+std::vector<cplx> point_strengths(const Discretization& disc, std::span<const cplx> density,
+                                  std::span<const std::size_t> points) {
   if (density.empty()) return {};
   const std::size_t m = disc.points_per_element();
-  std::vector<cplx> strengths(points.size());
+  const std::size_t count = points.empty() ? disc.quadrature_points().size() : points.size();
+  std::vector<cplx> strengths(count);
 #pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < points.size(); ++i)
-    strengths[i] = disc.quadrature_weights()[points[i]] * density[points[i] / m];
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t q = points.empty() ? i : points[i];
+    strengths[i] = disc.quadrature_weights()[q] * density[q / m];
+  }
   return strengths;
 }
 
@@ -65,20 +57,14 @@ cplx ReconstructedPointStrengths::strength(std::span<const cplx> density, std::s
   return sum;
 }
 
-std::vector<cplx> ReconstructedPointStrengths::operator()(std::span<const cplx> density) const {
+std::vector<cplx> ReconstructedPointStrengths::operator()(
+    std::span<const cplx> density, std::span<const std::size_t> points) const {
   if (density.empty()) return {};
-  std::vector<cplx> strengths(points());
+  const std::size_t count = points.empty() ? this->points() : points.size();
+  std::vector<cplx> strengths(count);
 #pragma omp parallel for schedule(static)
-  for (std::size_t q = 0; q < strengths.size(); ++q) strengths[q] = strength(density, q);
-  return strengths;
-}
-
-std::vector<cplx> ReconstructedPointStrengths::at(std::span<const cplx> density,
-                                                  std::span<const std::size_t> points) const {
-  if (density.empty()) return {};
-  std::vector<cplx> strengths(points.size());
-#pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < points.size(); ++i) strengths[i] = strength(density, points[i]);
+  for (std::size_t i = 0; i < count; ++i)
+    strengths[i] = strength(density, points.empty() ? i : points[i]);
   return strengths;
 }
 

@@ -77,11 +77,10 @@ class CorrectedLayerPotentials : public LayerPotentials {
                            std::span<const std::size_t> elements_read = {});
   const Discretization& discretization() const { return *disc_; }
   // The regular rule's point strengths of a double density (point_strengths, or
-  // ReconstructedPointStrengths with the quadratic read); empty in, empty out.
-  std::vector<cplx> double_layer_strengths(std::span<const cplx> double_density) const;
-  // Those of the quadrature points `points` alone, in that order.
-  std::vector<cplx> double_layer_strengths_at(std::span<const cplx> double_density,
-                                              std::span<const std::size_t> points) const;
+  // ReconstructedPointStrengths with the quadratic read); empty in, empty out. points: of these
+  // quadrature points alone, in that order; empty: of every point.
+  std::vector<cplx> double_layer_strengths(std::span<const cplx> double_density,
+                                           std::span<const std::size_t> points = {}) const;
   // The quadratic read's strength matrix (null with DensityModel::constant).
   const ReconstructedPointStrengths* reconstructed_strengths() const {
     return reconstructed_strengths_.get();

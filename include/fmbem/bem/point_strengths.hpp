@@ -10,12 +10,10 @@ namespace fmbem {
 
 // The regular rule turns a piecewise-constant density into point sources:
 // quadrature point q of element e carries weight_q * density[e] (empty in,
-// empty out).
-std::vector<cplx> point_strengths(const Discretization& disc, std::span<const cplx> density);
-// The strengths of the quadrature points `points` alone (indices e * points_per_element() + q),
-// in that order: what a part of the distributed FMM reads (fmm::Fmm::strength_sources).
-std::vector<cplx> point_strengths_at(const Discretization& disc, std::span<const cplx> density,
-                                     std::span<const std::size_t> points);
+// empty out). points: the strengths of these quadrature points alone, in that order (what a
+// part of the distributed FMM reads: fmm::Fmm::strength_sources); empty: of every point.
+std::vector<cplx> point_strengths(const Discretization& disc, std::span<const cplx> density,
+                                  std::span<const std::size_t> points = {});
 
 // The same for the quadratic read of a density (DensityReconstruction): quadrature point q of
 // element e carries weight_q * (u_e + sum over m of c_{e,m} monomial_m(y_q)), c = R u. A sparse
@@ -26,11 +24,10 @@ class ReconstructedPointStrengths {
   ReconstructedPointStrengths(const Discretization& disc,
                               const DensityReconstruction& reconstruction);
 
-  // Empty in, empty out.
-  std::vector<cplx> operator()(std::span<const cplx> density) const;
-  // The strengths of the points `points` alone, in that order (their elements must be fitted);
-  // empty in, empty out.
-  std::vector<cplx> at(std::span<const cplx> density, std::span<const std::size_t> points) const;
+  // Empty in, empty out. points: of these alone, in that order (their elements fitted); empty:
+  // of every point.
+  std::vector<cplx> operator()(std::span<const cplx> density,
+                               std::span<const std::size_t> points = {}) const;
 
   // The matrix (for the GPU): point q = e * points_per_element() + l has the columns
   // stencil_columns()[stencil_starts()[e] .. stencil_starts()[e + 1]) and, at the same positions,

@@ -250,16 +250,16 @@ TEST(DensityReconstruction, StrengthsOfSomePointsAreTheWholeArraysEntries) {
   points.push_back(whole_constant.size() - 1);
   points.push_back(5);
   points.push_back(5);
-  const std::vector<cplx> constant = point_strengths_at(disc, u, points),
-                          quadratic = reconstructed.at(u, points);
+  const std::vector<cplx> constant = point_strengths(disc, u, points),
+                          quadratic = reconstructed(u, points);
   ASSERT_EQ(constant.size(), points.size());
   ASSERT_EQ(quadratic.size(), points.size());
   for (std::size_t i = 0; i < points.size(); ++i) {
     EXPECT_EQ(constant[i], whole_constant[points[i]]) << points[i];
     EXPECT_EQ(quadratic[i], whole_quadratic[points[i]]) << points[i];
   }
-  EXPECT_TRUE(point_strengths_at(disc, {}, points).empty());
-  EXPECT_TRUE(reconstructed.at({}, points).empty());
+  EXPECT_TRUE(point_strengths(disc, {}, points).empty());
+  EXPECT_TRUE(reconstructed({}, points).empty());
 }
 
 // With every pair of icosphere:1 close (near radius 10) the operator with the quadratic read is

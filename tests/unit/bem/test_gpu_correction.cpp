@@ -255,7 +255,7 @@ TEST(GpuNearFieldCorrection, PointStrengthsKernelMatchesHost) {
     some_kernel.apply(d_density.data(), d_some.data());
     std::vector<cplx> some_got(some.size());
     d_some.download(some_got.data());
-    EXPECT_EQ(some_got, point_strengths_at(disc, density, some)) << points << " points, some";
+    EXPECT_EQ(some_got, point_strengths(disc, density, some)) << points << " points, some";
   }
 }
 
@@ -289,7 +289,7 @@ TEST(GpuNearFieldCorrection, ReconstructedPointStrengthsKernelMatchesHost) {
     some_kernel.apply(d_density.data(), d_some.data());
     std::vector<cplx> some_got(some.size());
     d_some.download(some_got.data());
-    const std::vector<cplx> some_want = matrix.at(density, some);
+    const std::vector<cplx> some_want = matrix(density, some);
     for (std::size_t i = 0; i < some.size(); ++i)
       EXPECT_LE(std::abs(some_got[i] - some_want[i]), 1e-15 * std::abs(some_want[i]))
           << points << " points, some";
