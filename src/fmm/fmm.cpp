@@ -245,9 +245,7 @@ NearFieldLists Fmm::near_field_lists() const {
                         .skip_radius = options_.skip_radius,
                         .sources = near_sources_,
                         .normals = near_normals_,
-                        .source_order = near_source_order_.empty()
-                                            ? std::span<const std::size_t>(tree_->source_order())
-                                            : std::span<const std::size_t>(near_source_order_),
+                        .source_order = near_store_order(),
                         .source_count = source_count_,
                         .targets = targets_,
                         .target_order = tree_->target_order(),
@@ -542,9 +540,7 @@ void Fmm::restrict_upward_pass(const LocallyEssentialTree& let) {
 }
 
 void Fmm::hold_sources(std::span<const Vec3> sources, std::span<const Vec3> normals) {
-  const auto order = near_source_order_.empty()
-                         ? std::span<const std::size_t>(tree_->source_order())
-                         : std::span<const std::size_t>(near_source_order_);
+  const std::span<const std::size_t> order = near_store_order();
   const auto gather = [](std::span<const Vec3> points, std::span<const std::size_t> at,
                          std::vector<Vec3>& out) {
     out.resize(at.size());
@@ -599,6 +595,11 @@ void Fmm::number_strengths_by_sources_read() {
   renumber(upward_order_);
   read_sources_ = std::move(read);
   source_count_ = read_sources_.size();
+}
+
+std::span<const std::size_t> Fmm::near_store_order() const {
+  if (near_source_order_.empty()) return tree_->source_order();
+  return near_source_order_;
 }
 
 Fmm::LeafSources Fmm::leaf_sources(int leaf) const {

@@ -246,6 +246,10 @@ class Fmm {
   void build_near_lists();
   // near_source_order_ from near_ranges_, which it renumbers.
   void compact_near_sources();
+  // The near store's order: per position the source's input index (or, with
+  // strengths_of_sources_read, its position in read_sources_): near_source_order_, or the tree's
+  // order where the store holds every source.
+  std::span<const std::size_t> near_store_order() const;
   // FmmOptions::strengths_of_sources_read: the stores' order arrays renumbered from input indices
   // to positions in sources_read() (kept in read_sources_).
   void number_strengths_by_sources_read();

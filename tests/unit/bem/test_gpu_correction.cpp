@@ -223,6 +223,17 @@ TEST(GpuNearFieldCorrection, SpmvMatchesAddTo) {
   }
 }
 
+// The kernel's strengths of a density on the device, downloaded (into an array of the kernel's
+// own length: download copies the whole device array).
+std::vector<cplx> device_strengths(const GpuPointStrengths& kernel,
+                                   const fmm::DeviceArray& density) {
+  fmm::DeviceArray strengths(kernel.points());
+  kernel.apply(density.data(), strengths.data());
+  std::vector<cplx> host(kernel.points());
+  strengths.download(host.data());
+  return host;
+}
+
 // Every third point, backwards, and the last twice: the strength kernels' point lists.
 std::vector<std::size_t> some_points(std::size_t count) {
   std::vector<std::size_t> some;
@@ -240,22 +251,17 @@ TEST(GpuNearFieldCorrection, PointStrengthsKernelMatchesHost) {
     const auto density = random_density(mesh.size(), 4);
     const GpuPointStrengths kernel(disc);
     ASSERT_EQ(kernel.points(), disc.quadrature_points().size());
-    fmm::DeviceArray d_density(density.size()), d_strengths(kernel.points());
+    fmm::DeviceArray d_density(density.size());
     d_density.upload(density.data());
-    kernel.apply(d_density.data(), d_strengths.data());
-    std::vector<cplx> got(kernel.points());
-    d_strengths.download(got.data());
+    const std::vector<cplx> got = device_strengths(kernel, d_density);
     // One multiplication per value: bitwise equal.
     EXPECT_EQ(got, point_strengths(disc, density)) << points << " points per element";
     // Some points alone, in a given order (a part of the distributed FMM).
     const std::vector<std::size_t> some = some_points(got.size());
     const GpuPointStrengths some_kernel(disc, some);
     ASSERT_EQ(some_kernel.points(), some.size());
-    fmm::DeviceArray d_some(some.size());  // download copies the whole array
-    some_kernel.apply(d_density.data(), d_some.data());
-    std::vector<cplx> some_got(some.size());
-    d_some.download(some_got.data());
-    EXPECT_EQ(some_got, point_strengths(disc, density, some)) << points << " points, some";
+    EXPECT_EQ(device_strengths(some_kernel, d_density), point_strengths(disc, density, some))
+        << points << " points, some";
   }
 }
 
@@ -273,11 +279,9 @@ TEST(GpuNearFieldCorrection, ReconstructedPointStrengthsKernelMatchesHost) {
     const auto density = random_density(mesh.size(), 9);
     const GpuPointStrengths kernel(matrix);
     ASSERT_EQ(kernel.points(), disc.quadrature_points().size());
-    fmm::DeviceArray d_density(density.size()), d_strengths(kernel.points());
+    fmm::DeviceArray d_density(density.size());
     d_density.upload(density.data());
-    kernel.apply(d_density.data(), d_strengths.data());
-    std::vector<cplx> got(kernel.points());
-    d_strengths.download(got.data());
+    const std::vector<cplx> got = device_strengths(kernel, d_density);
     const std::vector<cplx> want = matrix(density);
     for (std::size_t q = 0; q < got.size(); ++q)
       EXPECT_LE(std::abs(got[q] - want[q]), 1e-15 * std::abs(want[q])) << points << " points";
@@ -285,10 +289,7 @@ TEST(GpuNearFieldCorrection, ReconstructedPointStrengthsKernelMatchesHost) {
     const std::vector<std::size_t> some = some_points(got.size());
     const GpuPointStrengths some_kernel(matrix, some);
     ASSERT_EQ(some_kernel.points(), some.size());
-    fmm::DeviceArray d_some(some.size());  // download copies the whole array
-    some_kernel.apply(d_density.data(), d_some.data());
-    std::vector<cplx> some_got(some.size());
-    d_some.download(some_got.data());
+    const std::vector<cplx> some_got = device_strengths(some_kernel, d_density);
     const std::vector<cplx> some_want = matrix(density, some);
     for (std::size_t i = 0; i < some.size(); ++i)
       EXPECT_LE(std::abs(some_got[i] - some_want[i]), 1e-15 * std::abs(some_want[i]))
