@@ -17,8 +17,8 @@ void BoundaryOperator::apply(std::span<const cplx> x, std::span<cplx> y) const {
     std::fill(y.begin(), y.end(), cplx(0.0));
   else
     layers_->apply(double_density, single_density, y);
-  const RowRange rows = layers_->rows();
-  for (std::size_t r = 0; r < rows.size(); ++r) y[r] += coefficients_.identity * x[rows.begin + r];
+  const std::size_t rows = layers_->rows().size(), first = layers_->first_row_column();
+  for (std::size_t r = 0; r < rows; ++r) y[r] += coefficients_.identity * x[first + r];
 }
 
 std::vector<cplx> BoundaryOperator::diagonal() const {

@@ -121,10 +121,28 @@ void CorrectedLayerPotentials::check_fitted(std::span<const std::size_t> element
                   ", which its operator reads (a defect: please report it)");
 }
 
+void CorrectedLayerPotentials::restrict_columns(std::vector<std::size_t> elements) {
+  if (!column_elements_.empty() || device_)
+    throw Error("layer potentials: the columns are restricted once, before any apply");
+  if (!std::is_sorted(elements.begin(), elements.end()) ||
+      std::adjacent_find(elements.begin(), elements.end()) != elements.end() ||
+      (!elements.empty() && elements.back() >= disc_->size()))
+    throw Error("layer potentials: a column space must list elements ascending, each once");
+  // The rows must be among them, contiguous (BoundaryOperator's identity, the extra diagonal).
+  const auto first = std::lower_bound(elements.begin(), elements.end(), rows_.begin);
+  if (std::size_t(elements.end() - first) < rows_.size() ||
+      (rows_.size() > 0 && (*first != rows_.begin || first[rows_.size() - 1] != rows_.end - 1)))
+    throw Error("layer potentials: a column space without the rows");
+  near_.renumber_columns(elements);
+  if (reconstructed_strengths_) reconstructed_strengths_->renumber_columns(elements);
+  column_elements_ = std::move(elements);
+}
+
 std::vector<cplx> CorrectedLayerPotentials::double_layer_strengths(
-    std::span<const cplx> double_density, std::span<const std::size_t> points) const {
+    std::span<const cplx> double_density, std::span<const std::size_t> points,
+    std::span<const std::int32_t> point_columns) const {
   return reconstructed_strengths_ ? (*reconstructed_strengths_)(double_density, points)
-                                  : point_strengths(*disc_, double_density, points);
+                                  : point_strengths(*disc_, double_density, points, point_columns);
 }
 
 CorrectedLayerPotentials::~CorrectedLayerPotentials() = default;
@@ -132,14 +150,15 @@ CorrectedLayerPotentials::~CorrectedLayerPotentials() = default;
 void CorrectedLayerPotentials::apply(std::span<const cplx> double_density,
                                      std::span<const cplx> single_density,
                                      std::span<cplx> y) const {
-  const std::size_t n = disc_->size();
+  const std::size_t n = columns();
   if ((!double_density.empty() && double_density.size() != n) ||
       (!single_density.empty() && single_density.size() != n) || y.size() != rows_.size())
     throw Error("layer potentials: density or result of the wrong size");
   const auto add_extra = [&] {
     if (single_extra_.empty() || single_density.empty()) return;
+    const std::size_t first = first_row_column();
     for (std::size_t r = 0; r < rows_.size(); ++r)
-      y[r] += single_extra_[r] * single_density[rows_.begin + r];
+      y[r] += single_extra_[r] * single_density[first + r];
   };
   if (!resident_on_device()) {
     regular_sum(double_density, single_density, y);
@@ -198,14 +217,23 @@ std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoeffi
 #pragma omp parallel
   {
     std::vector<RegularPair> regular;
-    std::vector<std::int32_t> elements;
+    std::vector<std::int32_t> elements, row_elements;
 #pragma omp for schedule(dynamic, 64)
     for (std::size_t r = 0; r < rows_.size(); ++r) {
       const std::size_t i = rows_.begin + r;
       const Vec3& x = mesh.centroids()[i];
       const Vec3& n_x = mesh.normals()[i];
+      // The row's elements (its columns are entries of the column space after
+      // restrict_columns; the map is increasing, so they stay ascending).
       const std::int32_t* row_begin = columns.data() + row_start[r];
       const std::int32_t* row_end = columns.data() + row_start[r + 1];
+      if (!column_elements_.empty()) {
+        row_elements.resize(std::size_t(row_end - row_begin));
+        for (std::size_t at = 0; at < row_elements.size(); ++at)
+          row_elements[at] = std::int32_t(column_elements_[std::size_t(row_begin[at])]);
+        row_begin = row_elements.data();
+        row_end = row_begin + row_elements.size();
+      }
       regular.assign(std::size_t(row_end - row_begin), RegularPair{});
       // The constant read: each column's own element.
       for (std::size_t at = 0; at < regular.size(); ++at)

@@ -62,7 +62,9 @@ std::vector<double> feature_edge_curvature_term(const Mesh& mesh, RowRange rows,
 namespace {
 
 void check_operator(const Mesh& mesh, const LayerPotentials& op, cplx coupling, RowRange rows) {
-  if (op.columns() != mesh.size() || op.rows().begin != rows.begin || op.rows().end != rows.end ||
+  const std::span<const std::size_t> columns = op.column_elements();
+  const bool of_mesh = columns.empty() ? op.columns() == mesh.size() : columns.back() < mesh.size();
+  if (!of_mesh || op.rows().begin != rows.begin || op.rows().end != rows.end ||
       op.coupling() != coupling)
     throw Error("curvature correction: layer potentials of another mesh, rows or coupling");
 }
@@ -71,36 +73,35 @@ void check_operator(const Mesh& mesh, const LayerPotentials& op, cplx coupling, 
 // S[1] for the coupled share.
 std::vector<double> plain_share(const Mesh& mesh, const LayerPotentials& plain,
                                 double feature_angle, std::vector<cplx>& s) {
-  const std::size_t n = mesh.size();
   const RowRange rows = plain.rows();
   const std::vector<Vec3> w = element_curvature_vectors(mesh, feature_angle);
   // -n_i . L_feature(x_i): the feature edges' curvature, kept on the edges.
   std::vector<double> c = feature_edge_curvature_term(mesh, rows, feature_angle);
   for (double& value : c) value = -value;
-  std::vector<cplx> normal(n), curvature(n), y(rows.size());
+  std::vector<cplx> y(rows.size());
   // -n_i . (D[n] + S[w_smooth]), one Cartesian component at a time.
   for (int axis = 0; axis < 3; ++axis) {
     const auto component = [axis](const Vec3& v) {
       return axis == 0 ? v.x : axis == 1 ? v.y : v.z;
     };
-    for (std::size_t j = 0; j < n; ++j) {
-      normal[j] = component(mesh.normals()[j]);
-      curvature[j] = component(w[j]);
-    }
+    const std::vector<cplx> normal =
+        column_density(plain, [&](std::size_t e) { return component(mesh.normals()[e]); });
+    const std::vector<cplx> curvature =
+        column_density(plain, [&](std::size_t e) { return component(w[e]); });
     plain.apply(normal, curvature, y);
     for (std::size_t r = 0; r < rows.size(); ++r)
       c[r] -= component(mesh.normals()[rows.begin + r]) * y[r].real();
   }
-  const std::vector<cplx> ones(n, 1.0);
+  const std::vector<cplx> ones = column_density(plain, [](std::size_t) { return 1.0; });
   s.assign(rows.size(), 0.0);
   plain.apply({}, ones, s);
   return c;
 }
 
 // -D'[1] = -((S + D')[1] - S[1]), added to c.
-void add_coupled_share(const Mesh& mesh, const LayerPotentials& coupled, const std::vector<cplx>& s,
+void add_coupled_share(const LayerPotentials& coupled, const std::vector<cplx>& s,
                        std::vector<double>& c) {
-  const std::vector<cplx> ones(mesh.size(), 1.0);
+  const std::vector<cplx> ones = column_density(coupled, [](std::size_t) { return 1.0; });
   std::vector<cplx> y(s.size());
   coupled.apply({}, ones, y);
   for (std::size_t r = 0; r < s.size(); ++r) c[r] -= (y[r] - s[r]).real();
@@ -116,7 +117,7 @@ std::vector<double> adjoint_double_layer_curvature_correction(const Mesh& mesh,
   check_operator(mesh, coupled, 1.0, plain.rows());
   std::vector<cplx> s;
   std::vector<double> c = plain_share(mesh, plain, feature_angle, s);
-  add_coupled_share(mesh, coupled, s, c);
+  add_coupled_share(coupled, s, c);
   return c;
 }
 
@@ -134,7 +135,7 @@ std::vector<double> adjoint_double_layer_curvature_correction(
   }
   const std::unique_ptr<LayerPotentials> coupled = make_coupled();
   check_operator(mesh, *coupled, 1.0, rows);
-  add_coupled_share(mesh, *coupled, s, c);
+  add_coupled_share(*coupled, s, c);
   return c;
 }
 

@@ -37,7 +37,25 @@ FmmLayerPotentials::FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part,
     : CorrectedLayerPotentials(disc, k, rows, near_options, coupling, double_density,
                                elements_read(*fmm, part, disc)),
       fmm_(std::move(fmm)),
-      observer_(observer) {}
+      observer_(observer) {
+  if (!part) return;
+  // The densities hold what the part reads alone; the FMM's strength points find their
+  // element's entry once here.
+  restrict_columns(columns_read());
+  const std::span<const std::size_t> columns = column_elements();
+  const std::size_t per_element = disc.points_per_element();
+  const std::span<const std::size_t> points = fmm_->strength_sources();
+  strength_columns_.resize(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i)
+    strength_columns_[i] =
+        std::int32_t(std::lower_bound(columns.begin(), columns.end(), points[i] / per_element) -
+                     columns.begin());
+  if (const ReconstructedPointStrengths* quadratic = reconstructed_strengths();
+      quadratic && !quadratic->reads_columns_only(points))
+    throw Error(
+        "the quadratic read of this rank's FMM sources reads beyond its columns (a "
+        "defect: please report it)");
+}
 
 std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& disc, double k,
                                                        RowRange rows,
@@ -80,8 +98,8 @@ void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,
   const Discretization& disc = discretization();
   // A part's FMM takes the strengths of the sources it reads alone (empty: of every source).
   const std::span<const std::size_t> points = fmm_->strength_sources();
-  fmm_->apply(point_strengths(disc, single_density, points),
-              double_layer_strengths(double_density, points), y, observer_);
+  fmm_->apply(point_strengths(disc, single_density, points, strength_columns_),
+              double_layer_strengths(double_density, points, strength_columns_), y, observer_);
 }
 
 std::vector<std::size_t> FmmLayerPotentials::columns_read() const {
@@ -114,7 +132,7 @@ void FmmLayerPotentials::regular_sum_device(const cplx* device_double_density,
                                             cplx* device_y) const {
   if (!strengths_)
     strengths_ = std::make_unique<DeviceStrengths>(discretization(), reconstructed_strengths(),
-                                                   fmm_->strength_sources());
+                                                   fmm_->strength_sources(), strength_columns_);
   const cplx* charges = nullptr;
   const cplx* dipoles = nullptr;
   if (device_single_density) {

@@ -35,6 +35,10 @@ void GpuNearFieldCorrection::download_self_terms(std::span<cplx>, std::span<cplx
 }
 void GpuNearFieldCorrection::apply_device(const cplx*, const cplx*, cplx*) const { no_cuda(); }
 std::size_t GpuNearFieldCorrection::device_bytes() const { return 0; }
+void GpuNearFieldCorrection::renumber_columns(std::span<const std::int32_t>,
+                                              std::span<const std::size_t>) {
+  no_cuda();
+}
 void GpuNearFieldCorrection::near_block(const Discretization&, double, RowRange, cplx,
                                         const DensityReconstruction*, const OperatorCoefficients&,
                                         std::span<const cplx>, cplx*) const {
@@ -44,7 +48,8 @@ const std::int64_t* GpuNearFieldCorrection::device_row_start() const { no_cuda()
 const std::int32_t* GpuNearFieldCorrection::device_columns() const { no_cuda(); }
 
 struct GpuPointStrengths::Impl {};
-GpuPointStrengths::GpuPointStrengths(const Discretization&, std::span<const std::size_t>) {
+GpuPointStrengths::GpuPointStrengths(const Discretization&, std::span<const std::size_t>,
+                                     std::span<const std::int32_t>) {
   no_cuda();
 }
 GpuPointStrengths::GpuPointStrengths(const ReconstructedPointStrengths&,

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "fmbem/bem/centroid_grid.hpp"
@@ -330,6 +331,23 @@ std::span<const cplx> NearFieldCorrection::single_entries() const {
 std::span<const cplx> NearFieldCorrection::double_entries() const {
   download_entries();
   return double_;
+}
+
+void NearFieldCorrection::renumber_columns(std::span<const std::size_t> elements) {
+  if (elements.empty() || !std::is_sorted(elements.begin(), elements.end()))
+    throw Error("near-field correction: a column space must list its elements ascending");
+  // Each element's entry (-1: not a column), for this renumbering only.
+  std::vector<std::int32_t> entry(elements.back() + 1, -1);
+  for (std::size_t j = 0; j < elements.size(); ++j) entry[elements[j]] = std::int32_t(j);
+  for (std::int32_t& column : columns_) {
+    const std::int32_t renumbered =
+        std::size_t(column) < entry.size() ? entry[std::size_t(column)] : -1;
+    if (renumbered < 0)
+      throw Error("near-field correction: column " + std::to_string(column) +
+                  " is not in the column space");
+    column = renumbered;
+  }
+  if (gpu_) gpu_->renumber_columns(columns_, elements);
 }
 
 void NearFieldCorrection::apply_device(const cplx* device_double_density,

@@ -1,19 +1,26 @@
 #include "fmbem/bem/point_strengths.hpp"
 
 #include <algorithm>
+#include <utility>
+
+#include "fmbem/core/error.hpp"
 
 namespace fmbem {
 
 std::vector<cplx> point_strengths(const Discretization& disc, std::span<const cplx> density,
-                                  std::span<const std::size_t> points) {
+                                  std::span<const std::size_t> points,
+                                  std::span<const std::int32_t> point_columns) {
   if (density.empty()) return {};
+  if (!point_columns.empty() && point_columns.size() != points.size())
+    throw Error("point strengths: a density entry per listed point expected");
   const std::size_t m = disc.points_per_element();
   const std::size_t count = points.empty() ? disc.quadrature_points().size() : points.size();
   std::vector<cplx> strengths(count);
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < count; ++i) {
     const std::size_t q = points.empty() ? i : points[i];
-    strengths[i] = disc.quadrature_weights()[q] * density[q / m];
+    const std::size_t column = point_columns.empty() ? q / m : std::size_t(point_columns[i]);
+    strengths[i] = disc.quadrature_weights()[q] * density[column];
   }
   return strengths;
 }
@@ -66,6 +73,30 @@ std::vector<cplx> ReconstructedPointStrengths::operator()(
   for (std::size_t i = 0; i < count; ++i)
     strengths[i] = strength(density, points.empty() ? i : points[i]);
   return strengths;
+}
+
+void ReconstructedPointStrengths::renumber_columns(std::span<const std::size_t> elements) {
+  if (elements.empty() || !std::is_sorted(elements.begin(), elements.end()))
+    throw Error("point strengths: a column space must list its elements ascending");
+  std::vector<std::int32_t> renumbered(columns_.size());
+  for (std::size_t at = 0; at < columns_.size(); ++at) {
+    const auto found =
+        std::lower_bound(elements.begin(), elements.end(), std::size_t(columns_[at]));
+    renumbered[at] = found != elements.end() && *found == std::size_t(columns_[at])
+                         ? std::int32_t(found - elements.begin())
+                         : -1;
+  }
+  renumbered_columns_ = std::move(renumbered);
+  columns_ = renumbered_columns_;
+}
+
+bool ReconstructedPointStrengths::reads_columns_only(std::span<const std::size_t> points) const {
+  for (std::size_t q : points) {
+    const std::size_t e = q / per_element_;
+    for (std::int64_t at = starts_[e]; at < starts_[e + 1]; ++at)
+      if (columns_[std::size_t(at)] < 0) return false;
+  }
+  return true;
 }
 
 std::vector<Vec3> quadrature_point_normals(const Discretization& disc) {

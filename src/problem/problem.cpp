@@ -249,23 +249,22 @@ std::vector<cplx> Problem::right_hand_side(const LayerPotentials &layers) const 
     }
     return f;
   }
-  // Radiation: the monopole's boundary data on every element, then the
-  // layer operator the known half of the BIE needs.
-  const std::size_t n = mesh_->size();
-  std::vector<cplx> data(n);
-  for (std::size_t e = 0; e < n; ++e)
-    data[e] = spec_.bc == BoundaryCondition::Neumann
-                  ? -exact::monopole_normal_derivative(spec_.k, spec_.source, x[e],
-                                                       mesh_->normals()[e])  // -S q
-                  : exact::monopole(spec_.k, spec_.source, x[e]);            // D u - u/2
+  // Radiation: the monopole's boundary data on every element the layers read (their columns),
+  // then the layer operator the known half of the BIE needs.
+  const std::vector<cplx> data = column_density(layers, [&](std::size_t e) -> cplx {
+    return spec_.bc == BoundaryCondition::Neumann
+               ? -exact::monopole_normal_derivative(spec_.k, spec_.source, x[e],
+                                                    mesh_->normals()[e])  // -S q
+               : exact::monopole(spec_.k, spec_.source, x[e]);            // D u - u/2
+  });
+  const std::size_t first = layers.first_row_column();
   if (spec_.bc == BoundaryCondition::Neumann) {
     layers.apply({}, data, f);
     if (coupling_ != cplx(0.0))  // -(alpha/2) q_s
-      for (std::size_t i = rows.begin; i < rows.end; ++i)
-        f[i - rows.begin] += 0.5 * coupling_ * data[i];
+      for (std::size_t r = 0; r < rows.size(); ++r) f[r] += 0.5 * coupling_ * data[first + r];
   } else {
     layers.apply(data, {}, f);
-    for (std::size_t i = rows.begin; i < rows.end; ++i) f[i - rows.begin] -= 0.5 * data[i];
+    for (std::size_t r = 0; r < rows.size(); ++r) f[r] -= 0.5 * data[first + r];
   }
   return f;
 }

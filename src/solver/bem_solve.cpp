@@ -67,13 +67,13 @@ class FmmEvents final : public fmm::FmmObserver {
 };
 
 // MatShell context: the operator reads the density of every column its rows couple to (the far
-// field all of them), so MatMult gathers x into x_all, then each rank computes its own rows.
-// With the distributed FMM `gather` moves only the columns the rank reads (the rest of x_all is
-// never read).
+// field all of them), so MatMult gathers x into x_columns, then each rank computes its own rows.
+// x_columns holds the operator's columns (LayerPotentials::column_elements): every element, or
+// with the distributed FMM the rank's rows and halo alone, and `gather` moves those.
 struct ShellContext {
   const BoundaryOperator *op;
   VecScatter gather;
-  Vec x_all;
+  Vec x_columns;
   LogEvents events;
   PetscInt mat_mults = 0;
   PetscLogDouble mat_mult_seconds = 0;
@@ -86,14 +86,14 @@ PetscErrorCode shell_mult(Mat A, Vec x, Vec y) {
   PetscLogDouble start;
   PetscCall(PetscTime(&start));
   PetscCall(PetscLogEventBegin(ctx->events.operator_apply, A, x, y, 0));
-  PetscCall(VecScatterBegin(ctx->gather, x, ctx->x_all, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecScatterEnd(ctx->gather, x, ctx->x_all, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterBegin(ctx->gather, x, ctx->x_columns, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(ctx->gather, x, ctx->x_columns, INSERT_VALUES, SCATTER_FORWARD));
   const PetscScalar *xa;
   PetscScalar *ya;
   PetscInt n_all, n_local;
-  PetscCall(VecGetSize(ctx->x_all, &n_all));
+  PetscCall(VecGetSize(ctx->x_columns, &n_all));
   PetscCall(VecGetLocalSize(y, &n_local));
-  PetscCall(VecGetArrayRead(ctx->x_all, &xa));
+  PetscCall(VecGetArrayRead(ctx->x_columns, &xa));
   PetscCall(VecGetArray(y, &ya));
   // No C++ exception may unwind through PETSc's C frames: it becomes a PETSc
   // error.
@@ -106,7 +106,7 @@ PetscErrorCode shell_mult(Mat A, Vec x, Vec y) {
   }
   PetscCheck(failure.empty(), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", failure.c_str());
   PetscCall(VecRestoreArray(y, &ya));
-  PetscCall(VecRestoreArrayRead(ctx->x_all, &xa));
+  PetscCall(VecRestoreArrayRead(ctx->x_columns, &xa));
   PetscCall(PetscLogEventEnd(ctx->events.operator_apply, A, x, y, 0));
   PetscLogDouble end;
   PetscCall(PetscTime(&end));
@@ -522,7 +522,9 @@ struct SweepContext {
   const Discretization &disc;
   PetscInt n, row_begin, row_end;
   Vec x, b;
-  VecScatter gather;  // x to x_all: the whole density on every rank (ShellContext)
+  // x to x_all: the whole density on every rank (ShellContext); null with the distributed FMM,
+  // whose ranks read their columns alone.
+  VecScatter gather;
   Vec x_all;
   LogEvents events;
   FmmEvents &fmm_events;
@@ -660,20 +662,26 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   }
   const BoundaryOperator op(layers, problem.coefficients());
 
-  // The distributed FMM reads the densities of columns_read() alone: x moves only those.
+  // The distributed FMM's densities hold its columns alone (column_elements): x moves only
+  // those, into a vector that long.
   VecScatter density_scatter = nullptr;
-  std::size_t columns_read = std::size_t(n);
-  if (sweep.distribution) {
-    const std::vector<std::size_t> columns = fmm_layers->columns_read();
-    columns_read = columns.size();
+  Vec x_columns = nullptr;
+  const std::size_t columns_read = layers.columns();
+  if (!layers.column_elements().empty()) {
+    const std::span<const std::size_t> columns = layers.column_elements();
     const std::vector<PetscInt> indices(columns.begin(), columns.end());
-    IS is;
+    IS from, to;
     PetscCall(ISCreateGeneral(PETSC_COMM_SELF, PetscInt(indices.size()), indices.data(),
-                              PETSC_COPY_VALUES, &is));
-    PetscCall(VecScatterCreate(x, is, sweep.x_all, is, &density_scatter));
-    PetscCall(ISDestroy(&is));
-  }
-  ShellContext ctx{&op, density_scatter ? density_scatter : sweep.gather, sweep.x_all, events};
+                              PETSC_COPY_VALUES, &from));
+    PetscCall(ISCreateStride(PETSC_COMM_SELF, PetscInt(indices.size()), 0, 1, &to));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, PetscInt(indices.size()), &x_columns));
+    PetscCall(VecScatterCreate(x, from, x_columns, to, &density_scatter));
+    PetscCall(ISDestroy(&from));
+    PetscCall(ISDestroy(&to));
+  } else if (!sweep.x_all)
+    throw Error("the operator reads every column, but the density is not gathered whole");
+  ShellContext ctx{&op, density_scatter ? density_scatter : sweep.gather,
+                   x_columns ? x_columns : sweep.x_all, events};
   Mat A;
   PetscCall(MatCreateShell(comm, row_end - row_begin, row_end - row_begin, n, n, &ctx, &A));
   PetscCall(MatShellSetOperation(A, MATOP_MULT, (void (*)(void))shell_mult));
@@ -1066,6 +1074,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   row->solve_seconds = t_solved - t_setup;
 
   PetscCall(VecScatterDestroy(&density_scatter));
+  PetscCall(VecDestroy(&x_columns));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&A));
   PetscCall(MatDestroy(&near_matrix));
@@ -1193,9 +1202,10 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   const Discretization disc(mesh, opt.quadrature_points);
 
   FmmEvents fmm_events(class_id);
-  VecScatter gather;
-  Vec x_all;
-  PetscCall(VecScatterCreateToAll(x, &gather, &x_all));
+  VecScatter gather = nullptr;
+  Vec x_all = nullptr;
+  // The whole density on every rank, unless each rank's operator reads its columns alone.
+  if (!distribution) PetscCall(VecScatterCreateToAll(x, &gather, &x_all));
   std::optional<std::vector<double>> curvature_correction;
   const SweepContext sweep{comm,
                            rank,

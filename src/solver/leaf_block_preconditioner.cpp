@@ -213,6 +213,8 @@ std::vector<cplx> dense_blocks(const CorrectedLayerPotentials& layers,
   const std::vector<cplx> near = layers.near_block(c);
   const auto row_start = layers.near_field().row_start();
   const auto columns = layers.near_field().columns();
+  // The rows' entries among the columns (the correction's columns are column entries).
+  const std::size_t first = layers.first_row_column();
 #pragma omp parallel
   {
     // Each row's place in the block at hand (-1: not in it), to find the close pairs inside.
@@ -234,8 +236,8 @@ std::vector<cplx> dense_blocks(const CorrectedLayerPotentials& layers,
         const std::size_t r = std::size_t(members[row]) - rows.begin;
         for (std::int64_t at = row_start[r]; at < row_start[r + 1]; ++at) {
           const std::size_t j = std::size_t(columns[std::size_t(at)]);
-          if (j < rows.begin || j >= rows.end || place[j - rows.begin] < 0) continue;
-          block[row + std::size_t(place[j - rows.begin]) * n] = near[std::size_t(at)];
+          if (j < first || j - first >= rows.size() || place[j - first] < 0) continue;
+          block[row + std::size_t(place[j - first]) * n] = near[std::size_t(at)];
         }
       }
       for (std::size_t at = 0; at < n; ++at) place[std::size_t(members[at]) - rows.begin] = -1;
@@ -306,7 +308,7 @@ LeafBlockPreconditioner::LeafBlockPreconditioner(RowBlocks blocks,
   rows.row_start = near.device()->device_row_start();
   rows.columns = near.device()->device_columns();
   rows.values = values.data();
-  rows.column_offset = std::int64_t(rows_.begin);
+  rows.column_offset = std::int64_t(layers.first_row_column());
   gpu_ = std::make_unique<GpuBlockInverse>(blocks_.offsets, positions, blocks_.owned, rows,
                                            rows_.size());
 }

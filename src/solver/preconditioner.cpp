@@ -10,13 +10,22 @@
 namespace fmbem {
 namespace {
 
+// The correction's columns as elements (they are entries of the layers' column space).
+std::vector<std::int32_t> close_elements(const CorrectedLayerPotentials& layers) {
+  const auto columns = layers.near_field().columns();
+  const std::span<const std::size_t> elements = layers.column_elements();
+  std::vector<std::int32_t> out(columns.begin(), columns.end());
+  if (!elements.empty())
+    for (std::int32_t& j : out) j = std::int32_t(elements[std::size_t(j)]);
+  return out;
+}
+
 // The close pairs alone: the correction's pattern with near_block's entries.
 SparseRows close_rows(const CorrectedLayerPotentials& layers, const OperatorCoefficients& c) {
   SparseRows rows;
   const auto row_start = layers.near_field().row_start();
-  const auto columns = layers.near_field().columns();
   rows.row_start.assign(row_start.begin(), row_start.end());
-  rows.columns.assign(columns.begin(), columns.end());
+  rows.columns = close_elements(layers);
   rows.values = layers.near_block(c);
   return rows;
 }
@@ -68,14 +77,15 @@ SparseRows near_matrix_rows(const CorrectedLayerPotentials& layers, const Operat
   if (!fmm) throw Error("the near-field matrix's leaf and neighbour pairs need the FMM's octree");
   const RowRange rows = layers.rows();
   const auto close_start = layers.near_field().row_start();
-  const auto close_columns = layers.near_field().columns();
+  const std::vector<std::int32_t> close_columns = close_elements(layers);
   const std::vector<cplx> close_values = layers.near_block(c);
   const std::vector<LeafColumns> leaves = leaf_columns(*fmm, pairs, points_per_element);
   // Each row's columns: the union of its close pairs and its leaf's elements (both ascending).
   const auto row_columns = [&](std::size_t r, const LeafColumns& leaf,
                                std::vector<std::int32_t>& merged) {
-    const auto close = close_columns.subspan(std::size_t(close_start[r]),
-                                             std::size_t(close_start[r + 1] - close_start[r]));
+    const auto close =
+        std::span<const std::int32_t>(close_columns)
+            .subspan(std::size_t(close_start[r]), std::size_t(close_start[r + 1] - close_start[r]));
     merged.clear();
     std::set_union(close.begin(), close.end(), leaf.elements.begin(), leaf.elements.end(),
                    std::back_inserter(merged));

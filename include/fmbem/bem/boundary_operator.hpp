@@ -18,7 +18,8 @@ class BoundaryOperator {
   BoundaryOperator(const LayerPotentials& layers, OperatorCoefficients coefficients)
       : layers_(&layers), coefficients_(coefficients) {}
 
-  // y (the rows of this process) = A x, x the full density.
+  // y (the rows of this process) = A x, x the density in the layers' columns (LayerPotentials::
+  // column_elements: every element, or a part's rows and halo).
   void apply(std::span<const cplx> x, std::span<cplx> y) const;
   std::vector<cplx> diagonal() const;
   RowRange rows() const { return layers_->rows(); }

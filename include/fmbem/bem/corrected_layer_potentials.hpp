@@ -36,8 +36,12 @@ class CorrectedLayerPotentials : public LayerPotentials {
     return near_.double_layer_diagonal();
   }
   RowRange rows() const final { return rows_; }
-  std::size_t columns() const final { return disc_->size(); }
+  std::size_t columns() const final {
+    return column_elements_.empty() ? disc_->size() : column_elements_.size();
+  }
+  std::span<const std::size_t> column_elements() const final { return column_elements_; }
   cplx coupling() const final { return coupling_; }
+  // The correction; its columns() are entries of the column space (column_elements).
   const NearFieldCorrection& near_field() const { return near_; }
   // The accurate entries of the close pairs of the operator c.identity I + c.double_layer
   // (D + alpha N) + c.single_layer (S + alpha D'), in the correction's CSR pattern
@@ -76,11 +80,18 @@ class CorrectedLayerPotentials : public LayerPotentials {
                            DensityModel double_density = DensityModel::constant,
                            std::span<const std::size_t> elements_read = {});
   const Discretization& discretization() const { return *disc_; }
+  // The densities hold these elements' entries alone (column_elements; ascending, with the rows
+  // and every element the correction, the quadratic read and the regular sum read): the
+  // correction's and the strength matrix's columns are renumbered to them. Once, before any
+  // apply.
+  void restrict_columns(std::vector<std::size_t> elements);
   // The regular rule's point strengths of a double density (point_strengths, or
   // ReconstructedPointStrengths with the quadratic read); empty in, empty out. points: of these
-  // quadrature points alone, in that order; empty: of every point.
+  // quadrature points alone, in that order; empty: of every point. point_columns: the density
+  // entry of each (point_strengths; the quadratic read's are its matrix's).
   std::vector<cplx> double_layer_strengths(std::span<const cplx> double_density,
-                                           std::span<const std::size_t> points = {}) const;
+                                           std::span<const std::size_t> points = {},
+                                           std::span<const std::int32_t> point_columns = {}) const;
   // The quadratic read's strength matrix (null with DensityModel::constant).
   const ReconstructedPointStrengths* reconstructed_strengths() const {
     return reconstructed_strengths_.get();
@@ -114,11 +125,13 @@ class CorrectedLayerPotentials : public LayerPotentials {
 
   const Discretization* disc_;
   RowRange rows_;
+  // restrict_columns' elements (empty: every element).
+  std::vector<std::size_t> column_elements_;
   double k_;
   cplx coupling_;
   // Before near_, which reads it.
   std::unique_ptr<const DensityReconstruction> reconstruction_;
-  std::unique_ptr<const ReconstructedPointStrengths> reconstructed_strengths_;
+  std::unique_ptr<ReconstructedPointStrengths> reconstructed_strengths_;
   NearFieldCorrection near_;
   // set_single_layer_diagonal_extra's entries (empty: none) and the diagonal with them.
   std::vector<cplx> single_extra_, single_diagonal_;

@@ -22,8 +22,10 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
  public:
   // observer (may be null) is told of every FMM phase, at set-up and at
   // each apply.
-  // With fmm_options.part (a rank of the distributed FMM) the FMM is built for the part and the
-  // quadratic read's fits are formed for what the part reads alone.
+  // With fmm_options.part (a rank of the distributed FMM) the FMM is built for the part, the
+  // quadratic read's fits are formed for what the part reads alone, and the densities hold the
+  // entries of the elements it reads alone (column_elements: the elements of the FMM's sources,
+  // with the quadratic read their stencils, the correction's columns and the rows).
   FmmLayerPotentials(const Discretization& disc, double k, RowRange rows,
                      const NearFieldOptions& near_options, const fmm::FmmOptions& fmm_options,
                      fmm::FmmObserver* observer = nullptr, cplx coupling = 0.0,
@@ -36,16 +38,12 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   }
   // The distributed FMM (issue 13): the rows must be part let.part's elements of the partition
   // (a numbering in which they are contiguous: fmm::FmmPartition::element_order), rank let.part of
-  // comm (fmm::distribute: the partial multipoles exchanged over comm). apply then reads the
-  // densities of columns_read() alone. Collective.
+  // comm (fmm::distribute: the partial multipoles exchanged over comm), the layers built with
+  // fmm_options.part = &let. Collective.
   // overlap: the multipole exchange during the near field.
   void distribute(const fmm::LocallyEssentialTree& let, MPI_Comm comm, bool overlap = false) {
     fmm::distribute(*fmm_, let, comm, overlap);
   }
-  // The columns (elements, ascending) whose densities apply reads: the elements of the FMM's
-  // sources (sources_read, with the quadratic read their stencils), the correction's columns and
-  // the rows. The other entries of the densities may hold anything.
-  std::vector<std::size_t> columns_read() const;
 
  private:
   // The FMM is built first (the fits of a part follow the sources it reads); then the rest.
@@ -58,6 +56,9 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   // The elements whose densities a part's FMM reads (empty unless part).
   static std::vector<std::size_t> elements_read(const fmm::Fmm& fmm, bool part,
                                                 const Discretization& disc);
+  // A part's column space (ascending): the elements of the FMM's sources (with the quadratic
+  // read their stencils), the correction's columns and the rows.
+  std::vector<std::size_t> columns_read() const;
 
   void regular_sum(std::span<const cplx> double_density, std::span<const cplx> single_density,
                    std::span<cplx> y) const override;
@@ -68,13 +69,15 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
 
   std::unique_ptr<fmm::Fmm> fmm_;
   fmm::FmmObserver* observer_;
+  // A part's: the density entry of each of the FMM's strength points (empty: its element).
+  std::vector<std::int32_t> strength_columns_;
   // The resident apply's point strengths (charges from the single layer, dipoles from the
   // double layer, with the quadratic read where the layers have it), set up with the first
   // resident apply; of the points the FMM's strength arrays hold (fmm::Fmm::strength_sources).
   struct DeviceStrengths {
     DeviceStrengths(const Discretization& disc, const ReconstructedPointStrengths* reconstructed,
-                    std::span<const std::size_t> points)
-        : kernel(disc, points),
+                    std::span<const std::size_t> points, std::span<const std::int32_t> columns)
+        : kernel(disc, points, columns),
           double_kernel(reconstructed ? std::make_unique<GpuPointStrengths>(*reconstructed, points)
                                       : nullptr),
           charges(kernel.points()),

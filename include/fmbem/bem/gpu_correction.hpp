@@ -57,6 +57,12 @@ class GpuNearFieldCorrection {
 
   std::size_t device_bytes() const;
 
+  // NearFieldCorrection::renumber_columns on the device: the columns replaced by `columns`
+  // (entries of the column space, the same pattern) and the element of each entry kept for
+  // near_block.
+  void renumber_columns(std::span<const std::int32_t> columns,
+                        std::span<const std::size_t> elements);
+
   // CorrectedLayerPotentials::near_block on the device, for the layers this correction was
   // built for (disc, k, rows, coupling, reconstruction: null for the constant read): one entry
   // per nonzero written to device_block, in the pattern device_row_start(), device_columns();
@@ -78,15 +84,17 @@ class GpuNearFieldCorrection {
 class GpuPointStrengths {
  public:
   // points (quadrature point indices): the strengths of these alone, in that order (a part of
-  // the distributed FMM: fmm::Fmm::strength_sources); empty: of every point.
-  explicit GpuPointStrengths(const Discretization& disc, std::span<const std::size_t> points = {});
+  // the distributed FMM: fmm::Fmm::strength_sources); empty: of every point. point_columns:
+  // the density's entry of each listed point (a part's column space); empty: its element.
+  explicit GpuPointStrengths(const Discretization& disc, std::span<const std::size_t> points = {},
+                             std::span<const std::int32_t> point_columns = {});
   explicit GpuPointStrengths(const ReconstructedPointStrengths& matrix,
                              std::span<const std::size_t> points = {});
   ~GpuPointStrengths();
   GpuPointStrengths(const GpuPointStrengths&) = delete;
   GpuPointStrengths& operator=(const GpuPointStrengths&) = delete;
 
-  // device_density: one entry per element; device_strengths: one per point (points()).
+  // device_density: one entry per column; device_strengths: one per point (points()).
   void apply(const cplx* device_density, cplx* device_strengths) const;
   std::size_t points() const;
 

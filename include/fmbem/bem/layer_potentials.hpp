@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -30,8 +31,8 @@ class LayerPotentials {
   virtual ~LayerPotentials() = default;
 
   // y[i - rows().begin] = sum_j (D + alpha N)_ij double_density[j] +
-  // (S + alpha D')_ij single_density[j]. Densities have one entry per element; an empty span
-  // skips that layer.
+  // (S + alpha D')_ij single_density[j]. Densities have columns() entries, one per element of
+  // column_elements(); an empty span skips that layer.
   virtual void apply(std::span<const cplx> double_density, std::span<const cplx> single_density,
                      std::span<cplx> y) const = 0;
 
@@ -40,9 +41,30 @@ class LayerPotentials {
   virtual const std::vector<cplx>& single_layer_diagonal() const = 0;
   virtual const std::vector<cplx>& double_layer_diagonal() const = 0;
   virtual RowRange rows() const = 0;
+  // The entries of a density: entry j is element column_elements()[j] (ascending), or where
+  // that is empty element j, every element in order. A part of the distributed FMM reads its
+  // rows and a halo alone (issue 13: its densities are that long, not the problem's).
   virtual std::size_t columns() const = 0;
+  virtual std::span<const std::size_t> column_elements() const { return {}; }
+  // The entry of row rows().begin's element among the columns (the rows are contiguous there).
+  std::size_t first_row_column() const {
+    const std::span<const std::size_t> elements = column_elements();
+    if (elements.empty()) return rows().begin;
+    return std::size_t(std::lower_bound(elements.begin(), elements.end(), rows().begin) -
+                       elements.begin());
+  }
   // alpha (0: the conventional operators).
   virtual cplx coupling() const = 0;
 };
+
+// A density in the layers' columns: value(e) for the element e of each column.
+template <class PerElement>
+std::vector<cplx> column_density(const LayerPotentials& layers, PerElement value) {
+  const std::span<const std::size_t> elements = layers.column_elements();
+  std::vector<cplx> density(layers.columns());
+  for (std::size_t j = 0; j < density.size(); ++j)
+    density[j] = value(elements.empty() ? j : elements[j]);
+  return density;
+}
 
 }  // namespace fmbem

@@ -92,6 +92,12 @@ class NearFieldCorrection {
   void add_to(std::span<const cplx> double_density, std::span<const cplx> single_density,
               std::span<cplx> y) const;
 
+  // The columns renumbered to the entries of a column space (LayerPotentials::column_elements:
+  // `elements`, ascending, which must hold every column): add_to and apply_device then take
+  // densities of elements.size() entries and columns() holds entries, not elements. Once,
+  // before any apply.
+  void renumber_columns(std::span<const std::size_t> elements);
+
   // Whether the entries live on the GPU (options.gpu): then apply_device may be called.
   bool on_device() const { return gpu_ != nullptr; }
   // The entries on the GPU (null unless on_device()).
@@ -111,7 +117,8 @@ class NearFieldCorrection {
   std::size_t device_bytes() const;
 
   // The CSR arrays: row r's close elements are columns()[row_start()[r] .. row_start()[r + 1]),
-  // ascending, with their entries (accurate minus regular) at the same positions.
+  // ascending, with their entries (accurate minus regular) at the same positions; after
+  // renumber_columns the elements' entries in the column space.
   std::span<const std::int64_t> row_start() const { return row_start_; }
   std::span<const std::int32_t> columns() const { return columns_; }
   std::span<const cplx> single_entries() const;

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -12,8 +13,11 @@ namespace fmbem {
 // quadrature point q of element e carries weight_q * density[e] (empty in,
 // empty out). points: the strengths of these quadrature points alone, in that order (what a
 // part of the distributed FMM reads: fmm::Fmm::strength_sources); empty: of every point.
+// point_columns: the density's entry of each listed point (a part's column space,
+// LayerPotentials::column_elements); empty: its element.
 std::vector<cplx> point_strengths(const Discretization& disc, std::span<const cplx> density,
-                                  std::span<const std::size_t> points = {});
+                                  std::span<const std::size_t> points = {},
+                                  std::span<const std::int32_t> point_columns = {});
 
 // The same for the quadratic read of a density (DensityReconstruction): quadrature point q of
 // element e carries weight_q * (u_e + sum over m of c_{e,m} monomial_m(y_q)), c = R u. A sparse
@@ -28,6 +32,13 @@ class ReconstructedPointStrengths {
   // of every point.
   std::vector<cplx> operator()(std::span<const cplx> density,
                                std::span<const std::size_t> points = {}) const;
+
+  // The stencils' columns renumbered to the entries of a column space (`elements`, ascending;
+  // LayerPotentials::column_elements): densities then have elements.size() entries. A stencil
+  // member outside it becomes -1, so a point is then asked for only where reads_columns_only.
+  void renumber_columns(std::span<const std::size_t> elements);
+  // Whether the strengths of `points` read columns of the column space alone.
+  bool reads_columns_only(std::span<const std::size_t> points) const;
 
   // The matrix (for the GPU): point q = e * points_per_element() + l has the columns
   // stencil_columns()[stencil_starts()[e] .. stencil_starts()[e + 1]) and, at the same positions,
@@ -44,7 +55,8 @@ class ReconstructedPointStrengths {
 
   std::size_t per_element_;
   std::span<const std::int64_t> starts_;
-  std::span<const std::int32_t> columns_;
+  std::span<const std::int32_t> columns_;  // the reconstruction's, or renumbered_columns_
+  std::vector<std::int32_t> renumbered_columns_;
   std::vector<double> values_;
 };
 

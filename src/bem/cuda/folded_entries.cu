@@ -532,8 +532,9 @@ struct BlockArgs {
   std::int64_t rows = 0, row_begin = 0, nonzeros = 0;
   const std::int64_t* row_start = nullptr;
   const std::int32_t* columns = nullptr;
-  const Z *single = nullptr, *dbl = nullptr;  // the correction's entries
-  const Z* single_extra = nullptr;            // per row, or null
+  const std::int32_t* column_elements = nullptr;  // null: column entry j is element j
+  const Z *single = nullptr, *dbl = nullptr;      // the correction's entries
+  const Z* single_extra = nullptr;                // per row, or null
   Z identity{0.0, 0.0}, double_layer{0.0, 0.0}, single_layer{0.0, 0.0};
   Z* block = nullptr;
 };
@@ -549,7 +550,7 @@ __global__ void __launch_bounds__(128) near_block_entries(BlockArgs a) {
   const std::int64_t at = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (at >= a.nonzeros) return;
   const std::int64_t r = row_of(a.row_start, a.rows, at), i = a.row_begin + r;
-  const std::int32_t j = a.columns[at];
+  const std::int32_t j = a.column_elements ? a.column_elements[a.columns[at]] : a.columns[at];
   const Geometry& g = a.g;
   const V3 x = load(g.centroids, i), n_x = load(g.normals, i);
   const RegularSums regular = regular_sums<kBurtonMiller>(g, a.k, j, x, n_x);
@@ -762,6 +763,7 @@ void near_block_entries(const Discretization& disc, double k, RowRange rows, cpl
   a.nonzeros = in.nonzeros;
   a.row_start = in.row_start;
   a.columns = in.columns;
+  a.column_elements = in.column_elements;
   a.single = in.single;
   a.dbl = in.dbl;
   a.single_extra = in.single_extra.empty() ? nullptr : extra.data();

@@ -39,6 +39,8 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
 struct NearBlockInputs {
   const std::int64_t* row_start = nullptr;
   const std::int32_t* columns = nullptr;
+  // The element of each column entry (a part's column space); null: entry j is element j.
+  const std::int32_t* column_elements = nullptr;
   std::int64_t nonzeros = 0;
   const Z *single = nullptr, *dbl = nullptr;
   std::span<const cplx> single_extra;

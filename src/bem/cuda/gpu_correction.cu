@@ -144,9 +144,11 @@ __global__ void correction_spmv(std::int64_t rows, const std::int64_t* __restric
   }
 }
 
-// Strength i is that of quadrature point at[i] (at null: point i); weights[i] is its weight.
+// Strength i is that of quadrature point at[i] (at null: point i); weights[i] is its weight,
+// column[i] its density's entry (column null: its element's).
 __global__ void point_strengths_kernel(std::int64_t points, int per_element,
                                        const std::int64_t* __restrict__ at,
+                                       const std::int32_t* __restrict__ column,
                                        const double* __restrict__ weights,
                                        const double2* __restrict__ density,
                                        double2* __restrict__ strengths) {
@@ -154,7 +156,7 @@ __global__ void point_strengths_kernel(std::int64_t points, int per_element,
   if (i >= points) return;
   const std::int64_t q = at ? at[i] : i;
   const double w = weights[i];
-  const double2 d = density[q / per_element];
+  const double2 d = density[column ? std::int64_t(column[i]) : q / per_element];
   strengths[i] = make_double2(w * d.x, w * d.y);
 }
 
@@ -189,6 +191,8 @@ struct GpuNearFieldCorrection::Impl {
   Buffer<std::int64_t> row_start;
   Buffer<std::int32_t> columns;
   Buffer<Z> single, dbl, self_single, self_double;
+  // After renumber_columns: the element of each column entry (empty: entry j is element j).
+  Buffer<std::int32_t> column_elements;
 
   // The pattern uploaded and the entry arrays allocated (the self terms one per row).
   void allocate(RowRange range, std::span<const std::int64_t> starts,
@@ -300,7 +304,18 @@ void GpuNearFieldCorrection::apply_device(const cplx* device_double_density,
 std::size_t GpuNearFieldCorrection::device_bytes() const {
   const Impl& d = *impl_;
   return d.row_start.bytes() + d.columns.bytes() + d.single.bytes() + d.dbl.bytes() +
-         d.self_single.bytes() + d.self_double.bytes();
+         d.self_single.bytes() + d.self_double.bytes() + d.column_elements.bytes();
+}
+
+void GpuNearFieldCorrection::renumber_columns(std::span<const std::int32_t> columns,
+                                              std::span<const std::size_t> elements) {
+  Impl& d = *impl_;
+  if (columns.size() != d.columns.size())
+    throw Error("GPU near-field correction: renumbered columns of another pattern");
+  d.columns = Buffer<std::int32_t>(columns.data(), columns.size(), "near-field columns");
+  const std::vector<std::int32_t> narrow(elements.begin(), elements.end());
+  d.column_elements =
+      Buffer<std::int32_t>(narrow.data(), narrow.size(), "near-field column elements");
 }
 
 void GpuNearFieldCorrection::near_block(const Discretization& disc, double k, RowRange rows,
@@ -314,6 +329,7 @@ void GpuNearFieldCorrection::near_block(const Discretization& disc, double k, Ro
   NearBlockInputs in;
   in.row_start = d.row_start.data();
   in.columns = d.columns.data();
+  in.column_elements = d.column_elements.size() > 0 ? d.column_elements.data() : nullptr;
   in.nonzeros = std::int64_t(d.columns.size());
   in.single = d.single.data();
   in.dbl = d.dbl.data();
@@ -334,8 +350,10 @@ struct GpuPointStrengths::Impl {
   // The constant read: per strength its point's weight.
   Buffer<double> weights;
   int per_element = 1;
-  // The points whose strengths are formed (empty: every point).
+  // The points whose strengths are formed (empty: every point) and, for the constant read, each
+  // one's density entry (empty: its element).
   Buffer<std::int64_t> at;
+  Buffer<std::int32_t> columns_of_points;
   // The reconstructed matrix (empty for the constant read).
   std::int64_t points = 0;
   Buffer<std::int64_t> starts;
@@ -355,8 +373,11 @@ Buffer<std::int64_t> upload_points(std::span<const std::size_t> points) {
 }  // namespace
 
 GpuPointStrengths::GpuPointStrengths(const Discretization& disc,
-                                     std::span<const std::size_t> points)
+                                     std::span<const std::size_t> points,
+                                     std::span<const std::int32_t> point_columns)
     : impl_(std::make_unique<Impl>()) {
+  if (!point_columns.empty() && point_columns.size() != points.size())
+    throw Error("GPU point strengths: a density entry per listed point expected");
   const std::span<const double> all = disc.quadrature_weights();
   if (points.empty()) {
     impl_->weights = Buffer<double>(all.data(), all.size(), "quadrature weights");
@@ -365,6 +386,9 @@ GpuPointStrengths::GpuPointStrengths(const Discretization& disc,
     for (std::size_t i = 0; i < points.size(); ++i) weights[i] = all[points[i]];
     impl_->weights = Buffer<double>(weights.data(), weights.size(), "quadrature weights");
     impl_->at = upload_points(points);
+    if (!point_columns.empty())
+      impl_->columns_of_points = Buffer<std::int32_t>(point_columns.data(), point_columns.size(),
+                                                      "strength points' columns");
   }
   impl_->per_element = int(disc.points_per_element());
 }
@@ -404,8 +428,9 @@ void GpuPointStrengths::apply(const cplx* device_density, cplx* device_strengths
   const std::int64_t n = std::int64_t(impl_->weights.size());
   if (n == 0) return;
   point_strengths_kernel<<<blocks(n, threads), threads>>>(
-      n, impl_->per_element, impl_->at.data(), impl_->weights.data(),
-      reinterpret_cast<const double2*>(device_density),
+      n, impl_->per_element, impl_->at.data(),
+      impl_->columns_of_points.size() > 0 ? impl_->columns_of_points.data() : nullptr,
+      impl_->weights.data(), reinterpret_cast<const double2*>(device_density),
       reinterpret_cast<double2*>(device_strengths));
   check(cudaGetLastError(), "the point-strengths kernel");
 }
