@@ -122,7 +122,7 @@ void CorrectedLayerPotentials::check_fitted(std::span<const std::size_t> element
 }
 
 void CorrectedLayerPotentials::restrict_columns(std::vector<std::size_t> elements) {
-  if (!column_elements_.empty() || device_)
+  if (columns_restricted_ || device_)
     throw Error("layer potentials: the columns are restricted once, before any apply");
   if (!std::is_sorted(elements.begin(), elements.end()) ||
       std::adjacent_find(elements.begin(), elements.end()) != elements.end() ||
@@ -136,6 +136,7 @@ void CorrectedLayerPotentials::restrict_columns(std::vector<std::size_t> element
   near_.renumber_columns(elements);
   if (reconstructed_strengths_) reconstructed_strengths_->renumber_columns(elements);
   column_elements_ = std::move(elements);
+  columns_restricted_ = true;
 }
 
 std::vector<cplx> CorrectedLayerPotentials::double_layer_strengths(
@@ -227,7 +228,7 @@ std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoeffi
       // restrict_columns; the map is increasing, so they stay ascending).
       const std::int32_t* row_begin = columns.data() + row_start[r];
       const std::int32_t* row_end = columns.data() + row_start[r + 1];
-      if (!column_elements_.empty()) {
+      if (columns_restricted_) {
         row_elements.resize(std::size_t(row_end - row_begin));
         for (std::size_t at = 0; at < row_elements.size(); ++at)
           row_elements[at] = std::int32_t(column_elements_[std::size_t(row_begin[at])]);

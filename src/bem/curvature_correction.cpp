@@ -63,7 +63,9 @@ namespace {
 
 void check_operator(const Mesh& mesh, const LayerPotentials& op, cplx coupling, RowRange rows) {
   const std::span<const std::size_t> columns = op.column_elements();
-  const bool of_mesh = columns.empty() ? op.columns() == mesh.size() : columns.back() < mesh.size();
+  // Every element, a part's (ascending), or none (a part without elements).
+  const bool of_mesh = columns.empty() ? op.columns() == mesh.size() || op.columns() == 0
+                                       : columns.back() < mesh.size();
   if (!of_mesh || op.rows().begin != rows.begin || op.rows().end != rows.end ||
       op.coupling() != coupling)
     throw Error("curvature correction: layer potentials of another mesh, rows or coupling");

@@ -334,10 +334,10 @@ std::span<const cplx> NearFieldCorrection::double_entries() const {
 }
 
 void NearFieldCorrection::renumber_columns(std::span<const std::size_t> elements) {
-  if (elements.empty() || !std::is_sorted(elements.begin(), elements.end()))
+  if (!std::is_sorted(elements.begin(), elements.end()))
     throw Error("near-field correction: a column space must list its elements ascending");
   // Each element's entry (-1: not a column), for this renumbering only.
-  std::vector<std::int32_t> entry(elements.back() + 1, -1);
+  std::vector<std::int32_t> entry(elements.empty() ? 0 : elements.back() + 1, -1);
   for (std::size_t j = 0; j < elements.size(); ++j) entry[elements[j]] = std::int32_t(j);
   for (std::int32_t& column : columns_) {
     const std::int32_t renumbered =

@@ -76,7 +76,7 @@ std::vector<cplx> ReconstructedPointStrengths::operator()(
 }
 
 void ReconstructedPointStrengths::renumber_columns(std::span<const std::size_t> elements) {
-  if (elements.empty() || !std::is_sorted(elements.begin(), elements.end()))
+  if (!std::is_sorted(elements.begin(), elements.end()))
     throw Error("point strengths: a column space must list its elements ascending");
   std::vector<std::int32_t> renumbered(columns_.size());
   for (std::size_t at = 0; at < columns_.size(); ++at) {

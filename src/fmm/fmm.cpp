@@ -529,9 +529,9 @@ void Fmm::finish_restriction(const LocallyEssentialTree& let, const std::vector<
 }
 
 void Fmm::restrict_upward_pass(const LocallyEssentialTree& let) {
-  if (!constructed_part_cells_.empty()) {
+  if (constructed_part_cells_) {
     // Restricted at construction (FmmOptions::part): the tree given now must be that one.
-    if (let.own_cells != constructed_part_cells_)
+    if (let.own_cells != *constructed_part_cells_)
       throw Error("FMM: the locally essential tree differs from the part this FMM was built for");
     return;
   }

@@ -1,5 +1,6 @@
 #include "fmbem/solver/bem_solve.hpp"
 
+#include <malloc.h>
 #include <petscksp.h>
 #include <petsctime.h>
 #include <sys/resource.h>
@@ -667,7 +668,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   VecScatter density_scatter = nullptr;
   Vec x_columns = nullptr;
   const std::size_t columns_read = layers.columns();
-  if (!layers.column_elements().empty()) {
+  if (sweep.distribution) {
     const std::span<const std::size_t> columns = layers.column_elements();
     const std::vector<PetscInt> indices(columns.begin(), columns.end());
     IS from, to;
@@ -678,8 +679,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     PetscCall(VecScatterCreate(x, from, x_columns, to, &density_scatter));
     PetscCall(ISDestroy(&from));
     PetscCall(ISDestroy(&to));
-  } else if (!sweep.x_all)
-    throw Error("the operator reads every column, but the density is not gathered whole");
+  }
   ShellContext ctx{&op, density_scatter ? density_scatter : sweep.gather,
                    x_columns ? x_columns : sweep.x_all, events};
   Mat A;
@@ -863,13 +863,19 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
 
   const NearFieldCorrection &near_field = layers.near_field();
   std::size_t near_bytes_total = 0, near_nnz = 0, fmm_near_pairs = 0;
-  double peak_host_bytes = 0;  // largest resident set of any rank so far
+  // The largest resident set of any rank so far, and the largest heap in use now (what a rank
+  // holds through the solve, the set-up's transients gone).
+  double host_bytes[2] = {0, 0};
   {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    const double local = double(usage.ru_maxrss) * 1024.0;  // Linux: kilobytes
-    PetscCallMPI(MPI_Allreduce(&local, &peak_host_bytes, 1, MPI_DOUBLE, MPI_MAX, comm));
+    double local[2] = {double(usage.ru_maxrss) * 1024.0, 0.0};  // Linux: kilobytes
+    // The heap in use (the resident set keeps what the allocator holds for reuse).
+    const struct mallinfo2 heap = mallinfo2();
+    local[1] = double(heap.uordblks + heap.hblkhd);
+    PetscCallMPI(MPI_Allreduce(local, host_bytes, 2, MPI_DOUBLE, MPI_MAX, comm));
   }
+  const double peak_host_bytes = host_bytes[0], held_host_bytes = host_bytes[1];
   {
     // Every rank has the same FMM tree and sums the near pairs of its own rows.
     unsigned long long local[3] = {near_field.memory_bytes(), near_field.nonzeros(),
@@ -997,8 +1003,8 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                           ctx.mat_mults));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  memory          peak host %.3f GB resident (max over %d rank(s), "
-                          "after the solve)\n",
-                          peak_host_bytes / 1e9, size));
+                          "after the solve); heap in use after it %.3f GB\n",
+                          peak_host_bytes / 1e9, size, held_host_bytes / 1e9));
     if (has_error) {
       row->has_error = true;
       row->error_max = error.max_abs;

@@ -37,7 +37,7 @@ class CorrectedLayerPotentials : public LayerPotentials {
   }
   RowRange rows() const final { return rows_; }
   std::size_t columns() const final {
-    return column_elements_.empty() ? disc_->size() : column_elements_.size();
+    return columns_restricted_ ? column_elements_.size() : disc_->size();
   }
   std::span<const std::size_t> column_elements() const final { return column_elements_; }
   cplx coupling() const final { return coupling_; }
@@ -125,7 +125,8 @@ class CorrectedLayerPotentials : public LayerPotentials {
 
   const Discretization* disc_;
   RowRange rows_;
-  // restrict_columns' elements (empty: every element).
+  // restrict_columns' elements (a part without elements may read none).
+  bool columns_restricted_ = false;
   std::vector<std::size_t> column_elements_;
   double k_;
   cplx coupling_;

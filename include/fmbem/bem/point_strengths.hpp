@@ -27,6 +27,9 @@ class ReconstructedPointStrengths {
  public:
   ReconstructedPointStrengths(const Discretization& disc,
                               const DensityReconstruction& reconstruction);
+  // Not copied: the columns may view this object's own renumbered array.
+  ReconstructedPointStrengths(const ReconstructedPointStrengths&) = delete;
+  ReconstructedPointStrengths& operator=(const ReconstructedPointStrengths&) = delete;
 
   // Empty in, empty out. points: of these alone, in that order (their elements fitted); empty:
   // of every point.

@@ -268,8 +268,8 @@ class Fmm {
   std::vector<int> mark_part(const LocallyEssentialTree& let);
   void finish_restriction(const LocallyEssentialTree& let, const std::vector<int>& leaves);
   // The part given at construction (FmmOptions::part): its own cells, to check the tree given
-  // to distribute_upward_pass against.
-  std::vector<int> constructed_part_cells_;
+  // to distribute_upward_pass against (nullopt: none given; empty: a part without cells).
+  std::optional<std::vector<int>> constructed_part_cells_;
   void set_up_gpu();
   // distribute_upward_pass's common part: checks let against the tree, marks own_cells_, and
   // restricts P2M and M2M to the part (on the CPU also the expansions to its held cells).

@@ -14,6 +14,7 @@
 #include "fmbem/bem/direct_layer_potentials.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/bem/moment_integrals.hpp"
+#include "fmbem/bem/near_field.hpp"
 #include "fmbem/bem/point_strengths.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/mesh/mesh.hpp"
@@ -260,6 +261,73 @@ TEST(DensityReconstruction, StrengthsOfSomePointsAreTheWholeArraysEntries) {
   }
   EXPECT_TRUE(point_strengths(disc, {}, points).empty());
   EXPECT_TRUE(reconstructed({}, points).empty());
+}
+
+// A column space (what a part of the distributed FMM reads: LayerPotentials::column_elements):
+// the strengths, the strength matrix's and the correction's products from a density of those
+// elements' entries alone are bitwise those from the whole density (the same operations, the
+// entries found through the renumbered columns); a point or a column outside it is refused.
+TEST(DensityReconstruction, ColumnSpaceProductsAreTheWholeOnes) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(2, 1.0), "icosphere");
+  const Discretization disc(mesh, 3);
+  const std::size_t n = mesh.size(), m = disc.points_per_element();
+  const DensityReconstruction r(mesh);
+  const RowRange rows{40, 90};
+  NearFieldOptions options;
+  NearFieldCorrection renumbered(disc, 2.0, rows, options, cplx(0.0, 0.5), &r);
+  const NearFieldCorrection whole(disc, 2.0, rows, options, cplx(0.0, 0.5), &r);
+  // The columns: the correction's, the rows, and the stencils of the points read below.
+  std::vector<char> marked(n, 0);
+  for (std::int32_t j : whole.columns()) marked[std::size_t(j)] = 1;
+  std::vector<std::size_t> points;
+  for (std::size_t e = rows.begin; e < rows.end; e += 3)
+    for (std::size_t l = 0; l < m; ++l) points.push_back(e * m + l);
+  for (std::size_t q : points)
+    for (std::int32_t j : r.stencil(q / m)) marked[std::size_t(j)] = 1;
+  std::vector<std::size_t> columns;
+  for (std::size_t e = 0; e < n; ++e)
+    if (marked[e]) columns.push_back(e);
+  ASSERT_LT(columns.size(), n);
+  const auto u = random_density(n, 9), v = random_density(n, 10);
+  std::vector<cplx> u_columns, v_columns;
+  for (std::size_t e : columns) {
+    u_columns.push_back(u[e]);
+    v_columns.push_back(v[e]);
+  }
+  // The correction.
+  renumbered.renumber_columns(columns);
+  std::vector<cplx> y_whole(rows.size()), y_columns(rows.size());
+  whole.add_to(u, v, y_whole);
+  renumbered.add_to(u_columns, v_columns, y_columns);
+  EXPECT_TRUE(y_whole == y_columns);
+  for (std::size_t at = 0; at < whole.columns().size(); ++at)
+    ASSERT_EQ(columns[std::size_t(renumbered.columns()[at])], std::size_t(whole.columns()[at]));
+  // The constant read's strengths with each point's entry, and the quadratic read's.
+  std::vector<std::int32_t> point_columns;
+  for (std::size_t q : points)
+    point_columns.push_back(
+        std::int32_t(std::lower_bound(columns.begin(), columns.end(), q / m) - columns.begin()));
+  EXPECT_TRUE(point_strengths(disc, u, points) ==
+              point_strengths(disc, u_columns, points, point_columns));
+  ReconstructedPointStrengths reconstructed(disc, r);
+  const std::vector<cplx> from_whole = reconstructed(u, points);
+  reconstructed.renumber_columns(columns);
+  EXPECT_TRUE(reconstructed.reads_columns_only(points));
+  EXPECT_TRUE(from_whole == reconstructed(u_columns, points));
+  // An element whose stencil leaves the columns.
+  std::size_t outside = 0;
+  while (std::ranges::all_of(r.stencil(outside),
+                             [&](std::int32_t j) { return marked[std::size_t(j)] != 0; }))
+    ++outside;
+  EXPECT_FALSE(reconstructed.reads_columns_only(std::vector<std::size_t>{outside * m}));
+  // Columns without one of the correction's, or not ascending.
+  NearFieldCorrection short_of_one(disc, 2.0, rows, options);
+  std::vector<std::size_t> fewer(columns);
+  fewer.erase(std::find(fewer.begin(), fewer.end(), std::size_t(short_of_one.columns()[0])));
+  EXPECT_THROW(short_of_one.renumber_columns(fewer), Error);
+  std::vector<std::size_t> descending(columns.rbegin(), columns.rend());
+  EXPECT_THROW(short_of_one.renumber_columns(descending), Error);
+  EXPECT_THROW(point_strengths(disc, u, points, std::vector<std::int32_t>(1, 0)), Error);
 }
 
 // With every pair of icosphere:1 close (near radius 10) the operator with the quadratic read is
