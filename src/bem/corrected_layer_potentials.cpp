@@ -121,21 +121,20 @@ void CorrectedLayerPotentials::check_fitted(std::span<const std::size_t> element
                   ", which its operator reads (a defect: please report it)");
 }
 
-void CorrectedLayerPotentials::restrict_columns(std::vector<std::size_t> elements) {
+void CorrectedLayerPotentials::restrict_columns(const ColumnEntries& columns) {
   if (columns_restricted_ || device_)
     throw Error("layer potentials: the columns are restricted once, before any apply");
-  if (!std::is_sorted(elements.begin(), elements.end()) ||
-      std::adjacent_find(elements.begin(), elements.end()) != elements.end() ||
-      (!elements.empty() && elements.back() >= disc_->size()))
-    throw Error("layer potentials: a column space must list elements ascending, each once");
+  const std::span<const std::size_t> elements = columns.elements();
+  if (!elements.empty() && elements.back() >= disc_->size())
+    throw Error("layer potentials: a column space beyond the mesh's elements");
   // The rows must be among them, contiguous (BoundaryOperator's identity, the extra diagonal).
   const auto first = std::lower_bound(elements.begin(), elements.end(), rows_.begin);
   if (std::size_t(elements.end() - first) < rows_.size() ||
       (rows_.size() > 0 && (*first != rows_.begin || first[rows_.size() - 1] != rows_.end - 1)))
     throw Error("layer potentials: a column space without the rows");
-  near_.renumber_columns(elements);
-  if (reconstructed_strengths_) reconstructed_strengths_->renumber_columns(elements);
-  column_elements_ = std::move(elements);
+  near_.renumber_columns(columns);
+  if (reconstructed_strengths_) reconstructed_strengths_->renumber_columns(columns);
+  column_elements_.assign(elements.begin(), elements.end());
   columns_restricted_ = true;
 }
 

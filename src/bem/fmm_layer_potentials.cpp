@@ -41,15 +41,14 @@ FmmLayerPotentials::FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part,
   if (!part) return;
   // The densities hold what the part reads alone; the FMM's strength points find their
   // element's entry once here.
-  restrict_columns(columns_read());
-  const std::span<const std::size_t> columns = column_elements();
+  const std::vector<std::size_t> read = columns_read();
+  const ColumnEntries columns(read);
+  restrict_columns(columns);
   const std::size_t per_element = disc.points_per_element();
   const std::span<const std::size_t> points = fmm_->strength_sources();
   strength_columns_.resize(points.size());
   for (std::size_t i = 0; i < points.size(); ++i)
-    strength_columns_[i] =
-        std::int32_t(std::lower_bound(columns.begin(), columns.end(), points[i] / per_element) -
-                     columns.begin());
+    strength_columns_[i] = columns(points[i] / per_element);
   if (const ReconstructedPointStrengths* quadratic = reconstructed_strengths();
       quadratic && !quadratic->reads_columns_only(points))
     throw Error(

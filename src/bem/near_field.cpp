@@ -333,21 +333,15 @@ std::span<const cplx> NearFieldCorrection::double_entries() const {
   return double_;
 }
 
-void NearFieldCorrection::renumber_columns(std::span<const std::size_t> elements) {
-  if (!std::is_sorted(elements.begin(), elements.end()))
-    throw Error("near-field correction: a column space must list its elements ascending");
-  // Each element's entry (-1: not a column), for this renumbering only.
-  std::vector<std::int32_t> entry(elements.empty() ? 0 : elements.back() + 1, -1);
-  for (std::size_t j = 0; j < elements.size(); ++j) entry[elements[j]] = std::int32_t(j);
+void NearFieldCorrection::renumber_columns(const ColumnEntries& columns) {
   for (std::int32_t& column : columns_) {
-    const std::int32_t renumbered =
-        std::size_t(column) < entry.size() ? entry[std::size_t(column)] : -1;
+    const std::int32_t renumbered = columns(std::size_t(column));
     if (renumbered < 0)
       throw Error("near-field correction: column " + std::to_string(column) +
                   " is not in the column space");
     column = renumbered;
   }
-  if (gpu_) gpu_->renumber_columns(columns_, elements);
+  if (gpu_) gpu_->renumber_columns(columns_, columns.elements());
 }
 
 void NearFieldCorrection::apply_device(const cplx* device_double_density,

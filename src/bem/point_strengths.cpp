@@ -75,17 +75,10 @@ std::vector<cplx> ReconstructedPointStrengths::operator()(
   return strengths;
 }
 
-void ReconstructedPointStrengths::renumber_columns(std::span<const std::size_t> elements) {
-  if (!std::is_sorted(elements.begin(), elements.end()))
-    throw Error("point strengths: a column space must list its elements ascending");
+void ReconstructedPointStrengths::renumber_columns(const ColumnEntries& columns) {
   std::vector<std::int32_t> renumbered(columns_.size());
-  for (std::size_t at = 0; at < columns_.size(); ++at) {
-    const auto found =
-        std::lower_bound(elements.begin(), elements.end(), std::size_t(columns_[at]));
-    renumbered[at] = found != elements.end() && *found == std::size_t(columns_[at])
-                         ? std::int32_t(found - elements.begin())
-                         : -1;
-  }
+  for (std::size_t at = 0; at < columns_.size(); ++at)
+    renumbered[at] = columns(std::size_t(columns_[at]));
   renumbered_columns_ = std::move(renumbered);
   columns_ = renumbered_columns_;
 }

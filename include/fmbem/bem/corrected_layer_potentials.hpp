@@ -80,11 +80,11 @@ class CorrectedLayerPotentials : public LayerPotentials {
                            DensityModel double_density = DensityModel::constant,
                            std::span<const std::size_t> elements_read = {});
   const Discretization& discretization() const { return *disc_; }
-  // The densities hold these elements' entries alone (column_elements; ascending, with the rows
+  // The densities hold the entries of columns.elements() alone (column_elements: with the rows
   // and every element the correction, the quadratic read and the regular sum read): the
   // correction's and the strength matrix's columns are renumbered to them. Once, before any
   // apply.
-  void restrict_columns(std::vector<std::size_t> elements);
+  void restrict_columns(const ColumnEntries& columns);
   // The regular rule's point strengths of a double density (point_strengths, or
   // ReconstructedPointStrengths with the quadratic read); empty in, empty out. points: of these
   // quadrature points alone, in that order; empty: of every point. point_columns: the density

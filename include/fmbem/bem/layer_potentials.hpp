@@ -1,9 +1,11 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
+#include "fmbem/core/error.hpp"
 #include "fmbem/core/vec3.hpp"
 
 namespace fmbem {
@@ -56,6 +58,31 @@ class LayerPotentials {
   }
   // alpha (0: the conventional operators).
   virtual cplx coupling() const = 0;
+};
+
+// Each element's entry in a column space (its elements ascending, each once): the one lookup
+// that renumbers element indices to entries at set-up (the correction's columns, the strength
+// matrix's stencils, the FMM's strength points). 4 bytes an element up to the last column; it
+// views `elements`, which must outlive it.
+class ColumnEntries {
+ public:
+  explicit ColumnEntries(std::span<const std::size_t> elements)
+      : elements_(elements), entry_(elements.empty() ? 0 : elements.back() + 1, -1) {
+    for (std::size_t j = 0; j < elements.size(); ++j) {
+      if (j > 0 && elements[j] <= elements[j - 1])
+        throw Error("a column space must list its elements ascending, each once");
+      entry_[elements[j]] = std::int32_t(j);
+    }
+  }
+  // The element's entry; -1 where it is not a column.
+  std::int32_t operator()(std::size_t element) const {
+    return element < entry_.size() ? entry_[element] : -1;
+  }
+  std::span<const std::size_t> elements() const { return elements_; }
+
+ private:
+  std::span<const std::size_t> elements_;
+  std::vector<std::int32_t> entry_;
 };
 
 // A density in the layers' columns: value(e) for the element e of each column.

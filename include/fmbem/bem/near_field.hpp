@@ -92,11 +92,11 @@ class NearFieldCorrection {
   void add_to(std::span<const cplx> double_density, std::span<const cplx> single_density,
               std::span<cplx> y) const;
 
-  // The columns renumbered to the entries of a column space (LayerPotentials::column_elements:
-  // `elements`, ascending, which must hold every column): add_to and apply_device then take
-  // densities of elements.size() entries and columns() holds entries, not elements. Once,
-  // before any apply.
-  void renumber_columns(std::span<const std::size_t> elements);
+  // The columns renumbered to their entries in a column space (LayerPotentials::column_elements,
+  // which must hold every column): add_to and apply_device then take densities of
+  // columns.elements().size() entries and columns() holds entries, not elements. Once, before
+  // any apply.
+  void renumber_columns(const ColumnEntries& columns);
 
   // Whether the entries live on the GPU (options.gpu): then apply_device may be called.
   bool on_device() const { return gpu_ != nullptr; }

@@ -6,6 +6,7 @@
 
 #include "fmbem/bem/density_reconstruction.hpp"
 #include "fmbem/bem/discretization.hpp"
+#include "fmbem/bem/layer_potentials.hpp"
 
 namespace fmbem {
 
@@ -36,10 +37,11 @@ class ReconstructedPointStrengths {
   std::vector<cplx> operator()(std::span<const cplx> density,
                                std::span<const std::size_t> points = {}) const;
 
-  // The stencils' columns renumbered to the entries of a column space (`elements`, ascending;
-  // LayerPotentials::column_elements): densities then have elements.size() entries. A stencil
-  // member outside it becomes -1, so a point is then asked for only where reads_columns_only.
-  void renumber_columns(std::span<const std::size_t> elements);
+  // The stencils' columns renumbered to their entries in a column space
+  // (LayerPotentials::column_elements): densities then have columns.elements().size() entries. A
+  // stencil member outside it becomes -1, so a point is then asked for only where
+  // reads_columns_only.
+  void renumber_columns(const ColumnEntries& columns);
   // Whether the strengths of `points` read columns of the column space alone.
   bool reads_columns_only(std::span<const std::size_t> points) const;
 

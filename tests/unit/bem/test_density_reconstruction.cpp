@@ -295,7 +295,7 @@ TEST(DensityReconstruction, ColumnSpaceProductsAreTheWholeOnes) {
     v_columns.push_back(v[e]);
   }
   // The correction.
-  renumbered.renumber_columns(columns);
+  renumbered.renumber_columns(ColumnEntries(columns));
   std::vector<cplx> y_whole(rows.size()), y_columns(rows.size());
   whole.add_to(u, v, y_whole);
   renumbered.add_to(u_columns, v_columns, y_columns);
@@ -311,7 +311,7 @@ TEST(DensityReconstruction, ColumnSpaceProductsAreTheWholeOnes) {
               point_strengths(disc, u_columns, points, point_columns));
   ReconstructedPointStrengths reconstructed(disc, r);
   const std::vector<cplx> from_whole = reconstructed(u, points);
-  reconstructed.renumber_columns(columns);
+  reconstructed.renumber_columns(ColumnEntries(columns));
   EXPECT_TRUE(reconstructed.reads_columns_only(points));
   EXPECT_TRUE(from_whole == reconstructed(u_columns, points));
   // An element whose stencil leaves the columns.
@@ -324,9 +324,9 @@ TEST(DensityReconstruction, ColumnSpaceProductsAreTheWholeOnes) {
   NearFieldCorrection short_of_one(disc, 2.0, rows, options);
   std::vector<std::size_t> fewer(columns);
   fewer.erase(std::find(fewer.begin(), fewer.end(), std::size_t(short_of_one.columns()[0])));
-  EXPECT_THROW(short_of_one.renumber_columns(fewer), Error);
+  EXPECT_THROW(short_of_one.renumber_columns(ColumnEntries(fewer)), Error);
   std::vector<std::size_t> descending(columns.rbegin(), columns.rend());
-  EXPECT_THROW(short_of_one.renumber_columns(descending), Error);
+  EXPECT_THROW(ColumnEntries{descending}, Error);
   EXPECT_THROW(point_strengths(disc, u, points, std::vector<std::int32_t>(1, 0)), Error);
 }
 
