@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -66,13 +67,13 @@ class LayerPotentials {
 // views `elements`, which must outlive it.
 class ColumnEntries {
  public:
-  explicit ColumnEntries(std::span<const std::size_t> elements)
-      : elements_(elements), entry_(elements.empty() ? 0 : elements.back() + 1, -1) {
-    for (std::size_t j = 0; j < elements.size(); ++j) {
-      if (j > 0 && elements[j] <= elements[j - 1])
-        throw Error("a column space must list its elements ascending, each once");
-      entry_[elements[j]] = std::int32_t(j);
-    }
+  explicit ColumnEntries(std::span<const std::size_t> elements) : elements_(elements) {
+    // Checked whole before the table is sized by the last element.
+    if (std::adjacent_find(elements.begin(), elements.end(), std::greater_equal<>()) !=
+        elements.end())
+      throw Error("a column space must list its elements ascending, each once");
+    entry_.assign(elements.empty() ? 0 : elements.back() + 1, -1);
+    for (std::size_t j = 0; j < elements.size(); ++j) entry_[elements[j]] = std::int32_t(j);
   }
   // The element's entry; -1 where it is not a column.
   std::int32_t operator()(std::size_t element) const {
