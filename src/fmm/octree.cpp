@@ -227,16 +227,21 @@ detail::CellLists invert(const detail::CellLists& lists, int cell_count) {
   return inverse;
 }
 
-void check_points(std::span<const Vec3> points, const char* what, bool may_be_empty = false) {
-  if (points.empty() && !may_be_empty) throw Error(std::string("Octree: no ") + what);
-  bool finite = true;
+std::size_t count_non_finite(std::span<const Vec3> points) {
+  std::size_t non_finite = 0;
   const std::int64_t n = std::int64_t(points.size());
-#pragma omp parallel for if (n > kParallelPoints) reduction(&& : finite)
+#pragma omp parallel for if (n > kParallelPoints) reduction(+ : non_finite)
   for (std::int64_t i = 0; i < n; ++i)
-    finite = finite && std::isfinite(points[i].x) && std::isfinite(points[i].y) &&
-             std::isfinite(points[i].z);
-  if (!finite) throw Error(std::string("Octree: non-finite coordinate among the ") + what);
+    non_finite +=
+        !(std::isfinite(points[i].x) && std::isfinite(points[i].y) && std::isfinite(points[i].z));
+  return non_finite;
 }
+
+// The tree of one whole point set: a single part, nothing to reduce.
+struct SinglePart final : Octree::PartReduction {
+  void extremes(std::array<double, 3>&, std::array<double, 3>&) const override {}
+  void sum(std::span<std::size_t>) const override {}
+};
 
 struct Box {
   Vec3 low, high;
@@ -247,12 +252,12 @@ bool same_points(std::span<const Vec3> a, std::span<const Vec3> b) {
   return a.data() == b.data() && a.size() == b.size();
 }
 
-// Of the union of point sets, the first of which is not empty.
+// Of the union of point sets, any of which may be empty (then low > high).
 Box bounding_box(std::initializer_list<std::span<const Vec3>> point_sets) {
-  const Vec3& first = point_sets.begin()->front();
+  constexpr double kInfinity = std::numeric_limits<double>::infinity();
   // C arrays: OpenMP reduces array sections, not std::array.
-  double low[3] = {first.x, first.y, first.z};
-  double high[3] = {first.x, first.y, first.z};
+  double low[3] = {kInfinity, kInfinity, kInfinity};
+  double high[3] = {-kInfinity, -kInfinity, -kInfinity};
   for (std::span<const Vec3> points : point_sets) {
     const std::int64_t n = std::int64_t(points.size());
     // clang-format off
@@ -269,24 +274,34 @@ Box bounding_box(std::initializer_list<std::span<const Vec3>> point_sets) {
   return {{low[0], low[1], low[2]}, {high[0], high[1], high[2]}};
 }
 
+// The Morton key of a point's cell at max_level. Clamped in double, before the cast: rounding
+// may put a point a hair outside the root.
+class PointKeys {
+ public:
+  PointKeys(const Vec3& root_low, double root_width, int max_level)
+      : root_low_(root_low),
+        cells_per_side_(std::ldexp(1.0, max_level)),
+        scale_(cells_per_side_ / root_width) {}
+  MortonKey operator()(const Vec3& p) const {
+    return morton_key(
+        {coordinate(p.x, root_low_.x), coordinate(p.y, root_low_.y), coordinate(p.z, root_low_.z)});
+  }
+
+ private:
+  int coordinate(double value, double low) const {
+    return int(std::clamp(std::floor((value - low) * scale_), 0.0, cells_per_side_ - 1.0));
+  }
+  Vec3 root_low_;
+  double cells_per_side_, scale_;
+};
+
 // Points sorted by the Morton key of their cell at max_level.
-std::vector<KeyedIndex> sorted_by_key(std::span<const Vec3> points, const Vec3& root_low,
-                                      double root_width, int max_level) {
+std::vector<KeyedIndex> sorted_by_key(std::span<const Vec3> points, const PointKeys& key_of,
+                                      int max_level) {
   const std::int64_t n = std::int64_t(points.size());
-  const double cells_per_side = std::ldexp(1.0, max_level);
-  const double scale = cells_per_side / root_width;
-  // Clamped in double, before the cast: rounding may put a point a hair outside the root.
-  const auto coordinate = [&](double value, double low) {
-    return int(std::clamp(std::floor((value - low) * scale), 0.0, cells_per_side - 1.0));
-  };
   std::vector<KeyedIndex> items(n);
 #pragma omp parallel for if (n > kParallelPoints)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const Vec3& p = points[i];
-    items[i] = {morton_key({coordinate(p.x, root_low.x), coordinate(p.y, root_low.y),
-                            coordinate(p.z, root_low.z)}),
-                std::size_t(i)};
-  }
+  for (std::int64_t i = 0; i < n; ++i) items[i] = {key_of(points[i]), std::size_t(i)};
   std::vector<KeyedIndex> buffer(items.size());
   radix_sort(items, buffer, 3 * max_level);
   return items;
@@ -305,25 +320,58 @@ std::size_t first_at_or_after(const std::vector<KeyedIndex>& items, std::size_t 
 Octree::Octree(std::span<const Vec3> sources, std::span<const Vec3> targets,
                std::span<const Vec3> splitting_points, const OctreeOptions& options)
     : options_(options) {
-  if (options.max_leaf < 1)
-    throw Error("Octree: max_leaf must be >= 1, got " + std::to_string(options.max_leaf));
-  if (options.max_level < 0 || options.max_level > kMaxLevel)
+  check_and_build(sources, targets, splitting_points, SinglePart{});
+}
+
+Octree::Octree(std::span<const Vec3> sources, std::span<const Vec3> targets,
+               std::span<const Vec3> splitting_points, const OctreeOptions& options,
+               const PartReduction& parts)
+    : options_(options), holds_point_orders_(false) {
+  check_and_build(sources, targets, splitting_points, parts);
+}
+
+void Octree::check_and_build(std::span<const Vec3> sources, std::span<const Vec3> targets,
+                             std::span<const Vec3> splitting_points, const PartReduction& parts) {
+  if (options_.max_leaf < 1)
+    throw Error("Octree: max_leaf must be >= 1, got " + std::to_string(options_.max_leaf));
+  if (options_.max_level < 0 || options_.max_level > kMaxLevel)
     throw Error("Octree: max_level must be in 0.." + std::to_string(kMaxLevel) + ", got " +
-                std::to_string(options.max_level));
-  // Called with the targets as splitting points, the messages name the targets.
-  const bool targets_split = same_points(splitting_points, targets);
-  check_points(sources, "sources");
-  check_points(targets, "targets", /*may_be_empty=*/!targets_split);
-  if (!targets_split) check_points(splitting_points, "splitting points");
-  build_cells(sources, targets, splitting_points);
+                std::to_string(options_.max_level));
+  // Counted over all parts, so that every part throws the same error or none does. Called with
+  // the targets as splitting points (on every part), the messages name the targets.
+  const bool targets_split_here = same_points(splitting_points, targets);
+  std::array<std::size_t, 7> counts = {sources.size(),
+                                       targets.size(),
+                                       splitting_points.size(),
+                                       count_non_finite(sources),
+                                       count_non_finite(targets),
+                                       targets_split_here ? 0 : count_non_finite(splitting_points),
+                                       targets_split_here ? 0u : 1u};
+  parts.sum(counts);
+  const bool targets_split = counts[6] == 0;
+  const auto check = [](std::size_t size, std::size_t non_finite, const char* what,
+                        bool may_be_empty) {
+    if (size == 0 && !may_be_empty) throw Error(std::string("Octree: no ") + what);
+    if (non_finite > 0) throw Error(std::string("Octree: non-finite coordinate among the ") + what);
+  };
+  check(counts[0], counts[3], "sources", false);
+  check(counts[1], counts[4], "targets", !targets_split);
+  if (!targets_split) check(counts[2], counts[5], "splitting points", false);
+  build_cells(sources, targets, splitting_points, parts);
   build_lists();
 }
 
 double Octree::width(int level) const { return std::ldexp(root_width_, -level); }
 
 void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> targets,
-                         std::span<const Vec3> splitting_points) {
-  const Box box = bounding_box({sources, targets, splitting_points});
+                         std::span<const Vec3> splitting_points, const PartReduction& parts) {
+  Box box = bounding_box({sources, targets, splitting_points});
+  {
+    std::array<double, 3> low = {box.low.x, box.low.y, box.low.z};
+    std::array<double, 3> high = {box.high.x, box.high.y, box.high.z};
+    parts.extremes(low, high);
+    box = {{low[0], low[1], low[2]}, {high[0], high[1], high[2]}};
+  }
   const Vec3 extent = box.high - box.low;
   const double largest_extent = std::max({extent.x, extent.y, extent.z});
   const double magnitude =
@@ -336,36 +384,46 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
   const Vec3 root_low = root_center_ - Vec3{0.5, 0.5, 0.5} * root_width_;
 
   const int max_level = options_.max_level;
-  const std::vector<KeyedIndex> source_items =
-      sorted_by_key(sources, root_low, root_width_, max_level);
-  const std::vector<KeyedIndex> target_items =
-      sorted_by_key(targets, root_low, root_width_, max_level);
+  const PointKeys key_of(root_low, root_width_, max_level);
+  const bool targets_split = same_points(splitting_points, targets);
+  const std::vector<KeyedIndex> source_items = sorted_by_key(sources, key_of, max_level);
+  const std::vector<KeyedIndex> target_items = sorted_by_key(targets, key_of, max_level);
   std::vector<KeyedIndex> own_splitting_items;
-  if (!same_points(splitting_points, targets))
-    own_splitting_items = sorted_by_key(splitting_points, root_low, root_width_, max_level);
+  if (!targets_split) own_splitting_items = sorted_by_key(splitting_points, key_of, max_level);
   const std::vector<KeyedIndex>& splitting_items =
-      same_points(splitting_points, targets) ? target_items : own_splitting_items;
-  source_order_.resize(source_items.size());
-  target_order_.resize(target_items.size());
+      targets_split ? target_items : own_splitting_items;
+  if (holds_point_orders_) {
+    source_order_.resize(source_items.size());
+    target_order_.resize(target_items.size());
 #pragma omp parallel for if (source_items.size() > kParallelPoints)
-  for (std::size_t i = 0; i < source_items.size(); ++i) source_order_[i] = source_items[i].index;
+    for (std::size_t i = 0; i < source_items.size(); ++i) source_order_[i] = source_items[i].index;
 #pragma omp parallel for if (target_items.size() > kParallelPoints)
-  for (std::size_t i = 0; i < target_items.size(); ++i) target_order_[i] = target_items[i].index;
+    for (std::size_t i = 0; i < target_items.size(); ++i) target_order_[i] = target_items[i].index;
+  }
 
+  // A cell's points of the three kinds, as ranges: in the union's sorted order (the cells'
+  // ranges; for the splitting points, by cell index here) and in this part's sorted items.
+  enum Kind { kSources, kTargets, kSplitting, kKinds };
+  using Ranges = std::array<std::array<std::size_t, 2>, kKinds>;
+  const std::array<const std::vector<KeyedIndex>*, kKinds> items = {&source_items, &target_items,
+                                                                    &splitting_items};
+  std::array<std::size_t, kKinds> totals = {sources.size(), targets.size(),
+                                            splitting_points.size()};
+  parts.sum(totals);
+  std::vector<std::array<std::size_t, 2>> splitting_range = {{0, totals[kSplitting]}};
+  std::vector<Ranges> local_ranges = {
+      {{{0, sources.size()}, {0, targets.size()}, {0, splitting_items.size()}}}};
   Cell root;
   root.center = root_center_;
-  root.source_end = sources.size();
-  root.target_end = targets.size();
+  root.source_end = totals[kSources];
+  root.target_end = totals[kTargets];
   cells_.push_back(root);
   level_begin_ = {0};
-  // Each cell's range in the sorted splitting points, by cell index: needed only here.
-  std::vector<std::array<std::size_t, 2>> splitting_range = {{0, splitting_points.size()}};
-  // Where a cell's ranges split between its octants; octant k is [split[k], split[k + 1]).
-  struct OctantSplit {
-    bool split = false;
-    std::array<std::size_t, 9> sources, targets, splitting;
-  };
-  std::vector<OctantSplit> splits;
+  // This part's octant boundaries in a splitting cell: octant k is [at[k], at[k + 1]).
+  using OctantBounds = std::array<std::array<std::size_t, 9>, kKinds>;
+  std::vector<int> splitting_cells;
+  std::vector<OctantBounds> bounds;
+  std::vector<std::size_t> octant_counts;
   // Children are appended parent by parent, so each level is contiguous and, parents being in
   // Morton order, in Morton order itself.
   for (int level = 0; level_begin_.back() < int(cells_.size()); ++level) {
@@ -373,45 +431,46 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
     level_begin_.push_back(level_end);
     if (level == max_level) continue;
     const int child_shift = 3 * (max_level - level - 1);
+    splitting_cells.clear();
+    for (int index = level_begin; index < level_end; ++index)
+      if (splitting_range[index][1] - splitting_range[index][0] > std::size_t(options_.max_leaf))
+        splitting_cells.push_back(index);
+    const int split_count = int(splitting_cells.size());
     // The binary searches, cache misses mostly, run in parallel; appending the children
     // in order does not.
-    splits.assign(level_end - level_begin, {});
-#pragma omp parallel for if (level_end - level_begin > kParallelCells)
-    for (int index = level_begin; index < level_end; ++index) {
-      const Cell& parent = cells_[index];
-      const auto [splitting_begin, splitting_end] = splitting_range[index];
-      if (splitting_end - splitting_begin <= std::size_t(options_.max_leaf)) continue;
+    bounds.assign(split_count, {});
+    octant_counts.assign(std::size_t(split_count) * 8 * kKinds, 0);
+#pragma omp parallel for if (split_count > kParallelCells)
+    for (int s = 0; s < split_count; ++s) {
+      const int index = splitting_cells[s];
       // Within the parent's range all keys share its prefix, so the octant digit is sorted.
-      const MortonKey parent_key = morton_key(parent.coords);
-      OctantSplit& split = splits[index - level_begin];
-      split.split = true;
-      split.sources[0] = parent.source_begin;
-      split.sources[8] = parent.source_end;
-      split.targets[0] = parent.target_begin;
-      split.targets[8] = parent.target_end;
-      split.splitting[0] = splitting_begin;
-      split.splitting[8] = splitting_end;
-      for (int octant = 1; octant < 8; ++octant) {
-        const MortonKey first_key = (parent_key << 3 | MortonKey(octant)) << child_shift;
-        split.sources[octant] = first_at_or_after(source_items, split.sources[octant - 1],
-                                                  parent.source_end, first_key);
-        split.targets[octant] = first_at_or_after(target_items, split.targets[octant - 1],
-                                                  parent.target_end, first_key);
-        split.splitting[octant] = first_at_or_after(splitting_items, split.splitting[octant - 1],
-                                                    splitting_end, first_key);
+      const MortonKey parent_key = morton_key(cells_[index].coords);
+      for (int kind = 0; kind < kKinds; ++kind) {
+        auto& at = bounds[s][kind];
+        const auto [begin, end] = local_ranges[index][kind];
+        at[0] = begin;
+        at[8] = end;
+        for (int octant = 1; octant < 8; ++octant) {
+          const MortonKey first_key = (parent_key << 3 | MortonKey(octant)) << child_shift;
+          at[octant] = first_at_or_after(*items[kind], at[octant - 1], end, first_key);
+        }
+        for (int octant = 0; octant < 8; ++octant)
+          octant_counts[(std::size_t(s) * 8 + octant) * kKinds + kind] =
+              at[octant + 1] - at[octant];
       }
     }
+    // The union's counts per octant: the children's ranges in the union's order follow.
+    parts.sum(octant_counts);
     const double child_width = width(level + 1);
-    for (int index = level_begin; index < level_end; ++index) {
-      const OctantSplit& split = splits[index - level_begin];
-      if (!split.split) continue;
+    for (int s = 0; s < split_count; ++s) {
+      const int index = splitting_cells[s];
       const std::array<int, 3> parent_coords = cells_[index].coords;
+      std::array<std::size_t, kKinds> next = {
+          cells_[index].source_begin, cells_[index].target_begin, splitting_range[index][0]};
       cells_[index].first_child = int(cells_.size());
       for (int octant = 0; octant < 8; ++octant) {
-        if (split.sources[octant] == split.sources[octant + 1] &&
-            split.targets[octant] == split.targets[octant + 1] &&
-            split.splitting[octant] == split.splitting[octant + 1])
-          continue;
+        const std::size_t* count = &octant_counts[(std::size_t(s) * 8 + octant) * kKinds];
+        if (count[kSources] == 0 && count[kTargets] == 0 && count[kSplitting] == 0) continue;
         Cell child;
         child.level = level + 1;
         for (int dim = 0; dim < 3; ++dim)
@@ -421,12 +480,17 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
             Vec3{child.coords[0] + 0.5, child.coords[1] + 0.5, child.coords[2] + 0.5} * child_width;
         child.parent = index;
         child.octant = octant;
-        child.source_begin = split.sources[octant];
-        child.source_end = split.sources[octant + 1];
-        child.target_begin = split.targets[octant];
-        child.target_end = split.targets[octant + 1];
+        child.source_begin = next[kSources];
+        child.source_end = next[kSources] + count[kSources];
+        child.target_begin = next[kTargets];
+        child.target_end = next[kTargets] + count[kTargets];
+        splitting_range.push_back({next[kSplitting], next[kSplitting] + count[kSplitting]});
+        for (int kind = 0; kind < kKinds; ++kind) next[kind] += count[kind];
+        Ranges local;
+        for (int kind = 0; kind < kKinds; ++kind)
+          local[kind] = {bounds[s][kind][octant], bounds[s][kind][octant + 1]};
+        local_ranges.push_back(local);
         cells_.push_back(child);  // may reallocate: no references into cells_ are held here
-        splitting_range.push_back({split.splitting[octant], split.splitting[octant + 1]});
         ++cells_[index].num_children;
       }
     }
@@ -435,6 +499,28 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
   std::iota(cell_ids_.begin(), cell_ids_.end(), 0);
   for (int index = 0; index < int(cells_.size()); ++index)
     if (cells_[index].is_leaf()) leaves_.push_back(index);
+}
+
+std::vector<int> Octree::leaf_of(std::span<const Vec3> points) const {
+  const int max_level = options_.max_level;
+  const PointKeys key_of(root_center_ - Vec3{0.5, 0.5, 0.5} * root_width_, root_width_, max_level);
+  std::vector<int> leaves(points.size(), -1);
+  const std::int64_t n = std::int64_t(points.size());
+#pragma omp parallel for if (n > kParallelPoints)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const MortonKey key = key_of(points[i]);
+    int cell = 0;
+    while (cell >= 0 && !cells_[cell].is_leaf()) {
+      const int octant = int((key >> (3 * (max_level - cells_[cell].level - 1))) & 7);
+      const Cell& parent = cells_[cell];
+      cell = -1;
+      for (int child = parent.first_child; child < parent.first_child + parent.num_children;
+           ++child)
+        if (cells_[child].octant == octant) cell = child;
+    }
+    leaves[i] = cell;
+  }
+  return leaves;
 }
 
 void Octree::build_lists() {

@@ -223,40 +223,24 @@ std::size_t LocallyEssentialTree::received_densities() const {
 std::size_t LocallyEssentialTree::sent_multipoles() const { return total_size(send_multipoles); }
 std::size_t LocallyEssentialTree::sent_densities() const { return total_size(send_densities); }
 
-TreePartition::TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts,
-                             std::span<const std::size_t> source_element)
-    : tree_(tree), parts_(parts), source_element_(source_element.begin(), source_element.end()) {
+TreePartition::TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts)
+    : tree_(tree), parts_(parts) {
   const auto& cells = tree.cells();
-  const std::size_t source_count = tree.source_order().size();
-  const std::size_t element_count = tree.target_order().size();
   if (parts < 1) throw Error("partition: the number of parts must be at least 1");
   if (leaf_work.size() != cells.size())
     throw Error("partition: one work value per cell is needed (" +
                 std::to_string(leaf_work.size()) + " for " + std::to_string(cells.size()) +
                 " cells)");
-  if (source_element.size() != source_count)
-    throw Error("partition: one element per source is needed (" +
-                std::to_string(source_element.size()) + " for " + std::to_string(source_count) +
-                " sources)");
-  for (std::size_t e : source_element)
-    if (e >= element_count)
-      throw Error("partition: source element " + std::to_string(e) + " out of range (" +
-                  std::to_string(element_count) + " elements)");
-
   leaves_ = depth_first_leaves(tree);
   std::vector<double> work(leaves_.size());
   for (std::size_t l = 0; l < leaves_.size(); ++l) work[l] = leaf_work[leaves_[l]];
   cuts_ = min_max_cuts(work, parts);
   part_work_.assign(parts, 0.0);
   leaf_part_.assign(cells.size(), -1);
-  element_part_.assign(element_count, -1);
   for (int q = 0; q < parts; ++q)
     for (std::size_t l = cuts_[q]; l < cuts_[q + 1]; ++l) {
-      const Cell& leaf = cells[leaves_[l]];
       part_work_[q] += work[l];
       leaf_part_[leaves_[l]] = q;
-      for (std::size_t i = leaf.target_begin; i < leaf.target_end; ++i)
-        element_part_[tree.target_order()[i]] = q;
     }
 
   // Each cell's leaves, a contiguous range of the depth-first order; children have larger ids.
@@ -275,6 +259,35 @@ TreePartition::TreePartition(const Octree& tree, std::span<const double> leaf_wo
     range_begin_[parent] = std::min(range_begin_[parent], range_begin_[c]);
     range_end_[parent] = std::max(range_end_[parent], range_end_[c]);
   }
+}
+
+TreePartition::TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts,
+                             std::span<const std::size_t> source_element)
+    : TreePartition(tree, leaf_work, parts) {
+  const auto& cells = tree.cells();
+  if (!tree.holds_point_orders())
+    throw Error(
+        "partition: the elements' parts need the tree's point orders (a tree of one "
+        "whole point set)");
+  const std::size_t source_count = tree.source_order().size();
+  const std::size_t element_count = tree.target_order().size();
+  if (source_element.size() != source_count)
+    throw Error("partition: one element per source is needed (" +
+                std::to_string(source_element.size()) + " for " + std::to_string(source_count) +
+                " sources)");
+  for (std::size_t e : source_element)
+    if (e >= element_count)
+      throw Error("partition: source element " + std::to_string(e) + " out of range (" +
+                  std::to_string(element_count) + " elements)");
+  knows_elements_ = true;
+  source_element_.assign(source_element.begin(), source_element.end());
+  element_part_.assign(element_count, -1);
+  for (int q = 0; q < parts_; ++q)
+    for (std::size_t l = cuts_[q]; l < cuts_[q + 1]; ++l) {
+      const Cell& leaf = cells[leaves_[l]];
+      for (std::size_t i = leaf.target_begin; i < leaf.target_end; ++i)
+        element_part_[tree.target_order()[i]] = q;
+    }
 
   element_source_offsets_.assign(element_count + 1, 0);
   for (std::size_t e : source_element_) ++element_source_offsets_[e + 1];
@@ -298,6 +311,7 @@ double TreePartition::total_work() const {
 }
 
 std::vector<std::size_t> TreePartition::elements(int part) const {
+  if (!knows_elements()) throw Error("partition: the elements' parts were not given");
   std::vector<std::size_t> out;
   const auto& cells = tree_.cells();
   for (std::size_t l = cuts_[part]; l < cuts_[part + 1]; ++l)
@@ -396,14 +410,15 @@ LocallyEssentialTree TreePartition::locally_essential_tree(int part) const {
   std::sort(source_cells.begin(), source_cells.end());
   source_cells.erase(std::unique(source_cells.begin(), source_cells.end()), source_cells.end());
   std::vector<char> received(element_part_.size(), 0);
-  for (int c : source_cells)
-    for (std::size_t i = cells[c].source_begin; i < cells[c].source_end; ++i) {
-      const std::size_t e = source_element_[source_order[i]];
-      const int q = element_part_[e];
-      if (q == part || received[e]) continue;
-      received[e] = 1;
-      let.receive_densities[q].push_back(e);
-    }
+  if (knows_elements_)
+    for (int c : source_cells)
+      for (std::size_t i = cells[c].source_begin; i < cells[c].source_end; ++i) {
+        const std::size_t e = source_element_[source_order[i]];
+        const int q = element_part_[e];
+        if (q == part || received[e]) continue;
+        received[e] = 1;
+        let.receive_densities[q].push_back(e);
+      }
   for (int c : m2l_sources)
     if (!own[c]) let.ghost_cells.push_back(c);
   for (int c : source_cells)
@@ -429,7 +444,7 @@ LocallyEssentialTree TreePartition::locally_essential_tree(int part) const {
   }
   std::unordered_map<int, std::vector<int>> readers;
   std::vector<std::size_t> last_element(parts_, std::numeric_limits<std::size_t>::max());
-  for (std::size_t l = first; l < last; ++l)
+  for (std::size_t l = first; l < last && knows_elements_; ++l)
     for (std::size_t i = cells[leaves_[l]].target_begin; i < cells[leaves_[l]].target_end; ++i) {
       const std::size_t e = target_order[i];
       for (std::size_t k = element_source_offsets_[e]; k < element_source_offsets_[e + 1]; ++k) {

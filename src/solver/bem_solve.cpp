@@ -15,6 +15,7 @@
 #include <new>
 #include <numbers>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "fmbem/bem/curvature_correction.hpp"
@@ -1150,14 +1151,19 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     PetscCall(PetscLogEventBegin(events.partition, 0, 0, 0, 0));
     distribution = std::make_unique<Distribution>();
     {
-      const Discretization user_disc(read_mesh, opt.quadrature_points);
-      std::vector<std::size_t> source_element(user_disc.quadrature_points().size());
-      for (std::size_t s = 0; s < source_element.size(); ++s)
-        source_element[s] = s / user_disc.points_per_element();
-      const fmm::FmmPartition partition(user_disc.quadrature_points(),
-                                        user_disc.collocation_points(), source_element, opt.fmm,
-                                        size);
-      distribution->let = partition.partition().locally_essential_tree(rank);
+      // Each rank partitions from its slab of the elements (their points alone): the tree's cells
+      // and the cut are the whole problem's (DistributedFmmPartition).
+      const std::size_t first = read_mesh.size() * std::size_t(rank) / std::size_t(size);
+      const std::size_t last = read_mesh.size() * std::size_t(rank + 1) / std::size_t(size);
+      const TriangleRule &rule = triangle_rule(opt.quadrature_points);
+      const std::vector<Vec3> sources = quadrature_points_of(read_mesh, rule, first, last);
+      std::vector<std::size_t> source_element(sources.size());
+      for (std::size_t s = 0; s < source_element.size(); ++s) source_element[s] = s / rule.size();
+      const std::span<const Vec3> targets =
+          std::span<const Vec3>(read_mesh.centroids()).subspan(first, last - first);
+      const fmm::DistributedFmmPartition partition(comm, sources, targets, source_element, first,
+                                                   opt.fmm);
+      distribution->let = partition.locally_essential_tree();
       distribution->work = partition.partition().work(rank);
       distribution->rows = PetscInt(partition.part_sizes()[std::size_t(rank)]);
       distribution->element_order = partition.element_order();

@@ -23,32 +23,13 @@
 #include "fmbem/fmm/octree.hpp"
 #include "fmbem/mesh/mesh.hpp"
 #include "fmbem/quadrature/triangle_rule.hpp"
+#include "surface_elements.hpp"
 
 namespace fmbem::fmm {
 namespace {
 
-// Per triangle: its centroid (a target and splitting point) and its 3 Gauss points (sources
-// carrying the element's density) with the triangle's normal; as the BEM gives them to the FMM.
-struct Elements {
-  std::vector<Vec3> targets, target_normals, sources, normals;
-  std::vector<std::size_t> source_element;
-};
-
-void add_surface(const Surface& surface, Elements& out) {
-  const TriangleRule& rule = triangle_rule(3);
-  for (const Triangle& t : surface.triangles) {
-    const Vec3 &a = surface.vertices[t[0]], &b = surface.vertices[t[1]],
-               &c = surface.vertices[t[2]];
-    const Vec3 normal = normalized(cross(b - a, c - a));
-    for (const auto& w : rule.barycentric) {
-      out.sources.push_back(w[0] * a + w[1] * b + w[2] * c);
-      out.normals.push_back(normal);
-      out.source_element.push_back(out.targets.size());
-    }
-    out.targets.push_back((a + b + c) * (1.0 / 3.0));
-    out.target_normals.push_back(normal);
-  }
-}
+using test::add_surface;
+using test::Elements;
 
 struct Case {
   double k;

@@ -35,4 +35,9 @@ class Discretization {
   std::vector<double> weights_;
 };
 
+// The quadrature points of elements [first, last), element-major: those of Discretization, by
+// the same formula (a rank's slab of the elements, for the distributed partition).
+std::vector<Vec3> quadrature_points_of(const Mesh& mesh, const TriangleRule& rule,
+                                       std::size_t first, std::size_t last);
+
 }  // namespace fmbem

@@ -1,4 +1,6 @@
 #pragma once
+#include <mpi.h>
+
 #include <memory>
 #include <span>
 #include <vector>
@@ -18,6 +20,12 @@ namespace fmbem::fmm {
 // ratios matter to the partition; the CPU's ratios are of the same order (an M2L pair is a
 // p^2 x p^2 complex matrix-vector product, a near pair one kernel evaluation).
 WorkModel default_work_model(int order);
+
+// The leaf size and the order of the partition's tree, as Fmm chooses them (fmm.cpp).
+struct PartitionTreeSize {
+  int max_leaf = 0, order = 0;
+};
+PartitionTreeSize partition_tree_size(const FmmOptions& options);
 
 class FmmPartition {
  public:
@@ -40,6 +48,63 @@ class FmmPartition {
  private:
   std::unique_ptr<Octree> tree_;
   std::unique_ptr<TreePartition> partition_;
+};
+
+// Sums and extremes over the ranks of a communicator, one part of a split point set each
+// (Octree's tree of a split point set). Collective: every rank calls each reduction in turn.
+class MpiPartReduction final : public Octree::PartReduction {
+ public:
+  explicit MpiPartReduction(MPI_Comm comm) : comm_(comm) {}
+  void extremes(std::array<double, 3>& low, std::array<double, 3>& high) const override;
+  void sum(std::span<std::size_t> counts) const override;
+
+ private:
+  MPI_Comm comm_;
+};
+
+// FmmPartition computed by the ranks of comm together, each from its slab of the elements: the
+// elements split into contiguous ranges of their input order, rank r holding the r-th (any may be
+// empty), with their source points. No rank holds more than its slab, the tree's cells and lists
+// (Octree of a split point set), and the answers for its slab's elements, yet the partition is
+// FmmPartition's of the whole problem: the same tree, cut, parts, element numbering and locally
+// essential trees, part q being comm's rank q. Collective (construction and element_order).
+class DistributedFmmPartition {
+ public:
+  // sources: the slab's quadrature points; targets: its elements' collocation points (also the
+  // splitting points); source_element: per source, its element's position in the slab;
+  // first_element: the slab's first element in the input order. Throws fmbem::Error on every
+  // rank where any rank's input is wrong (sizes, an element out of its slab, slabs that are not
+  // contiguous in rank order, ranks choosing different leaf sizes).
+  DistributedFmmPartition(MPI_Comm comm, std::span<const Vec3> sources,
+                          std::span<const Vec3> targets,
+                          std::span<const std::size_t> source_element, std::size_t first_element,
+                          const FmmOptions& options);
+
+  // The tree's cells and lists, without point orders.
+  const Octree& tree() const { return *tree_; }
+  const TreePartition& partition() const { return *partition_; }
+  int parts() const { return partition_->parts(); }
+  // This rank's part's locally essential tree, densities included (elements in input indices).
+  const LocallyEssentialTree& locally_essential_tree() const { return let_; }
+  // Per element of the slab: its part, and its index in FmmPartition::element_order's numbering
+  // (parts in turn, each part's elements in input order).
+  const std::vector<int>& slab_parts() const { return slab_parts_; }
+  const std::vector<std::size_t>& slab_new_indices() const { return slab_new_indices_; }
+  // Per part, its element count (every rank).
+  const std::vector<std::size_t>& part_sizes() const { return part_sizes_; }
+  // FmmPartition::element_order (new index -> input index) on every rank: 8 bytes an element,
+  // for what still takes the whole mesh. Collective.
+  std::vector<std::size_t> element_order() const;
+
+ private:
+  MPI_Comm comm_;
+  std::unique_ptr<Octree> tree_;
+  std::unique_ptr<TreePartition> partition_;
+  LocallyEssentialTree let_;
+  std::vector<int> slab_parts_;
+  std::vector<std::size_t> slab_new_indices_;
+  std::vector<std::size_t> part_sizes_;
+  std::vector<std::size_t> slab_sizes_;  // per rank
 };
 
 }  // namespace fmbem::fmm

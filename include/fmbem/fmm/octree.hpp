@@ -61,6 +61,16 @@ class Octree {
   static constexpr int kMaxLevel = 21;
   static constexpr int kTransferCount = 343;  // 7^3 offsets in [-3, 3]^3
 
+  // Sums and extremes over the parts of a point set split among processes (MPI ranks, one part
+  // each: fmm::MpiPartReduction in distributed.hpp). Every part calls each in the same order.
+  struct PartReduction {
+    virtual ~PartReduction() = default;
+    // In place: the smallest low and the largest high of all parts, per coordinate.
+    virtual void extremes(std::array<double, 3>& low, std::array<double, 3>& high) const = 0;
+    // In place: the element-wise sums of all parts' counts.
+    virtual void sum(std::span<std::size_t> counts) const = 0;
+  };
+
   // The root is the bounding cube of all points, enlarged by 1e-6 relative so no point sits on
   // its boundary; a cell splits while it holds more than max_leaf splitting points; a cell is
   // stored when it holds any point. The targets change the shape only where one lies in no cell
@@ -72,6 +82,15 @@ class Octree {
   // The targets are the splitting points.
   Octree(std::span<const Vec3> sources, std::span<const Vec3> targets, const OctreeOptions& options)
       : Octree(sources, targets, targets, options) {}
+  // The tree of a point set split among parts, each passing its own points (any of them may be
+  // empty on a part): cells(), the levels, the leaves and the lists are those of the Octree of
+  // all parts' points (part 0's first, then part 1's, ...), bit for bit, and the cells' ranges are
+  // positions in that union's sorted order; no part holds more than its points and the cells.
+  // source_order() and target_order() are empty: a part finds its points' leaves by leaf_of.
+  // The checks above are made over the union, so every part throws the same fmbem::Error.
+  Octree(std::span<const Vec3> sources, std::span<const Vec3> targets,
+         std::span<const Vec3> splitting_points, const OctreeOptions& options,
+         const PartReduction& parts);
 
   // Level by level (breadth-first), root first; within a level in Morton order.
   const std::vector<Cell>& cells() const { return cells_; }
@@ -88,9 +107,16 @@ class Octree {
   const OctreeOptions& options() const { return options_; }
 
   // Sorted position -> original index. Points are sorted along the Morton (Z-order) curve, so
-  // every cell's points are contiguous; equal keys keep their input order.
+  // every cell's points are contiguous; equal keys keep their input order. Empty for the tree of
+  // a split point set (the constructor with PartReduction).
   std::span<const std::size_t> source_order() const { return source_order_; }
   std::span<const std::size_t> target_order() const { return target_order_; }
+  bool holds_point_orders() const { return holds_point_orders_; }
+
+  // Per point, the leaf whose cube holds it by the tree's keys (the leaf a source or target at
+  // that position is sorted into), or -1 where the tree has no cell for it: a point of none of
+  // the point sets the tree was built from may fall outside every stored cell.
+  std::vector<int> leaf_of(std::span<const Vec3> points) const;
 
   // Interaction lists, each sorted by cell index; empty where not defined for the cell.
   // near(c), leaf c: the leaves adjacent to c (face, edge or corner; any level) and c (U list).
@@ -113,8 +139,10 @@ class Octree {
   }
 
  private:
+  void check_and_build(std::span<const Vec3> sources, std::span<const Vec3> targets,
+                       std::span<const Vec3> splitting_points, const PartReduction& parts);
   void build_cells(std::span<const Vec3> sources, std::span<const Vec3> targets,
-                   std::span<const Vec3> splitting_points);
+                   std::span<const Vec3> splitting_points, const PartReduction& parts);
   void build_lists();
 
   OctreeOptions options_;
@@ -125,6 +153,7 @@ class Octree {
   std::vector<int> cell_ids_;     // 0 .. cells - 1, backs cells_at_level
   std::vector<int> leaves_;
   std::vector<std::size_t> source_order_, target_order_;
+  bool holds_point_orders_ = true;
   detail::CellLists near_, m2l_, w_, x_;
 };
 

@@ -110,6 +110,12 @@ class TreePartition {
   // tree, or an element index out of range.
   TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts,
                 std::span<const std::size_t> source_element);
+  // The cut alone, for a tree without point orders (the tree of a split point set): the leaves'
+  // parts, the work and the cell lists of locally_essential_tree; what is per element
+  // (part_of_element, elements, the LET's densities) is left to the parts that hold the
+  // elements (DistributedFmmPartition).
+  TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts);
+  bool knows_elements() const { return knows_elements_; }
 
   int parts() const { return parts_; }
   // Depth-first; part q owns leaves()[first_leaf(q)] .. leaves()[first_leaf(q + 1) - 1].
@@ -119,22 +125,26 @@ class TreePartition {
   double max_work() const;
   double total_work() const;
   int part_of_leaf(int cell) const { return leaf_part_[cell]; }  // -1 for cells that are not leaves
+  // Only with source_element given (knows_elements).
   int part_of_element(std::size_t element) const { return element_part_[element]; }
-  // The elements (target indices) a part owns, ascending.
+  // The elements (target indices) a part owns, ascending. Only with knows_elements.
   std::vector<std::size_t> elements(int part) const;
+  // The parts that read the source points of `leaf`, ascending: its owner (P2M) and the owners
+  // of the targets whose near lists hold it. A source's density moves to these.
+  std::vector<int> readers_of_leaf(int leaf) const;
 
+  // The densities' lists (receive_densities, send_densities) are filled only with
+  // knows_elements, and are then empty otherwise.
   LocallyEssentialTree locally_essential_tree(int part) const;
 
  private:
   // The parts owning a leaf with targets (with_targets) or with sources below `cell`.
   template <class Visit>
   void for_parts_below(int cell, bool with_targets, Visit&& visit) const;
-  // The parts that read the source points of `leaf`: its owner (P2M) and the owners of the
-  // targets whose near lists hold it.
-  std::vector<int> readers_of_leaf(int leaf) const;
 
   const Octree& tree_;
   int parts_;
+  bool knows_elements_ = false;
   std::vector<int> leaves_;
   std::vector<std::size_t> cuts_;
   std::vector<double> part_work_;

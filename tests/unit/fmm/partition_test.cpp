@@ -17,6 +17,7 @@
 #include "fmbem/fmm/m2l_plan.hpp"
 #include "fmbem/mesh/mesh.hpp"
 #include "fmbem/quadrature/triangle_rule.hpp"
+#include "surface_elements.hpp"
 
 // The partition and the locally essential tree of the distributed FMM, with P parts simulated in
 // one process: the cutting is the optimum of contiguous cuttings, the work counts are the FMM's,
@@ -129,27 +130,8 @@ TEST(MinMaxCuts, RejectsBadInput) {
 
 // ---- geometry: surface elements as the BEM gives them to the FMM ----
 
-// Per triangle: its centroid (the element, a target and splitting point) and its 3 Gauss
-// points (sources carrying the element's density), with the triangle's normal.
-struct Elements {
-  std::vector<Vec3> targets, sources, normals;
-  std::vector<std::size_t> source_element;
-};
-
-void add_surface(const Surface& surface, Elements& out) {
-  const TriangleRule& rule = triangle_rule(3);
-  for (const Triangle& t : surface.triangles) {
-    const Vec3 &a = surface.vertices[t[0]], &b = surface.vertices[t[1]],
-               &c = surface.vertices[t[2]];
-    const Vec3 normal = normalized(cross(b - a, c - a));
-    for (const auto& w : rule.barycentric) {
-      out.sources.push_back(w[0] * a + w[1] * b + w[2] * c);
-      out.normals.push_back(normal);
-      out.source_element.push_back(out.targets.size());
-    }
-    out.targets.push_back((a + b + c) * (1.0 / 3.0));
-  }
-}
+using test::add_surface;
+using test::Elements;
 
 // Uniform: one icosphere.
 Elements sphere(int level) {
