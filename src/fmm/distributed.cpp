@@ -147,6 +147,15 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
 
   // The slab's elements' parts: the owner of each target's leaf.
   const std::vector<int> target_leaves = tree_->leaf_of(targets);
+  const std::vector<int> source_leaves = tree_->leaf_of(sources);
+  // The tree was built from these very points: each lies in a leaf (checked on every rank
+  // together, as a rank that stopped alone would leave the others waiting).
+  const bool all_in_leaves =
+      std::find(target_leaves.begin(), target_leaves.end(), -1) == target_leaves.end() &&
+      std::find(source_leaves.begin(), source_leaves.end(), -1) == source_leaves.end();
+  throw_if_any_rank(comm, all_in_leaves ? ""
+                                        : "distributed FMM partition: a point outside the "
+                                          "tree built from it (an internal error)");
   slab_parts_.resize(targets.size());
   std::vector<std::size_t> slab_part_sizes(ranks, 0);
   for (std::size_t i = 0; i < targets.size(); ++i) {
@@ -168,7 +177,6 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
   // The densities: an element's goes from its owner to every other part reading one of its
   // source points (readers_of_leaf, as TreePartition's send lists). The slab's rank tells both:
   // records {2 peer + 0, element} for the owner's send lists, {2 peer + 1, ...} for receive.
-  const std::vector<int> source_leaves = tree_->leaf_of(sources);
   std::unordered_map<int, std::vector<int>> readers;
   std::vector<std::pair<std::size_t, int>> element_readers;
   for (std::size_t j = 0; j < sources.size(); ++j) {
