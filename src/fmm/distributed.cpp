@@ -53,20 +53,13 @@ WorkModel default_work_model(int order) {
                    .target_point = between(a.target, b.target)};
 }
 
-PartitionTreeSize partition_tree_size(const FmmOptions& options) {
-  // As Fmm chooses them (fmm.cpp).
-  const int order = options.order > 0 ? options.order : order_for_tolerance(options.tolerance);
-  const bool gpu = options.device != FmmOptions::Device::cpu && gpu_available();
-  return {options.measured_max_leaf ? default_max_leaf(gpu, order) : options.max_leaf, order};
-}
-
 FmmPartition::FmmPartition(std::span<const Vec3> sources, std::span<const Vec3> targets,
                            std::span<const std::size_t> source_element, const FmmOptions& options,
                            int parts) {
   if (parts < 1) throw Error("FMM partition: at least one part is needed");
   if (source_element.size() != sources.size())
     throw Error("FMM partition: one element per source is needed");
-  const PartitionTreeSize size = partition_tree_size(options);
+  const FmmTreeSize size = chosen_tree_size(options);
   tree_ = std::make_unique<Octree>(sources, targets, targets, OctreeOptions{size.max_leaf});
   const std::vector<double> work =
       leaf_work(*tree_, count_work(*tree_), default_work_model(size.order));
@@ -109,7 +102,7 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const std::size_t ranks = static_cast<std::size_t>(size);
-  const PartitionTreeSize tree_size = partition_tree_size(options);
+  const FmmTreeSize tree_size = chosen_tree_size(options);
 
   // Every rank's slab and leaf size, so that each checks the whole split the same way.
   std::string error;

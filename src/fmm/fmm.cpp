@@ -110,10 +110,11 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     target_normals_.assign(normal_derivative.normals.begin(), normal_derivative.normals.end());
     target_normal_weight_ = normal_derivative.weight;
   }
-  order_ = options.order > 0 ? options.order : order_for_tolerance(options.tolerance);
+  const FmmTreeSize chosen = chosen_tree_size(options);
+  order_ = chosen.order;
   // The GPU executors are built (or -fmm_device gpu fails) unless on the CPU by choice or need.
-  const bool gpu = options.device != FmmOptions::Device::cpu && gpu_available();
-  if (options.measured_max_leaf) options_.max_leaf = default_max_leaf(gpu, order_);
+  const bool gpu = chosen.gpu;
+  options_.max_leaf = chosen.max_leaf;
   statistics_.max_leaf = options_.max_leaf;
   std::vector<int> part_leaves;
   {
@@ -139,6 +140,15 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
       constructed_part_cells_ = options.part->own_cells;
     }
   }
+}
+
+FmmTreeSize chosen_tree_size(const FmmOptions& options) {
+  FmmTreeSize chosen;
+  chosen.order = options.order > 0 ? options.order : order_for_tolerance(options.tolerance);
+  chosen.gpu = options.device != FmmOptions::Device::cpu && gpu_available();
+  chosen.max_leaf =
+      options.measured_max_leaf ? default_max_leaf(chosen.gpu, chosen.order) : options.max_leaf;
+  return chosen;
 }
 
 int default_max_leaf(bool gpu, int order) {

@@ -26,21 +26,13 @@
 #include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/mesh/mesh.hpp"
 #include "fmbem/problem/problem.hpp"
+#include "mpi_world.hpp"
 
 namespace fmbem {
 namespace {
 
-int rank_of_world() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int size_of_world() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using test::world_rank;
+using test::world_size;
 
 // The problem's elements renumbered part by part (fmm::FmmPartition::element_order, as bem_solve
 // numbers them), this rank's rows and its locally essential tree.
@@ -57,9 +49,9 @@ Partitioned partition(const Surface& surface, const fmm::FmmOptions& options,
   std::vector<std::size_t> source_element(user_disc.quadrature_points().size());
   for (std::size_t s = 0; s < source_element.size(); ++s)
     source_element[s] = s / user_disc.points_per_element();
-  const int rank = rank_of_world();
+  const int rank = world_rank();
   const fmm::FmmPartition partition(user_disc.quadrature_points(), user_disc.collocation_points(),
-                                    source_element, options, size_of_world());
+                                    source_element, options, world_size());
   const std::vector<std::size_t> sizes = partition.part_sizes();
   const std::size_t begin = std::accumulate(sizes.begin(), sizes.begin() + rank, std::size_t(0));
   Surface numbered{user_mesh.vertices(), {}};
@@ -96,7 +88,7 @@ struct Case {
 };
 
 void expect_part_equals_whole(const Case& c) {
-  const int size = size_of_world();
+  const int size = world_size();
   fmm::FmmOptions options{.order = 8, .max_leaf = c.max_leaf};
   options.device = c.device;
   const Partitioned p = partition(make_icosphere(c.level, 1.0), options, 3);
@@ -169,7 +161,7 @@ void expect_part_equals_whole(const Case& c) {
   EXPECT_LT(rhs_difference, tolerance);
   // A density of every element is refused where the part reads fewer.
   if (part.columns() < n) EXPECT_THROW(part.apply({}, x, y_part), Error);
-  if (rank_of_world() == 0)
+  if (world_rank() == 0)
     std::printf("  %d rank(s): a rank's columns up to %zu of %zu; operator %.2e, rhs %.2e\n", size,
                 part.columns(), n, operator_difference, rhs_difference);
 }

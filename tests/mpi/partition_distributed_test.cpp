@@ -18,22 +18,14 @@
 #include "fmbem/fmm/octree.hpp"
 #include "fmbem/mesh/mesh.hpp"
 #include "fmbem/quadrature/triangle_rule.hpp"
+#include "mpi_world.hpp"
 #include "surface_elements.hpp"
 
 namespace fmbem::fmm {
 namespace {
 
-int mpi_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int mpi_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using fmbem::test::world_rank;
+using fmbem::test::world_size;
 
 // An uneven split of n items into the ranks' slabs [begin, end): rank r's share grows with r,
 // and on three or more ranks rank 1 holds nothing.
@@ -47,7 +39,7 @@ std::array<std::size_t, 2> slab(std::size_t n, int rank, int size) {
 
 template <class T>
 std::span<const T> slab_of(const std::vector<T>& all) {
-  const auto [begin, end] = slab(all.size(), mpi_rank(), mpi_size());
+  const auto [begin, end] = slab(all.size(), world_rank(), world_size());
   return std::span<const T>(all).subspan(begin, end - begin);
 }
 
@@ -104,7 +96,7 @@ void expect_split_tree_is_whole(const std::vector<Vec3>& sources, const std::vec
   EXPECT_GT(whole.leaves().size(), 8u) << "a tree of one leaf tests little";
   for (bool of_sources : {true, false}) {
     const std::vector<Vec3>& points = of_sources ? sources : targets;
-    const auto [begin, end] = slab(points.size(), mpi_rank(), mpi_size());
+    const auto [begin, end] = slab(points.size(), world_rank(), world_size());
     const std::vector<int> expected = leaves_by_order(whole, of_sources);
     const std::vector<int> found = split.leaf_of(slab_of(points));
     EXPECT_TRUE(on_every_rank(std::equal(found.begin(), found.end(), expected.begin() + begin)))
@@ -132,7 +124,7 @@ struct ElementSlab {
   std::vector<std::size_t> source_element;
 
   explicit ElementSlab(const Elements& e) {
-    const auto [begin, end] = slab(e.targets.size(), mpi_rank(), mpi_size());
+    const auto [begin, end] = slab(e.targets.size(), world_rank(), world_size());
     first = begin;
     targets = std::span<const Vec3>(e.targets).subspan(begin, end - begin);
     for (std::size_t s = 0; s < e.sources.size(); ++s)
@@ -168,7 +160,7 @@ TEST(SplitOctree, CappedDepthAndOwnSplittingPointsAreTheWholeTree) {
 // The union's checks: every rank throws where one rank's points are bad, or none has sources.
 TEST(SplitOctree, ErrorsReachEveryRank) {
   const MpiPartReduction parts(MPI_COMM_WORLD);
-  const bool last = mpi_rank() == mpi_size() - 1;
+  const bool last = world_rank() == world_size() - 1;
   std::vector<Vec3> points = {{0.0, 0.0, 0.0}, {1.0, 0.5, 0.25}};
   std::vector<Vec3> bad = points;
   if (last) bad[1].y = std::numeric_limits<double>::quiet_NaN();
@@ -182,7 +174,7 @@ TEST(SplitOctree, ErrorsReachEveryRank) {
 }
 
 TEST(DistributedFmmPartition, IsTheWholeProblemsPartition) {
-  const int rank = mpi_rank(), size = mpi_size();
+  const int rank = world_rank(), size = world_size();
   const Elements e = two_spheres();
   for (const FmmOptions& options :
        {FmmOptions{.order = 8, .max_leaf = 16}, FmmOptions{.order = 16, .max_leaf = 5}}) {
@@ -233,7 +225,7 @@ TEST(DistributedFmmPartition, IsTheWholeProblemsPartition) {
 
 // Wrong input on one rank: the same error on every rank, none left waiting.
 TEST(DistributedFmmPartition, RejectsBadSlabsOnEveryRank) {
-  const int rank = mpi_rank(), size = mpi_size();
+  const int rank = world_rank(), size = world_size();
   const Elements e = two_spheres();
   const FmmOptions options{.order = 8, .max_leaf = 16};
   const ElementSlab own(e);

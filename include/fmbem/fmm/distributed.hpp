@@ -21,12 +21,6 @@ namespace fmbem::fmm {
 // p^2 x p^2 complex matrix-vector product, a near pair one kernel evaluation).
 WorkModel default_work_model(int order);
 
-// The leaf size and the order of the partition's tree, as Fmm chooses them (fmm.cpp).
-struct PartitionTreeSize {
-  int max_leaf = 0, order = 0;
-};
-PartitionTreeSize partition_tree_size(const FmmOptions& options);
-
 class FmmPartition {
  public:
   // sources: the quadrature points; targets: every element's collocation point (also the

@@ -70,6 +70,15 @@ int default_max_leaf(bool gpu, int order);
 // (calibrated on BEM operators: tests/unit/fmm/fmm_test.cpp).
 int order_for_tolerance(double tolerance);
 
+// What Fmm's construction chooses from its options: the order (options.order, or from the
+// tolerance), whether it runs on the GPU, and the leaf size its tree is built with. One choice
+// for the Fmm and for the distributed partition, whose tree must be the Fmm's.
+struct FmmTreeSize {
+  int order = 0, max_leaf = 0;
+  bool gpu = false;
+};
+FmmTreeSize chosen_tree_size(const FmmOptions& options);
+
 // exchange: the multipoles of other ranks added (share_upward_pass's combine, the distributed
 // FMM's MultipoleExchange); where the exchange is begun and ended apart, two such phases.
 enum class FmmPhase { tree, translations, p2m, m2m, m2l, l2l, l2p, near_field, exchange, count };
