@@ -47,6 +47,56 @@ void multiply_add(int size, const cplx* a, const cplx* x, cplx* y) {
   }
 }
 
+// A part's view of the given tree (FmmOptions::part_tree): the sources of the leaves the part
+// reads (P2M of its own leaves, the near, W and X lists of its targets' leaves) sorted into it.
+std::unique_ptr<Octree> part_view(const Octree& shape, const LocallyEssentialTree& part,
+                                  int max_leaf, std::span<const Vec3> sources,
+                                  std::span<const Vec3> targets,
+                                  std::span<const Vec3> splitting_points) {
+  const auto& cells = shape.cells();
+  if (shape.options().max_leaf != max_leaf)
+    throw Error("FMM: the given tree has leaves of " + std::to_string(shape.options().max_leaf) +
+                " points, this FMM's are of " + std::to_string(max_leaf));
+  if (shape.sources_in_whole(0) != sources.size() ||
+      cells[0].target_end - cells[0].target_begin != splitting_points.size())
+    throw Error("FMM: the given tree is not of this FMM's sources and splitting points");
+  // The cells whose sources the part reads, then every leaf below them (W cells may be coarse).
+  std::vector<char> read(cells.size(), 0);
+  for (int c : part.own_cells) {
+    if (c < 0 || std::size_t(c) >= cells.size())
+      throw Error("FMM: the locally essential tree is not of this FMM's tree");
+    if (cells[c].is_leaf()) read[c] = 1;
+  }
+  for (int leaf : shape.leaf_of(targets)) {
+    if (leaf < 0) throw Error("FMM: a target lies outside the given tree");
+    for (int c : shape.near(leaf)) read[c] = 1;
+    for (int c : shape.w_list(leaf)) read[c] = 1;
+    for (int a = leaf; a >= 0; a = cells[a].parent)
+      for (int c : shape.x_list(a)) read[c] = 1;
+  }
+  for (std::size_t c = 1; c < cells.size(); ++c) read[c] |= read[cells[c].parent];
+  // The sources' leaves a slice at a time: a few MB whatever the problem.
+  constexpr std::size_t kSlice = std::size_t(1) << 20;
+  std::vector<std::size_t> held;
+  std::vector<std::size_t> held_in_leaf(cells.size(), 0);
+  for (std::size_t first = 0; first < sources.size(); first += kSlice) {
+    const std::size_t count = std::min(kSlice, sources.size() - first);
+    const std::vector<int> leaves = shape.leaf_of(sources.subspan(first, count));
+    for (std::size_t i = 0; i < count; ++i) {
+      if (leaves[i] < 0) throw Error("FMM: a source lies outside the given tree");
+      if (!read[leaves[i]]) continue;
+      held.push_back(first + i);
+      ++held_in_leaf[leaves[i]];
+    }
+  }
+  for (int leaf : shape.leaves())
+    if (read[leaf] && held_in_leaf[leaf] != shape.sources_in_whole(leaf))
+      throw Error("FMM: the given tree is not of this FMM's sources (leaf " + std::to_string(leaf) +
+                  " holds " + std::to_string(shape.sources_in_whole(leaf)) +
+                  " of the tree's sources, " + std::to_string(held_in_leaf[leaf]) + " of these)");
+  return std::make_unique<Octree>(shape, sources, held, targets);
+}
+
 }  // namespace
 
 const char* phase_name(FmmPhase phase) {
@@ -95,6 +145,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
       with_normals_(!source_normals.empty()),
       targets_(targets.begin(), targets.end()) {
   options_.part = nullptr;  // read here only
+  options_.part_tree = nullptr;
   if (!(k >= 0.0) || !std::isfinite(k)) throw Error("FMM: the wavenumber must be finite and >= 0");
   if (options.order < 0 || options.order > max_degree)
     throw Error("FMM: the expansion order p must lie in 1.." + std::to_string(max_degree));
@@ -119,8 +170,12 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
   std::vector<int> part_leaves;
   {
     PhaseScope scope(observer, FmmPhase::tree);
-    tree_ = std::make_unique<Octree>(sources, targets, splitting_points,
-                                     OctreeOptions{options_.max_leaf});
+    if (options.part_tree && !options.part)
+      throw Error("FMM: a given tree (FmmOptions::part_tree) needs its part");
+    tree_ = options.part_tree ? part_view(*options.part_tree, *options.part, options_.max_leaf,
+                                          sources, targets, splitting_points)
+                              : std::make_unique<Octree>(sources, targets, splitting_points,
+                                                         OctreeOptions{options_.max_leaf});
     for (int leaf : tree_->leaves())
       if (tree_->cells()[leaf].target_begin < tree_->cells()[leaf].target_end)
         target_leaves_.push_back(leaf);
@@ -206,7 +261,8 @@ void Fmm::set_up_gpu() {
   std::vector<Vec3> p2m_points, p2m_normals;
   std::vector<std::size_t> p2m_order;
   const auto& all_leaves = tree_->leaves();
-  if (upward_store_leaves_.empty()) {
+  // (A part's view always has its stores: its tree order may not match the strengths' entries.)
+  if (upward_store_leaves_.empty() && !tree_->is_part_view()) {
     plan.sources = near_sources_;
     plan.normals = near_normals_;
     plan.source_order = tree_->source_order();
@@ -278,20 +334,25 @@ void Fmm::build_near_lists() {
     sources.insert(sources.end(), tree.w_list(leaf).begin(), tree.w_list(leaf).end());
     for (int a = leaf; a >= 0; a = cells[a].parent)
       sources.insert(sources.end(), tree.x_list(a).begin(), tree.x_list(a).end());
-    auto& out = ranges[l];
+    // Per cell its range and, in a part's view, its range in the whole order besides.
+    std::vector<std::array<std::size_t, 4>> cell_ranges;
     for (int s : sources)
-      if (cells[s].source_begin < cells[s].source_end)
-        out.push_back({cells[s].source_begin, cells[s].source_end});
-    std::sort(out.begin(), out.end());
-    // Cells that follow each other on the curve make one range.
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (kept > 0 && out[kept - 1][1] == out[i][0])
-        out[kept - 1][1] = out[i][1];
+      if (cells[s].source_begin < cells[s].source_end) {
+        const auto whole = tree.whole_source_range(s);
+        cell_ranges.push_back({cells[s].source_begin, cells[s].source_end, whole[0], whole[1]});
+      }
+    std::sort(cell_ranges.begin(), cell_ranges.end());
+    // Cells that follow each other on the curve make one range: in the whole order, so that a
+    // part's view sums in the same pieces as the whole tree (the same rounding).
+    auto& out = ranges[l];
+    std::size_t whole_end = 0;
+    for (const auto& r : cell_ranges) {
+      if (!out.empty() && out.back()[1] == r[0] && whole_end == r[2])
+        out.back()[1] = r[1];
       else
-        out[kept++] = out[i];
+        out.push_back({r[0], r[1]});
+      whole_end = r[3];
     }
-    out.resize(kept);
   }
   near_offsets_.assign(leaves.size() + 1, 0);
   near_targets_.resize(leaves.size());
@@ -323,7 +384,9 @@ void Fmm::compact_near_sources() {
   for (const auto& r : read) count += r[1] - r[0];
   near_source_order_.clear();
   near_intervals_.clear();
-  if (count == tree_->source_order().size()) return;  // every source: tree positions as they are
+  // Every source: tree positions as they are. Not in a part's view, whose order holds some
+  // sources only (strengths_of_sources_read renumbers the stores' orders, never the tree's).
+  if (count == tree_->source_order().size() && !tree_->is_part_view()) return;
   std::vector<std::size_t> start(read.size());
   near_source_order_.reserve(count);
   const auto& order = tree_->source_order();

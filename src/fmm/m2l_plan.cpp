@@ -132,7 +132,8 @@ M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matric
     for (int c : tree.cells_at_level(level)) {
       if (cells[c].target_begin == cells[c].target_end) continue;
       for (int s : tree.m2l(c)) {
-        if (cells[s].source_begin == cells[s].source_end) continue;
+        // The whole problem's sources: a part's view holds none of a received cell's.
+        if (tree.sources_in_whole(s) == 0) continue;
         by_vector[Octree::transfer_index(cells[c].coords, cells[s].coords)].push_back({c, s, 0});
       }
     }

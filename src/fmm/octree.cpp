@@ -295,13 +295,18 @@ class PointKeys {
   double cells_per_side_, scale_;
 };
 
-// Points sorted by the Morton key of their cell at max_level.
+// Points sorted by the Morton key of their cell at max_level (stable: equal keys keep their
+// order); of the points at `held` (ascending indices) where given, else of all.
 std::vector<KeyedIndex> sorted_by_key(std::span<const Vec3> points, const PointKeys& key_of,
-                                      int max_level) {
-  const std::int64_t n = std::int64_t(points.size());
+                                      int max_level, std::span<const std::size_t> held = {},
+                                      bool all = true) {
+  const std::int64_t n = std::int64_t(all ? points.size() : held.size());
   std::vector<KeyedIndex> items(n);
 #pragma omp parallel for if (n > kParallelPoints)
-  for (std::int64_t i = 0; i < n; ++i) items[i] = {key_of(points[i]), std::size_t(i)};
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::size_t index = all ? std::size_t(i) : held[i];
+    items[i] = {key_of(points[index]), index};
+  }
   std::vector<KeyedIndex> buffer(items.size());
   radix_sort(items, buffer, 3 * max_level);
   return items;
@@ -359,6 +364,75 @@ void Octree::check_and_build(std::span<const Vec3> sources, std::span<const Vec3
   if (!targets_split) check(counts[2], counts[5], "splitting points", false);
   build_cells(sources, targets, splitting_points, parts);
   build_lists();
+}
+
+Octree::Octree(const Octree& shape, std::span<const Vec3> sources,
+               std::span<const std::size_t> held_sources, std::span<const Vec3> targets)
+    : options_(shape.options_),
+      root_center_(shape.root_center_),
+      root_width_(shape.root_width_),
+      cells_(shape.cells_),
+      level_begin_(shape.level_begin_),
+      cell_ids_(shape.cell_ids_),
+      leaves_(shape.leaves_),
+      near_(shape.near_),
+      m2l_(shape.m2l_),
+      w_(shape.w_),
+      x_(shape.x_) {
+  for (std::size_t i = 0; i < held_sources.size(); ++i)
+    if (held_sources[i] >= sources.size() || (i > 0 && held_sources[i] <= held_sources[i - 1]))
+      throw Error("Octree: a part's held sources must be ascending indices of its sources");
+  std::size_t non_finite = count_non_finite(targets);
+  for (std::size_t s : held_sources)
+    non_finite += !(std::isfinite(sources[s].x) && std::isfinite(sources[s].y) &&
+                    std::isfinite(sources[s].z));
+  if (non_finite > 0) throw Error("Octree: non-finite coordinate among a part's points");
+  whole_source_ranges_.resize(cells_.size());
+  for (int cell = 0; cell < int(cells_.size()); ++cell)
+    whole_source_ranges_[cell] = shape.whole_source_range(cell);
+
+  const int max_level = options_.max_level;
+  const PointKeys key_of(root_center_ - Vec3{0.5, 0.5, 0.5} * root_width_, root_width_, max_level);
+  const std::vector<KeyedIndex> source_items =
+      sorted_by_key(sources, key_of, max_level, held_sources, false);
+  const std::vector<KeyedIndex> target_items = sorted_by_key(targets, key_of, max_level);
+  source_order_.resize(source_items.size());
+  target_order_.resize(target_items.size());
+  for (std::size_t i = 0; i < source_items.size(); ++i) source_order_[i] = source_items[i].index;
+  for (std::size_t i = 0; i < target_items.size(); ++i) target_order_[i] = target_items[i].index;
+  // Parents before children (cells are breadth-first): a child's range is its octant's part of
+  // its parent's, found by the octant's first key as in build_cells.
+  cells_[0].source_begin = cells_[0].target_begin = 0;
+  cells_[0].source_end = source_items.size();
+  cells_[0].target_end = target_items.size();
+  for (int index = 0; index < int(cells_.size()); ++index) {
+    Cell& parent = cells_[index];
+    if (parent.is_leaf()) continue;
+    const int child_shift = 3 * (max_level - parent.level - 1);
+    const MortonKey parent_key = morton_key(parent.coords);
+    for (const bool of_sources : {true, false}) {
+      const std::vector<KeyedIndex>& items = of_sources ? source_items : target_items;
+      const std::size_t begin = of_sources ? parent.source_begin : parent.target_begin;
+      const std::size_t end = of_sources ? parent.source_end : parent.target_end;
+      std::array<std::size_t, 9> at;
+      at[0] = begin;
+      at[8] = end;
+      for (int octant = 1; octant < 8; ++octant)
+        at[octant] = first_at_or_after(items, at[octant - 1], end,
+                                       (parent_key << 3 | MortonKey(octant)) << child_shift);
+      std::size_t placed = 0;
+      for (int child = parent.first_child; child < parent.first_child + parent.num_children;
+           ++child) {
+        const int octant = cells_[child].octant;
+        (of_sources ? cells_[child].source_begin : cells_[child].target_begin) = at[octant];
+        (of_sources ? cells_[child].source_end : cells_[child].target_end) = at[octant + 1];
+        placed += at[octant + 1] - at[octant];
+      }
+      if (placed != end - begin)
+        throw Error(std::string("Octree: a part's ") + (of_sources ? "source" : "target") +
+                    " lies in no cell of the tree it was given (not a point of that tree)");
+    }
+  }
 }
 
 double Octree::width(int level) const { return std::ldexp(root_width_, -level); }

@@ -113,6 +113,8 @@ std::size_t WorkCounts::total_m2l_pairs() const {
 }
 
 WorkCounts count_work(const Octree& tree) {
+  // A part's view counts its own points alone: the work is the whole problem's.
+  if (tree.is_part_view()) throw Error("partition: the work is counted on the whole tree");
   const auto& cells = tree.cells();
   const int cell_count = int(cells.size());
   WorkCounts counts;
@@ -227,6 +229,7 @@ TreePartition::TreePartition(const Octree& tree, std::span<const double> leaf_wo
     : tree_(tree), parts_(parts) {
   const auto& cells = tree.cells();
   if (parts < 1) throw Error("partition: the number of parts must be at least 1");
+  if (tree.is_part_view()) throw Error("partition: a part's view of a tree cannot be cut");
   if (leaf_work.size() != cells.size())
     throw Error("partition: one work value per cell is needed (" +
                 std::to_string(leaf_work.size()) + " for " + std::to_string(cells.size()) +
@@ -265,7 +268,7 @@ TreePartition::TreePartition(const Octree& tree, std::span<const double> leaf_wo
                              std::span<const std::size_t> source_element)
     : TreePartition(tree, leaf_work, parts) {
   const auto& cells = tree.cells();
-  if (!tree.holds_point_orders())
+  if (!tree.holds_point_orders() || tree.is_part_view())
     throw Error(
         "partition: the elements' parts need the tree's point orders (a tree of one "
         "whole point set)");

@@ -508,6 +508,9 @@ void refuse_unused_options() {
 // The partition's tree is dropped once these are known.
 struct Distribution {
   fmm::LocallyEssentialTree let;
+  // The partition's tree (cells and lists): the shape each FMM of this rank sorts its part's
+  // points into (FmmOptions::part_tree), instead of building and ordering the whole tree.
+  std::shared_ptr<const fmm::Octree> tree;
   double work = 0.0;
   PetscInt rows = 0;  // this rank's elements
   std::vector<std::size_t> element_order;
@@ -597,7 +600,10 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   // The distributed FMM is built for this rank's part: it keeps only the source points the part
   // reads.
   fmm::FmmOptions fmm_options = opt.fmm;
-  if (sweep.distribution) fmm_options.part = &sweep.distribution->let;
+  if (sweep.distribution) {
+    fmm_options.part = &sweep.distribution->let;
+    fmm_options.part_tree = sweep.distribution->tree.get();
+  }
   // Burton-Miller's curvature correction first, so that its two Laplace operators (FMMs and
   // near-field corrections) are gone before the Helmholtz one is built: the set-up's peak holds
   // two operators, not three.
@@ -1164,6 +1170,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       const fmm::DistributedFmmPartition partition(comm, sources, targets, source_element, first,
                                                    opt.fmm);
       distribution->let = partition.locally_essential_tree();
+      distribution->tree = partition.shared_tree();
       distribution->work = partition.partition().work(rank);
       distribution->rows = PetscInt(partition.part_sizes()[std::size_t(rank)]);
       distribution->element_order = partition.element_order();

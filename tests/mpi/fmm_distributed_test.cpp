@@ -155,6 +155,28 @@ double distributed_difference(const Elements& e, const Case& c) {
     // Arrays of every source are the wrong length where a source is not read.
     if (read.size() < m)
       EXPECT_THROW(compact.apply(local_charges, local_dipoles, compact_potential), Error);
+    // The partition's tree given (FmmOptions::part_tree, as bem_solve gives the tree of the split
+    // points): the FMM sorts only its part's points into a part's view of that tree, and sums
+    // the same points in the same order and pieces: the same potentials, bit for bit.
+    distributed_options.part_tree = &partition.tree();
+    Fmm viewed(c.k, e.sources, e.normals, targets, e.targets, distributed_options, nullptr,
+               TargetNormalDerivative{target_normals, c.normal_weight});
+    distribute(viewed, let, MPI_COMM_WORLD, c.overlap);
+    EXPECT_TRUE(viewed.tree().is_part_view());
+    EXPECT_EQ(viewed.sources_read(), read);
+    EXPECT_EQ(viewed.statistics().source_points, read.size());
+    EXPECT_EQ(viewed.statistics().near_pairs, compact.statistics().near_pairs);
+    EXPECT_EQ(viewed.tree().target_order().size(), own.size());
+    // It orders the sources of the leaves its part reads alone (its reads, and P2M's leaves'
+    // points that only other parts' elements carry): fewer than all on 2+ ranks.
+    EXPECT_GE(viewed.tree().source_order().size(), read.size());
+    if (size > 1) EXPECT_LT(viewed.tree().source_order().size(), m);
+    std::vector<cplx> viewed_potential(own.size());
+    viewed.apply(read_charges, read_dipoles, viewed_potential);
+    viewed.apply(read_charges, read_dipoles, viewed_potential);
+    differing = 0;
+    for (std::size_t i = 0; i < own.size(); ++i) differing += potential[i] != viewed_potential[i];
+    EXPECT_EQ(differing, 0u) << "of " << own.size() << " targets, the partition's tree given";
   }
   // Each target's difference relative to its potential (the small sphere's potentials are far
   // larger than the large one's: a 2-norm over all would see only them).
@@ -267,6 +289,22 @@ TEST(DistributedFmm, RejectsABadPart) {
   const Fmm::PackedMultipoleExchange packed{[](std::span<const cplx>, std::span<cplx>) {}, [] {}};
   EXPECT_THROW(cpu_part.distribute_upward_pass(let, packed, false), Error);
   EXPECT_THROW(FmmPartition(e.sources, e.targets, e.source_element, options, 0), Error);
+  // A given tree needs its part, this FMM's leaf size, and these sources.
+  FmmOptions given = options;
+  given.part_tree = &partition.tree();
+  EXPECT_THROW(Fmm(1.0, e.sources, e.normals, targets, e.targets, given), Error);
+  given.part = &let;
+  EXPECT_NO_THROW(Fmm(1.0, e.sources, e.normals, targets, e.targets, given));
+  given.max_leaf = 9;
+  EXPECT_THROW(Fmm(1.0, e.sources, e.normals, targets, e.targets, given), Error);
+  given.max_leaf = options.max_leaf;
+  std::vector<Vec3> moved = e.sources;
+  for (Vec3& s : moved) s.x += 0.3;  // as many sources, elsewhere: not the tree's
+  EXPECT_THROW(Fmm(1.0, moved, e.normals, targets, e.targets, given), Error);
+  EXPECT_THROW(
+      Fmm(1.0, std::span<const Vec3>(e.sources).first(e.sources.size() - 1),
+          std::span<const Vec3>(e.normals).first(e.sources.size() - 1), targets, e.targets, given),
+      Error);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // A part's layer potentials under mpiexec (issue 13): each rank builds FmmLayerPotentials for its
-// rows with the part given (FmmOptions::part), as bem_solve does, and its densities then hold
+// rows with the part and the partition's tree given (FmmOptions::part, part_tree), as bem_solve
+// does: its FMM orders its part's points alone, and its densities hold
 // the entries of the elements it reads alone (LayerPotentials::column_elements, the rank's
 // column space). Against the same rows' layers of the whole problem (every element a column,
 // the FMM not distributed): the correction, its near block and every per-row term are the same
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -34,32 +36,40 @@ namespace {
 using test::world_rank;
 using test::world_size;
 
-// The problem's elements renumbered part by part (fmm::FmmPartition::element_order, as bem_solve
-// numbers them), this rank's rows and its locally essential tree.
+// The problem's elements renumbered part by part as bem_solve numbers them: the partition computed
+// by the ranks from their slabs of the elements (fmm::DistributedFmmPartition), this rank's rows,
+// its locally essential tree and the partition's tree, the shape its FMMs sort their points into
+// (FmmOptions::part_tree).
 struct Partitioned {
   Mesh mesh;
   RowRange rows;
   fmm::LocallyEssentialTree let;
+  std::shared_ptr<const fmm::Octree> tree;
 };
 
 Partitioned partition(const Surface& surface, const fmm::FmmOptions& options,
                       std::size_t points_per_element) {
   const Mesh user_mesh = Mesh::from_surface(surface, "test");
-  const Discretization user_disc(user_mesh, points_per_element);
-  std::vector<std::size_t> source_element(user_disc.quadrature_points().size());
+  const int rank = world_rank(), size = world_size();
+  const std::size_t first = user_mesh.size() * std::size_t(rank) / std::size_t(size);
+  const std::size_t last = user_mesh.size() * std::size_t(rank + 1) / std::size_t(size);
+  const std::vector<Vec3> sources =
+      quadrature_points_of(user_mesh, triangle_rule(int(points_per_element)), first, last);
+  std::vector<std::size_t> source_element(sources.size());
   for (std::size_t s = 0; s < source_element.size(); ++s)
-    source_element[s] = s / user_disc.points_per_element();
-  const int rank = world_rank();
-  const fmm::FmmPartition partition(user_disc.quadrature_points(), user_disc.collocation_points(),
-                                    source_element, options, world_size());
-  const std::vector<std::size_t> sizes = partition.part_sizes();
+    source_element[s] = s / points_per_element;
+  const fmm::DistributedFmmPartition partition(
+      MPI_COMM_WORLD, sources,
+      std::span<const Vec3>(user_mesh.centroids()).subspan(first, last - first), source_element,
+      first, options);
+  const std::vector<std::size_t>& sizes = partition.part_sizes();
   const std::size_t begin = std::accumulate(sizes.begin(), sizes.begin() + rank, std::size_t(0));
   Surface numbered{user_mesh.vertices(), {}};
   for (std::size_t e : partition.element_order())
     numbered.triangles.push_back(user_mesh.triangles()[e]);
   return {Mesh::from_surface(std::move(numbered), "test"),
-          RowRange{begin, begin + sizes[std::size_t(rank)]},
-          partition.partition().locally_essential_tree(rank)};
+          RowRange{begin, begin + sizes[std::size_t(rank)]}, partition.locally_essential_tree(),
+          partition.shared_tree()};
 }
 
 // The entries of `whole` (every element) at a part's columns.
@@ -109,9 +119,13 @@ void expect_part_equals_whole(const Case& c) {
                                  model);
   fmm::FmmOptions part_options = options;
   part_options.part = &p.let;
+  part_options.part_tree = p.tree.get();
   FmmLayerPotentials part(disc, c.k, p.rows, near, part_options, nullptr, problem.coupling(),
                           model);
   part.distribute(p.let, MPI_COMM_WORLD);
+  // The FMM's tree is a part's view, holding fewer source points than the problem's on 2+ ranks.
+  EXPECT_TRUE(part.fmm().tree().is_part_view());
+  if (size > 1 && !one_leaf) EXPECT_LT(part.fmm().tree().source_order().size(), 3 * n);
 
   // The column space: ascending, the rows contiguous in it, fewer than all on 2 ranks or more.
   const std::span<const std::size_t> columns = part.column_elements();
@@ -195,6 +209,7 @@ TEST(DistributedLayers, CurvatureCorrectionFromPartsEqualsWhole) {
   const NearFieldOptions near;
   fmm::FmmOptions part_options = options;
   part_options.part = &p.let;
+  part_options.part_tree = p.tree.get();
   const auto make = [&](const fmm::FmmOptions& o, cplx coupling) {
     auto layers =
         std::make_unique<FmmLayerPotentials>(disc, 0.0, p.rows, near, o, nullptr, coupling);

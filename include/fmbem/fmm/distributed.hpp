@@ -74,8 +74,10 @@ class DistributedFmmPartition {
                           std::span<const std::size_t> source_element, std::size_t first_element,
                           const FmmOptions& options);
 
-  // The tree's cells and lists, without point orders.
+  // The tree's cells and lists, without point orders; shared, to outlive the partition as the
+  // shape of the rank's FMMs (FmmOptions::part_tree).
   const Octree& tree() const { return *tree_; }
+  std::shared_ptr<const Octree> shared_tree() const { return tree_; }
   const TreePartition& partition() const { return *partition_; }
   int parts() const { return partition_->parts(); }
   // This rank's part's locally essential tree, densities included (elements in input indices).
@@ -92,7 +94,7 @@ class DistributedFmmPartition {
 
  private:
   MPI_Comm comm_;
-  std::unique_ptr<Octree> tree_;
+  std::shared_ptr<const Octree> tree_;
   std::unique_ptr<TreePartition> partition_;
   LocallyEssentialTree let_;
   std::vector<int> slab_parts_;

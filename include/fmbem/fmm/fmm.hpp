@@ -55,6 +55,14 @@ struct FmmOptions {
   // order) instead of one per source: a part's per-apply strengths then scale with the part,
   // not with the problem. (Where every source is read the two are the same.)
   bool strengths_of_sources_read = false;
+  // With part: the tree's cells and lists, given (the distributed partition's tree of the split
+  // points, DistributedFmmPartition::tree; read during construction only). The FMM then neither
+  // builds nor orders the whole tree: it finds which of the given sources lie in the leaves its
+  // part reads and sorts those alone, and its targets, into a part's view of the tree
+  // (Octree::is_part_view). Same answers as without, bit for bit on the CPU. The tree must be
+  // that of these sources with every collocation point (splitting_points) as target and
+  // splitting point, and of this FMM's leaf size (chosen_tree_size).
+  const Octree* part_tree = nullptr;
 };
 
 // The fastest GPU M2L scheme measured on an H100 for order p (bench/results/gpu_m2l.md):

@@ -92,6 +92,19 @@ class Octree {
          std::span<const Vec3> splitting_points, const OctreeOptions& options,
          const PartReduction& parts);
 
+  // A part's view of a tree (the distributed FMM's: `shape` is then the tree of the split point
+  // set, DistributedFmmPartition::tree): the cells, levels, leaves and lists of `shape`, with the
+  // part's own points sorted into them, so that no part sorts or orders the whole problem's
+  // points. held_sources (ascending indices into sources) and every target are sorted by their
+  // keys as the Octree of all points sorts them; the cells' ranges are positions in those sorted
+  // points and source_order() holds indices into sources, so a cell's points read as in any
+  // Octree, and a cell the part holds all points of has them in the whole tree's order.
+  // sources_in_whole() keeps the whole problem's count (M2L must not skip a cell whose sources
+  // are all another part's). Throws fmbem::Error where held_sources is not ascending or out of
+  // range, a point is not finite, or a point lies in no cell of `shape`.
+  Octree(const Octree& shape, std::span<const Vec3> sources,
+         std::span<const std::size_t> held_sources, std::span<const Vec3> targets);
+
   // Level by level (breadth-first), root first; within a level in Morton order.
   const std::vector<Cell>& cells() const { return cells_; }
   int levels() const { return int(level_begin_.size()) - 1; }  // deepest level + 1
@@ -112,6 +125,20 @@ class Octree {
   std::span<const std::size_t> source_order() const { return source_order_; }
   std::span<const std::size_t> target_order() const { return target_order_; }
   bool holds_point_orders() const { return holds_point_orders_; }
+  // Whether this is a part's view (the constructor with `shape`): its ranges and orders are of
+  // the part's points alone.
+  bool is_part_view() const { return !whole_source_ranges_.empty(); }
+  // A cell's sources in the whole problem's sorted order: its range, or in a part's view the
+  // range of the tree it was made from (whose positions no part holds points for).
+  std::array<std::size_t, 2> whole_source_range(int cell) const {
+    return whole_source_ranges_.empty()
+               ? std::array<std::size_t, 2>{cells_[cell].source_begin, cells_[cell].source_end}
+               : whole_source_ranges_[cell];
+  }
+  std::size_t sources_in_whole(int cell) const {
+    const auto [begin, end] = whole_source_range(cell);
+    return end - begin;
+  }
 
   // Per point, the leaf whose cube holds it by the tree's keys (the leaf a source or target at
   // that position is sorted into), or -1 where the tree has no cell for it: a point of none of
@@ -154,6 +181,8 @@ class Octree {
   std::vector<int> leaves_;
   std::vector<std::size_t> source_order_, target_order_;
   bool holds_point_orders_ = true;
+  // A part's view: per cell, its sources' range in the whole problem's sorted order.
+  std::vector<std::array<std::size_t, 2>> whole_source_ranges_;
   detail::CellLists near_, m2l_, w_, x_;
 };
 

@@ -496,5 +496,100 @@ TEST(OctreeInput, BadInputThrows) {
   EXPECT_TRUE(no_targets.target_order().empty());
 }
 
+// A part's view (the distributed FMM's, Octree's constructor with a shape): the shape's cells
+// and lists, each cell's range holding the part's points that the whole tree's cell holds, in
+// the whole tree's order.
+TEST(OctreePartView, HoldsThePartsPointsInTheWholeOrder) {
+  const Cloud cloud = non_uniform_cloud();
+  const Octree whole(cloud.sources, cloud.targets, {.max_leaf = 20});
+  std::mt19937_64 rng(11);
+  std::bernoulli_distribution pick(0.3);
+  std::vector<std::size_t> held;
+  std::vector<char> is_held(cloud.sources.size(), 0);
+  for (std::size_t s = 0; s < cloud.sources.size(); ++s)
+    if (pick(rng)) {
+      held.push_back(s);
+      is_held[s] = 1;
+    }
+  std::vector<std::size_t> target_of;  // part target -> the whole tree's target
+  std::vector<Vec3> targets;
+  for (std::size_t t = 0; t < cloud.targets.size(); ++t)
+    if (pick(rng)) {
+      target_of.push_back(t);
+      targets.push_back(cloud.targets[t]);
+    }
+  ASSERT_FALSE(held.empty());
+  ASSERT_FALSE(targets.empty());
+  const Octree view(whole, cloud.sources, held, targets);
+  EXPECT_TRUE(view.is_part_view());
+  EXPECT_FALSE(whole.is_part_view());
+  EXPECT_EQ(view.source_order().size(), held.size());
+  EXPECT_EQ(view.target_order().size(), targets.size());
+  ASSERT_EQ(view.cells().size(), whole.cells().size());
+  EXPECT_EQ(view.leaves(), whole.leaves());
+  EXPECT_EQ(view.levels(), whole.levels());
+  // A view of the view: the same ranges, and the whole counts carried over.
+  const Octree view_of_view(view, cloud.sources, held, targets);
+  for (int c = 0; c < int(whole.cells().size()); ++c) {
+    const Cell& w = whole.cells()[c];
+    const Cell& v = view.cells()[c];
+    ASSERT_EQ(v.level, w.level);
+    ASSERT_EQ(v.coords, w.coords);
+    ASSERT_EQ(v.center, w.center);
+    ASSERT_EQ(v.parent, w.parent);
+    ASSERT_EQ(v.first_child, w.first_child);
+    ASSERT_EQ(v.num_children, w.num_children);
+    ASSERT_EQ(v.octant, w.octant);
+    ASSERT_TRUE(std::ranges::equal(view.near(c), whole.near(c)));
+    ASSERT_TRUE(std::ranges::equal(view.m2l(c), whole.m2l(c)));
+    ASSERT_TRUE(std::ranges::equal(view.w_list(c), whole.w_list(c)));
+    ASSERT_TRUE(std::ranges::equal(view.x_list(c), whole.x_list(c)));
+    ASSERT_EQ(view.whole_source_range(c),
+              (std::array<std::size_t, 2>{w.source_begin, w.source_end}));
+    ASSERT_EQ(view.sources_in_whole(c), w.source_end - w.source_begin);
+    ASSERT_EQ(view_of_view.cells()[c], v);
+    ASSERT_EQ(view_of_view.whole_source_range(c), view.whole_source_range(c));
+    // The cell's held sources and part targets, in the whole tree's order.
+    std::vector<std::size_t> expected_sources, expected_targets;
+    for (std::size_t p = w.source_begin; p < w.source_end; ++p)
+      if (is_held[whole.source_order()[p]]) expected_sources.push_back(whole.source_order()[p]);
+    for (std::size_t p = w.target_begin; p < w.target_end; ++p) {
+      const auto at = std::lower_bound(target_of.begin(), target_of.end(), whole.target_order()[p]);
+      if (at != target_of.end() && *at == whole.target_order()[p])
+        expected_targets.push_back(std::size_t(at - target_of.begin()));
+    }
+    const auto sources = view.source_order().subspan(v.source_begin, v.source_end - v.source_begin);
+    const auto part_targets =
+        view.target_order().subspan(v.target_begin, v.target_end - v.target_begin);
+    ASSERT_TRUE(std::ranges::equal(sources, expected_sources)) << "cell " << c;
+    ASSERT_TRUE(std::ranges::equal(part_targets, expected_targets)) << "cell " << c;
+  }
+  // Its leaves are found as the whole tree's.
+  EXPECT_EQ(view.leaf_of(targets), whole.leaf_of(targets));
+}
+
+TEST(OctreePartView, BadInputThrows) {
+  std::mt19937_64 rng(3);
+  // Points in two opposite corners of the root: its other octants hold no cell.
+  std::vector<Vec3> points = ball_points(200, {0.0, 0.0, 0.0}, 0.05, rng);
+  append(points, ball_points(200, {1.0, 1.0, 1.0}, 0.05, rng));
+  const Octree whole(points, points, {.max_leaf = 10});
+  const std::vector<std::size_t> held = {0, 5, 300};
+  EXPECT_NO_THROW(Octree(whole, points, held, points));
+  EXPECT_NO_THROW(Octree(whole, points, {}, {}));  // a part holding no point
+  EXPECT_THROW(Octree(whole, points, std::vector<std::size_t>{5, 0}, points), Error);
+  EXPECT_THROW(Octree(whole, points, std::vector<std::size_t>{5, 5}, points), Error);
+  EXPECT_THROW(Octree(whole, points, std::vector<std::size_t>{400}, points), Error);
+  std::vector<Vec3> with_nan = points;
+  with_nan[5].x = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(Octree(whole, with_nan, held, points), Error);
+  EXPECT_THROW(Octree(whole, points, held, with_nan), Error);
+  // A point between the corners lies in no cell of the tree.
+  std::vector<Vec3> elsewhere = points;
+  elsewhere[300] = {0.9, 0.1, 0.1};
+  EXPECT_THROW(Octree(whole, elsewhere, held, points), Error);
+  EXPECT_THROW(Octree(whole, points, held, elsewhere), Error);
+}
+
 }  // namespace
 }  // namespace fmbem::fmm
