@@ -375,10 +375,7 @@ Octree::Octree(const Octree& shape, std::span<const Vec3> sources,
       level_begin_(shape.level_begin_),
       cell_ids_(shape.cell_ids_),
       leaves_(shape.leaves_),
-      near_(shape.near_),
-      m2l_(shape.m2l_),
-      w_(shape.w_),
-      x_(shape.x_) {
+      lists_(shape.lists_) {
   for (std::size_t i = 0; i < held_sources.size(); ++i)
     if (held_sources[i] >= sources.size() || (i > 0 && held_sources[i] <= held_sources[i - 1]))
       throw Error("Octree: a part's held sources must be ascending indices of its sources");
@@ -637,9 +634,10 @@ void Octree::build_lists() {
       }
     }
   };
+  Lists lists;
   auto near_and_w = build_cell_lists<2>(cell_count, fill_near_and_w);
-  near_ = std::move(near_and_w[0]);
-  w_ = std::move(near_and_w[1]);
+  lists.near = std::move(near_and_w[0]);
+  lists.w = std::move(near_and_w[1]);
 
   const auto fill_m2l = [&](int cell, std::array<std::vector<int>, 1>& lists, std::vector<int>&) {
     const Cell& c = cells[cell];
@@ -650,8 +648,9 @@ void Octree::build_lists() {
         if (!same_level_adjacent(c, cells[other])) lists[0].push_back(other);
     }
   };
-  m2l_ = std::move(build_cell_lists<1>(cell_count, fill_m2l)[0]);
-  x_ = invert(w_, cell_count);
+  lists.m2l = std::move(build_cell_lists<1>(cell_count, fill_m2l)[0]);
+  lists.x = invert(lists.w, cell_count);
+  lists_ = std::make_shared<const Lists>(std::move(lists));
 }
 
 }  // namespace fmbem::fmm

@@ -1,6 +1,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -93,15 +94,15 @@ class Octree {
          const PartReduction& parts);
 
   // A part's view of a tree (the distributed FMM's: `shape` is then the tree of the split point
-  // set, DistributedFmmPartition::tree): the cells, levels, leaves and lists of `shape`, with the
-  // part's own points sorted into them, so that no part sorts or orders the whole problem's
-  // points. held_sources (ascending indices into sources) and every target are sorted by their
-  // keys as the Octree of all points sorts them; the cells' ranges are positions in those sorted
-  // points and source_order() holds indices into sources, so a cell's points read as in any
-  // Octree, and a cell the part holds all points of has them in the whole tree's order.
-  // sources_in_whole() keeps the whole problem's count (M2L must not skip a cell whose sources
-  // are all another part's). Throws fmbem::Error where held_sources is not ascending or out of
-  // range, a point is not finite, or a point lies in no cell of `shape`.
+  // set, DistributedFmmPartition::tree): the cells, levels and leaves of `shape` (copied: the
+  // ranges differ) and its lists (shared, not copied), with the part's own points sorted into them,
+  // so that no part sorts or orders the whole problem's points. held_sources (ascending indices
+  // into sources) and every target are sorted by their keys as the Octree of all points sorts them;
+  // the cells' ranges are positions in those sorted points and source_order() holds indices into
+  // sources, so a cell's points read as in any Octree, and a cell the part holds all points of has
+  // them in the whole tree's order. sources_in_whole() keeps the whole problem's count (M2L must
+  // not skip a cell whose sources are all another part's). Throws fmbem::Error where held_sources
+  // is not ascending or out of range, a point is not finite, or a point lies in no cell of `shape`.
   Octree(const Octree& shape, std::span<const Vec3> sources,
          std::span<const std::size_t> held_sources, std::span<const Vec3> targets);
 
@@ -147,14 +148,14 @@ class Octree {
 
   // Interaction lists, each sorted by cell index; empty where not defined for the cell.
   // near(c), leaf c: the leaves adjacent to c (face, edge or corner; any level) and c (U list).
-  std::span<const int> near(int cell) const { return near_.row(cell); }
+  std::span<const int> near(int cell) const { return lists_->near.row(cell); }
   // m2l(c), any c: same-level children of the colleagues of c's parent, not adjacent to c (V).
-  std::span<const int> m2l(int cell) const { return m2l_.row(cell); }
+  std::span<const int> m2l(int cell) const { return lists_->m2l.row(cell); }
   // w_list(c), leaf c: descendants of c's colleagues that are not adjacent to c but whose parent
   // is (W list).
-  std::span<const int> w_list(int cell) const { return w_.row(cell); }
+  std::span<const int> w_list(int cell) const { return lists_->w.row(cell); }
   // x_list(c), any c: the leaves d with c in w_list(d) (X list).
-  std::span<const int> x_list(int cell) const { return x_.row(cell); }
+  std::span<const int> x_list(int cell) const { return lists_->x.row(cell); }
 
   // Index in [0, 343) of the M2L offset coords(target) - coords(source), each component in
   // [-3, 3] (for m2l pairs at least one has magnitude >= 2).
@@ -183,7 +184,11 @@ class Octree {
   bool holds_point_orders_ = true;
   // A part's view: per cell, its sources' range in the whole problem's sorted order.
   std::vector<std::array<std::size_t, 2>> whole_source_ranges_;
-  detail::CellLists near_, m2l_, w_, x_;
+  // Shared with the part's views made from this tree (they are of the same cells).
+  struct Lists {
+    detail::CellLists near, m2l, w, x;
+  };
+  std::shared_ptr<const Lists> lists_;
 };
 
 }  // namespace fmbem::fmm

@@ -528,6 +528,8 @@ TEST(OctreePartView, HoldsThePartsPointsInTheWholeOrder) {
   ASSERT_EQ(view.cells().size(), whole.cells().size());
   EXPECT_EQ(view.leaves(), whole.leaves());
   EXPECT_EQ(view.levels(), whole.levels());
+  // The lists are the shape's own, shared, not copied.
+  EXPECT_EQ(view.near(whole.leaves()[0]).data(), whole.near(whole.leaves()[0]).data());
   // A view of the view: the same ranges, and the whole counts carried over.
   const Octree view_of_view(view, cloud.sources, held, targets);
   for (int c = 0; c < int(whole.cells().size()); ++c) {
