@@ -69,10 +69,7 @@ std::unique_ptr<Octree> part_view(const Octree& shape, const LocallyEssentialTre
   }
   for (int leaf : shape.leaf_of(targets)) {
     if (leaf < 0) throw Error("FMM: a target lies outside the given tree");
-    for (int c : shape.near(leaf)) read[c] = 1;
-    for (int c : shape.w_list(leaf)) read[c] = 1;
-    for (int a = leaf; a >= 0; a = cells[a].parent)
-      for (int c : shape.x_list(a)) read[c] = 1;
+    shape.for_each_near_source_cell(leaf, [&read](int c) { read[c] = 1; });
   }
   for (std::size_t c = 1; c < cells.size(); ++c) read[c] |= read[cells[c].parent];
   // The sources' leaves a slice at a time: a few MB whatever the problem.
@@ -330,17 +327,14 @@ void Fmm::build_near_lists() {
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::size_t l = 0; l < leaves.size(); ++l) {
     const int leaf = leaves[l];
-    std::vector<int> sources(tree.near(leaf).begin(), tree.near(leaf).end());
-    sources.insert(sources.end(), tree.w_list(leaf).begin(), tree.w_list(leaf).end());
-    for (int a = leaf; a >= 0; a = cells[a].parent)
-      sources.insert(sources.end(), tree.x_list(a).begin(), tree.x_list(a).end());
     // Per cell its range and, in a part's view, its range in the whole order besides.
     std::vector<std::array<std::size_t, 4>> cell_ranges;
-    for (int s : sources)
+    tree.for_each_near_source_cell(leaf, [&](int s) {
       if (cells[s].source_begin < cells[s].source_end) {
         const auto whole = tree.whole_source_range(s);
         cell_ranges.push_back({cells[s].source_begin, cells[s].source_end, whole[0], whole[1]});
       }
+    });
     std::sort(cell_ranges.begin(), cell_ranges.end());
     // Cells that follow each other on the curve make one range: in the whole order, so that a
     // part's view sums in the same pieces as the whole tree (the same rounding).

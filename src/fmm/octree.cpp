@@ -227,13 +227,15 @@ detail::CellLists invert(const detail::CellLists& lists, int cell_count) {
   return inverse;
 }
 
+bool is_finite(const Vec3& p) {
+  return std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
+}
+
 std::size_t count_non_finite(std::span<const Vec3> points) {
   std::size_t non_finite = 0;
   const std::int64_t n = std::int64_t(points.size());
 #pragma omp parallel for if (n > kParallelPoints) reduction(+ : non_finite)
-  for (std::int64_t i = 0; i < n; ++i)
-    non_finite +=
-        !(std::isfinite(points[i].x) && std::isfinite(points[i].y) && std::isfinite(points[i].z));
+  for (std::int64_t i = 0; i < n; ++i) non_finite += !is_finite(points[i]);
   return non_finite;
 }
 
@@ -320,6 +322,19 @@ std::size_t first_at_or_after(const std::vector<KeyedIndex>& items, std::size_t 
   return std::size_t(it - items.begin());
 }
 
+// A cell's key-sorted range [begin, end) cut by its children's octants: octant k is
+// [at[k], at[k + 1]). Within the cell all keys share its prefix, so the octant digit is sorted.
+std::array<std::size_t, 9> octant_bounds(const std::vector<KeyedIndex>& items, std::size_t begin,
+                                         std::size_t end, MortonKey cell_key, int child_shift) {
+  std::array<std::size_t, 9> at;
+  at[0] = begin;
+  at[8] = end;
+  for (int octant = 1; octant < 8; ++octant)
+    at[octant] = first_at_or_after(items, at[octant - 1], end,
+                                   (cell_key << 3 | MortonKey(octant)) << child_shift);
+  return at;
+}
+
 }  // namespace
 
 Octree::Octree(std::span<const Vec3> sources, std::span<const Vec3> targets,
@@ -380,9 +395,7 @@ Octree::Octree(const Octree& shape, std::span<const Vec3> sources,
     if (held_sources[i] >= sources.size() || (i > 0 && held_sources[i] <= held_sources[i - 1]))
       throw Error("Octree: a part's held sources must be ascending indices of its sources");
   std::size_t non_finite = count_non_finite(targets);
-  for (std::size_t s : held_sources)
-    non_finite += !(std::isfinite(sources[s].x) && std::isfinite(sources[s].y) &&
-                    std::isfinite(sources[s].z));
+  for (std::size_t s : held_sources) non_finite += !is_finite(sources[s]);
   if (non_finite > 0) throw Error("Octree: non-finite coordinate among a part's points");
   whole_source_ranges_.resize(cells_.size());
   for (int cell = 0; cell < int(cells_.size()); ++cell)
@@ -411,12 +424,8 @@ Octree::Octree(const Octree& shape, std::span<const Vec3> sources,
       const std::vector<KeyedIndex>& items = of_sources ? source_items : target_items;
       const std::size_t begin = of_sources ? parent.source_begin : parent.target_begin;
       const std::size_t end = of_sources ? parent.source_end : parent.target_end;
-      std::array<std::size_t, 9> at;
-      at[0] = begin;
-      at[8] = end;
-      for (int octant = 1; octant < 8; ++octant)
-        at[octant] = first_at_or_after(items, at[octant - 1], end,
-                                       (parent_key << 3 | MortonKey(octant)) << child_shift);
+      const std::array<std::size_t, 9> at =
+          octant_bounds(items, begin, end, parent_key, child_shift);
       std::size_t placed = 0;
       for (int child = parent.first_child; child < parent.first_child + parent.num_children;
            ++child) {
@@ -514,17 +523,11 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
 #pragma omp parallel for if (split_count > kParallelCells)
     for (int s = 0; s < split_count; ++s) {
       const int index = splitting_cells[s];
-      // Within the parent's range all keys share its prefix, so the octant digit is sorted.
       const MortonKey parent_key = morton_key(cells_[index].coords);
       for (int kind = 0; kind < kKinds; ++kind) {
-        auto& at = bounds[s][kind];
         const auto [begin, end] = local_ranges[index][kind];
-        at[0] = begin;
-        at[8] = end;
-        for (int octant = 1; octant < 8; ++octant) {
-          const MortonKey first_key = (parent_key << 3 | MortonKey(octant)) << child_shift;
-          at[octant] = first_at_or_after(*items[kind], at[octant - 1], end, first_key);
-        }
+        const auto& at = bounds[s][kind] =
+            octant_bounds(*items[kind], begin, end, parent_key, child_shift);
         for (int octant = 0; octant < 8; ++octant)
           octant_counts[(std::size_t(s) * 8 + octant) * kKinds + kind] =
               at[octant + 1] - at[octant];

@@ -128,10 +128,7 @@ WorkCounts count_work(const Octree& tree) {
     for (int s : tree.m2l(c)) counts.m2l_pairs[c] += sources_of(cells[s]) > 0;
     if (!cells[c].is_leaf()) continue;
     std::size_t near_sources = 0;
-    for (int s : tree.near(c)) near_sources += sources_of(cells[s]);
-    for (int s : tree.w_list(c)) near_sources += sources_of(cells[s]);
-    for (int a = c; a >= 0; a = cells[a].parent)
-      for (int s : tree.x_list(a)) near_sources += sources_of(cells[s]);
+    tree.for_each_near_source_cell(c, [&](int s) { near_sources += sources_of(cells[s]); });
     counts.near_pairs[c] = targets * near_sources;
   }
   // M2L pairs per target of each cell, summed down the tree (parents come before children).
@@ -400,10 +397,7 @@ LocallyEssentialTree TreePartition::locally_essential_tree(int part) const {
       near_sources += sources_of(cells[s]);
       source_cells.push_back(s);
     };
-    for (int s : tree_.near(leaf)) near(s);
-    for (int s : tree_.w_list(leaf)) near(s);
-    for (int a = leaf; a >= 0; a = cells[a].parent)
-      for (int s : tree_.x_list(a)) near(s);
+    tree_.for_each_near_source_cell(leaf, near);
     let.near_pairs += targets_of(cells[leaf]) * near_sources;
   }
   for (int s : m2l_sources)

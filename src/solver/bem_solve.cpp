@@ -505,7 +505,7 @@ void refuse_unused_options() {
 // The distributed FMM (-fmm_distribute, more than one rank): this rank's locally essential tree
 // of the partition, the modelled work of its part, and the user's mesh for the outputs (rank 0):
 // the solver's elements are numbered part by part (element_order: solver index -> user index).
-// The partition's tree is dropped once these are known.
+// The partition's tree is kept as the shape of the rank's FMMs.
 struct Distribution {
   fmm::LocallyEssentialTree let;
   // The partition's tree (cells and lists): the shape each FMM of this rank sorts its part's

@@ -156,6 +156,15 @@ class Octree {
   std::span<const int> w_list(int cell) const { return lists_->w.row(cell); }
   // x_list(c), any c: the leaves d with c in w_list(d) (X list).
   std::span<const int> x_list(int cell) const { return lists_->x.row(cell); }
+  // The cells whose sources a target of `leaf` sums directly, each passed to visit(cell) in
+  // this order: near(leaf), w_list(leaf), then x_list of leaf and of each of its ancestors.
+  template <class Visit>
+  void for_each_near_source_cell(int leaf, Visit&& visit) const {
+    for (int c : near(leaf)) visit(c);
+    for (int c : w_list(leaf)) visit(c);
+    for (int a = leaf; a >= 0; a = cells_[a].parent)
+      for (int c : x_list(a)) visit(c);
+  }
 
   // Index in [0, 343) of the M2L offset coords(target) - coords(source), each component in
   // [-3, 3] (for m2l pairs at least one has magnitude >= 2).
