@@ -18,7 +18,8 @@ static_assert(sizeof(std::size_t) == sizeof(std::uint64_t), "counts travel as MP
 // MPI counts are int: large arrays go in pieces.
 constexpr std::size_t kMpiChunk = std::size_t(1) << 30;
 
-// The same error on every rank where any rank found one: the lowest such rank's message.
+}  // namespace
+
 void throw_if_any_rank(MPI_Comm comm, const std::string& error) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -33,8 +34,6 @@ void throw_if_any_rank(MPI_Comm comm, const std::string& error) {
   MPI_Bcast(message.data(), int(length), MPI_CHAR, first_failed, comm);
   throw Error(message);
 }
-
-}  // namespace
 
 WorkModel default_work_model(int order) {
   // Seconds per operation over seconds per near pair (partition_volume.md's calibrations).

@@ -57,8 +57,11 @@ std::unique_ptr<Octree> part_view(const Octree& shape, const LocallyEssentialTre
   if (shape.options().max_leaf != max_leaf)
     throw Error("FMM: the given tree has leaves of " + std::to_string(shape.options().max_leaf) +
                 " points, this FMM's are of " + std::to_string(max_leaf));
-  if (shape.sources_in_whole(0) != sources.size() ||
-      cells[0].target_end - cells[0].target_begin != splitting_points.size())
+  // The sources and splitting points of the whole problem, or of a rank's part of the mesh with
+  // its halo (bem's DistributedMesh): never more than the tree's. Each leaf read is checked whole
+  // below.
+  if (shape.sources_in_whole(0) < sources.size() ||
+      cells[0].target_end - cells[0].target_begin < splitting_points.size())
     throw Error("FMM: the given tree is not of this FMM's sources and splitting points");
   // The cells whose sources the part reads, then every leaf below them (W cells may be coarse).
   std::vector<char> read(cells.size(), 0);

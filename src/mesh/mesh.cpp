@@ -288,6 +288,36 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
   return mesh;
 }
 
+Mesh Mesh::part_of(const std::string& name, std::vector<Vec3> vertices,
+                   std::vector<Triangle> triangles, std::vector<std::uint8_t> vertex_complete,
+                   const MeshExtent& whole) {
+  if (vertex_complete.size() != vertices.size())
+    throw Error("a mesh part needs one completeness flag per vertex");
+  for (const Triangle& t : triangles)
+    for (std::int32_t v : t)
+      if (v < 0 || std::size_t(v) >= vertices.size())
+        throw Error("a mesh part's triangle names a vertex it does not hold");
+  Mesh mesh;
+  mesh.name_ = name;
+  mesh.part_ = true;
+  mesh.vertices_ = std::move(vertices);
+  mesh.triangles_ = std::move(triangles);
+  mesh.vertex_complete_ = std::move(vertex_complete);
+  mesh.compute_geometry();
+  // The whole surface's, which the part's own elements cannot give.
+  mesh.box_min_ = whole.box_min;
+  mesh.box_max_ = whole.box_max;
+  mesh.volume_ = whole.volume;
+  mesh.max_edge_ = whole.max_edge;
+  mesh.flipped_ = whole.flipped;
+  mesh.whole_size_ = whole.elements;
+  return mesh;
+}
+
+MeshExtent Mesh::extent() const {
+  return {box_min_, box_max_, volume_, max_edge_, part_ ? whole_size_ : size(), flipped_};
+}
+
 void Mesh::compute_geometry() {
   const std::size_t n = triangles_.size();
   centroids_.resize(n);
@@ -305,6 +335,7 @@ void Mesh::compute_geometry() {
     volume_ += dot(a, cross(b, c)) / 6.0;
     max_edge_ = std::max({max_edge_, norm(b - a), norm(c - b), norm(a - c)});
   }
+  if (vertices_.empty()) return;  // a part without elements (part_of sets the whole's box)
   const auto [lo, hi] = bounding_box(vertices_);
   box_min_ = lo;
   box_max_ = hi;

@@ -22,6 +22,7 @@
 #include "fmbem/bem/boundary_operator.hpp"
 #include "fmbem/bem/curvature_correction.hpp"
 #include "fmbem/bem/discretization.hpp"
+#include "fmbem/bem/distributed_mesh.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/distributed.hpp"
@@ -97,6 +98,16 @@ struct Case {
   int level = 3, max_leaf = 20;  // the icosphere and the FMM's leaf size
 };
 
+// A monopole radiating from inside the unit sphere, at the case's k and formulation.
+ProblemSpec radiation_spec(const Case& c) {
+  ProblemSpec spec;
+  spec.kind = ProblemKind::Radiation;
+  spec.k = c.k;
+  spec.source = Vec3{0.1, -0.2, 0.15};
+  spec.formulation = c.burton_miller ? Formulation::BurtonMiller : Formulation::Conventional;
+  return spec;
+}
+
 void expect_part_equals_whole(const Case& c) {
   const int size = world_size();
   fmm::FmmOptions options{.order = 8, .max_leaf = c.max_leaf};
@@ -107,12 +118,7 @@ void expect_part_equals_whole(const Case& c) {
   const Discretization disc(p.mesh, 3);
   const std::size_t n = disc.size();
   // A radiation problem: its right-hand side applies the layers to boundary data.
-  ProblemSpec spec;
-  spec.kind = ProblemKind::Radiation;
-  spec.k = c.k;
-  spec.source = Vec3{0.1, -0.2, 0.15};
-  spec.formulation = c.burton_miller ? Formulation::BurtonMiller : Formulation::Conventional;
-  const Problem problem(p.mesh, spec, p.rows);
+  const Problem problem(p.mesh, radiation_spec(c), p.rows);
   const DensityModel model = c.burton_miller ? DensityModel::quadratic : DensityModel::constant;
   const NearFieldOptions near;
   const FmmLayerPotentials whole(disc, c.k, p.rows, near, options, nullptr, problem.coupling(),
@@ -223,6 +229,165 @@ TEST(DistributedLayers, CurvatureCorrectionFromPartsEqualsWhole) {
   std::vector<cplx> a(from_parts.begin(), from_parts.end()),
       b(from_whole.begin(), from_whole.end());
   EXPECT_LT(relative_difference(a, b), 1e-13);
+}
+
+// The mesh distributed (DistributedMesh, issue 13 step 4): each rank holds its part's elements
+// and a halo, in local indices; its operator on that mesh against the same part's operator on
+// the whole mesh (expect_part_equals_whole's `part`): the same columns through the solver
+// indices, the same correction pattern and near block, the same product, bit for bit on the CPU
+// (the same points in the same order, the same leaves, the same fits).
+struct LocalCase {
+  Case c;
+  Surface surface;
+  bool halo_below_whole = true;
+};
+
+void expect_local_mesh_equals_whole_mesh(const LocalCase& lc) {
+  const Case& c = lc.c;
+  const int size = world_size();
+  fmm::FmmOptions options{.order = 8, .max_leaf = c.max_leaf};
+  options.device = c.device;
+  const Partitioned p = partition(lc.surface, options, 3);
+  const bool one_leaf = c.max_leaf >= int(p.mesh.size());
+  const std::size_t n = p.mesh.size();
+  const Problem problem(p.mesh, radiation_spec(c), p.rows);
+  const DensityModel model = c.burton_miller ? DensityModel::quadratic : DensityModel::constant;
+  const NearFieldOptions near;
+  const Discretization disc(p.mesh, 3);
+  fmm::FmmOptions part_options = options;
+  part_options.part = &p.let;
+  part_options.part_tree = p.tree.get();
+  FmmLayerPotentials reference(disc, c.k, p.rows, near, part_options, nullptr, problem.coupling(),
+                               model);
+  reference.distribute(p.let, MPI_COMM_WORLD);
+
+  const Mesh user_mesh = Mesh::from_surface(lc.surface, "test");
+  const DistributedMesh local(MPI_COMM_WORLD, world_rank() == 0 ? &user_mesh : nullptr, "test", 3,
+                              options, halo_reach(near, model, false));
+  const Mesh& mesh = local.mesh();
+  ASSERT_TRUE(mesh.is_part());
+  EXPECT_EQ(local.whole_size(), n);
+  EXPECT_EQ(local.first_row(), p.rows.begin);
+  ASSERT_EQ(local.rows().size(), p.rows.size());
+  const std::span<const std::size_t> solver = local.solver_elements();
+  ASSERT_EQ(solver.size(), mesh.size());
+  EXPECT_TRUE(std::is_sorted(solver.begin(), solver.end()));
+  for (std::size_t r = 0; r < local.rows().size(); ++r)
+    ASSERT_EQ(solver[local.rows().begin + r], p.rows.begin + r);
+  // Each element's geometry is the whole mesh's (solver and input numbering), bit for bit.
+  std::size_t moved = 0;
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    moved += !(mesh.centroids()[e] == p.mesh.centroids()[solver[e]]) ||
+             !(mesh.normals()[e] == p.mesh.normals()[solver[e]]) ||
+             mesh.areas()[e] != p.mesh.areas()[solver[e]] ||
+             !(mesh.centroids()[e] == user_mesh.centroids()[local.input_elements()[e]]);
+  }
+  EXPECT_EQ(moved, 0u);
+  EXPECT_EQ(mesh.diameter(), p.mesh.diameter());
+  EXPECT_EQ(mesh.extent().elements, n);
+  // The halo: fewer than every element on 2 ranks or more (the small meshes' halos of the
+  // quadratic read, three rings and the refined radius deep, may reach every element).
+  if (size > 1 && !one_leaf && lc.halo_below_whole) EXPECT_LT(mesh.size(), n);
+
+  const Discretization local_disc(mesh, 3);
+  fmm::FmmOptions local_options = options;
+  local_options.part = &local.locally_essential_tree();
+  local_options.part_tree = local.tree().get();
+  FmmLayerPotentials layers(local_disc, c.k, local.rows(), near, local_options, nullptr,
+                            problem.coupling(), model);
+  layers.distribute(local.locally_essential_tree(), MPI_COMM_WORLD);
+  const std::span<const std::size_t> columns = layers.column_elements(),
+                                     reference_columns = reference.column_elements();
+  ASSERT_EQ(columns.size(), reference_columns.size());
+  std::size_t mismatched = 0;
+  for (std::size_t j = 0; j < columns.size(); ++j)
+    mismatched += solver[columns[j]] != reference_columns[j];
+  EXPECT_EQ(mismatched, 0u);
+  const auto near_columns = layers.near_field().columns(),
+             reference_near = reference.near_field().columns();
+  EXPECT_TRUE(std::equal(near_columns.begin(), near_columns.end(), reference_near.begin(),
+                         reference_near.end()));
+  const OperatorCoefficients coefficients = problem.coefficients();
+  EXPECT_TRUE(layers.near_block(coefficients) == reference.near_block(coefficients))
+      << "near blocks differ";
+
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<cplx> x(n);
+  for (cplx& value : x) value = {u(rng), u(rng)};
+  std::vector<cplx> x_local;
+  for (std::size_t e : columns) x_local.push_back(x[solver[e]]);
+  std::vector<cplx> y_local(p.rows.size()), y_reference(p.rows.size());
+  BoundaryOperator(layers, coefficients).apply(x_local, y_local);
+  BoundaryOperator(reference, coefficients).apply(at_columns(x, reference), y_reference);
+  if (c.device == fmm::FmmOptions::Device::cpu)
+    EXPECT_TRUE(y_local == y_reference) << "products differ";
+  const double difference = relative_difference(y_local, y_reference);
+  EXPECT_LT(difference, 1e-13);
+  std::size_t largest = mesh.size();
+  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  if (world_rank() == 0)
+    std::printf("  %d rank(s): a rank's mesh up to %zu of %zu elements; product %.2e\n", size,
+                largest, n, difference);
+}
+
+TEST(DistributedMesh, ConventionalOperatorEqualsWholeMeshPart) {
+  expect_local_mesh_equals_whole_mesh({Case{2.0, false}, make_icosphere(3, 1.0)});
+}
+
+TEST(DistributedMesh, BurtonMillerQuadraticOperatorEqualsWholeMeshPart) {
+  expect_local_mesh_equals_whole_mesh(
+      {Case{2.0, true, fmm::FmmOptions::Device::cpu, 4, 40}, make_icosphere(4, 1.0)});
+}
+
+// Feature edges at the parts' rims: the one-sided fits beside the cube's edges.
+TEST(DistributedMesh, BoxWithFeatureEdgesEqualsWholeMeshPart) {
+  expect_local_mesh_equals_whole_mesh({Case{1.5, true}, make_box(8, 1.0), false});
+}
+
+TEST(DistributedMesh, RanksWithoutElements) {
+  expect_local_mesh_equals_whole_mesh(
+      {Case{1.0, true, fmm::FmmOptions::Device::cpu, 0, 100}, make_icosphere(0, 1.0)});
+}
+
+TEST(DistributedMesh, GpuBurtonMillerOperatorEqualsWholeMeshPart) {
+  if (!fmm::gpu_available()) GTEST_SKIP() << "no GPU";
+  expect_local_mesh_equals_whole_mesh(
+      {Case{2.0, true, fmm::FmmOptions::Device::gpu, 4, 40}, make_icosphere(4, 1.0)});
+}
+
+// A halo too thin for the quadratic read (no rings) is found where it is read: a fit whose
+// corners' triangles are not all there is refused on some rank, not formed wrong.
+TEST(DistributedMesh, TooThinHaloIsRefused) {
+  const fmm::FmmOptions options{.order = 8, .max_leaf = 20};
+  const Mesh user_mesh = Mesh::from_surface(make_icosphere(3, 1.0), "test");
+  const NearFieldOptions near;
+  const DistributedMesh local(MPI_COMM_WORLD, world_rank() == 0 ? &user_mesh : nullptr, "test", 3,
+                              options, HaloReach{0, near.refined_factor});
+  const Discretization disc(local.mesh(), 3);
+  fmm::FmmOptions part_options = options;
+  part_options.part = &local.locally_essential_tree();
+  part_options.part_tree = local.tree().get();
+  int refused = 0;
+  try {
+    const FmmLayerPotentials layers(disc, 2.0, local.rows(), near, part_options, nullptr,
+                                    cplx(0.0, 0.5), DensityModel::quadratic);
+  } catch (const Error& e) {
+    refused = std::string(e.what()).find("halo is too thin") != std::string::npos;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &refused, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (world_size() > 1) EXPECT_EQ(refused, 1);
+  // One rank holds every element: nothing is missing.
+  if (world_size() == 1) EXPECT_EQ(refused, 0);
+}
+
+// Bad input is refused on every rank.
+TEST(DistributedMesh, RejectsBadInputOnEveryRank) {
+  const fmm::FmmOptions options{.order = 8, .max_leaf = 20};
+  EXPECT_THROW(DistributedMesh(MPI_COMM_WORLD, nullptr, "test", 3, options, HaloReach{}), Error);
+  const Mesh user_mesh = Mesh::from_surface(make_icosphere(1, 1.0), "test");
+  EXPECT_THROW(DistributedMesh(MPI_COMM_WORLD, &user_mesh, "test", 3, options, HaloReach{-1, 2.5}),
+               Error);
 }
 
 }  // namespace

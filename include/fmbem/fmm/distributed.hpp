@@ -56,6 +56,10 @@ class MpiPartReduction final : public Octree::PartReduction {
   MPI_Comm comm_;
 };
 
+// The same fmbem::Error on every rank of comm where any rank's `error` is not empty (the lowest
+// such rank's message); returns where all are empty. Collective.
+void throw_if_any_rank(MPI_Comm comm, const std::string& error);
+
 // FmmPartition computed by the ranks of comm together, each from its slab of the elements: the
 // elements split into contiguous ranges of their input order, rank r holding the r-th (any may be
 // empty), with their source points. No rank holds more than its slab, the tree's cells and lists

@@ -61,7 +61,9 @@ struct FmmOptions {
   // part reads and sorts those alone, and its targets, into a part's view of the tree
   // (Octree::is_part_view). Same answers as without, bit for bit on the CPU. The tree must be
   // that of these sources with every collocation point (splitting_points) as target and
-  // splitting point, and of this FMM's leaf size (chosen_tree_size).
+  // splitting point, and of this FMM's leaf size (chosen_tree_size); or the sources and
+  // collocation points may be a subset of those (a rank's part of the mesh with its halo,
+  // bem's DistributedMesh) holding every source of each leaf the part reads (checked).
   const Octree* part_tree = nullptr;
 };
 

@@ -35,7 +35,8 @@ struct MeshEdge {
 inline constexpr double kDefaultFeatureAngleDegrees = 60.0;
 
 // Every edge once, in ascending order of its vertices. Throws fmbem::Error unless each edge has
-// exactly two faces (Mesh::from_surface already checked that the surface is closed).
+// exactly two faces (Mesh::from_surface already checked that the surface is closed); of a part
+// (Mesh::part_of) the edges with one face in it are left out.
 std::vector<MeshEdge> mesh_edges(const Mesh& mesh);
 
 // Whether each edge is a feature edge: its angle above feature_angle (radians).

@@ -1,11 +1,20 @@
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "fmbem/mesh/surface.hpp"
 
 namespace fmbem {
+
+// What a part of a mesh cannot compute from its own elements (issue 13: a rank's elements and
+// halo): the whole surface's box, enclosed volume, longest edge, element count and flips.
+struct MeshExtent {
+  Vec3 box_min, box_max;
+  double volume = 0.0, max_edge = 0.0;
+  std::size_t elements = 0, flipped = 0;
+};
 
 // A validated closed triangle surface with consistently oriented triangles
 // whose unit normals point out of the body, plus per-element geometry.
@@ -20,6 +29,21 @@ class Mesh {
   // a triangle is degenerate when its area is below 1e-10 of its longest edge
   // squared; so a mesh and the same mesh scaled by 1e-25 or 1e25 are equally valid.
   static Mesh from_surface(Surface surface, const std::string& name);
+  // A part of a mesh validated whole (a rank's elements and halo, issue 13): its triangles as
+  // they are (oriented already), not checked for closedness; the per-element geometry is
+  // computed from its own vertices (the same bits as the whole mesh's), the box, volume, longest
+  // edge and flips are the whole's (`whole`). vertex_complete: per vertex, whether every
+  // triangle of the whole mesh at it is in the part (where not, the part's edges, stencils and
+  // feature edges there are not the whole mesh's). Throws fmbem::Error for a vertex index out
+  // of range or sizes that do not match.
+  static Mesh part_of(const std::string& name, std::vector<Vec3> vertices,
+                      std::vector<Triangle> triangles, std::vector<std::uint8_t> vertex_complete,
+                      const MeshExtent& whole);
+  // Whether this is a part (part_of), and then whether vertex v has all its triangles.
+  bool is_part() const { return part_; }
+  bool vertex_complete(std::size_t v) const { return !part_ || vertex_complete_[v] != 0; }
+  // The whole mesh's (a part's: the one it was cut from).
+  MeshExtent extent() const;
 
   const std::string& name() const { return name_; }
   std::size_t size() const { return triangles_.size(); }
@@ -44,6 +68,9 @@ class Mesh {
  private:
   Mesh() = default;
   void compute_geometry();
+  bool part_ = false;
+  std::vector<std::uint8_t> vertex_complete_;
+  std::size_t whole_size_ = 0;
 
   std::string name_;
   std::vector<Vec3> vertices_;

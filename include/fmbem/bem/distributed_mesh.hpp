@@ -1,0 +1,84 @@
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fmbem/bem/density_reconstruction.hpp"
+#include "fmbem/bem/layer_potentials.hpp"
+#include "fmbem/bem/near_field.hpp"
+#include "fmbem/fmm/distributed.hpp"
+#include "fmbem/mesh/mesh.hpp"
+
+namespace fmbem {
+
+// How far a rank's halo reaches beyond the elements its FMM reads (issue 13): its rows'
+// near-field columns out to pattern_factor corner radii (NearFieldOptions), and every element
+// within `rings` vertex neighbourhoods of those, of the FMM's and of the rows.
+struct HaloReach {
+  int rings = 0;
+  double pattern_factor = 2.5;
+};
+
+// The reach that CorrectedLayerPotentials's part reads with these options: with the quadratic
+// read the pattern out to the refined radius and 3 rings (the fits are the elements read grown
+// by two rings, and a fit reads the triangles at its corners); with the curvature correction at
+// least 1 (an element's curvature vector reads the faces across its edges).
+HaloReach halo_reach(const NearFieldOptions& near, DensityModel double_density,
+                     bool curvature_correction);
+
+// A mesh distributed over the ranks of `comm` for the distributed FMM (issue 13). Rank 0 holds
+// the whole mesh as read and sends each rank its slab (N/P consecutive elements of the input
+// order); the ranks partition the FMM's tree from their slabs (fmm::DistributedFmmPartition:
+// the elements numbered part by part, each part a contiguous range of the solver's numbering),
+// and each rank receives its part's elements and the halo its operator reads: every element
+// with a source point in a leaf its FMM reads (the LET's readers of the leaf), every element
+// whose near-field test can hold one of its rows, and everything within reach.rings vertex
+// neighbourhoods of those. The halo is found from the tree's leaves and per-element bounds
+// (neighbourhood_reach, formed on rank 0): a superset of what is read, checked where it is
+// read (the FMM's part view counts each leaf's sources, a fit needs its corners complete).
+// No rank but rank 0 holds more than its slab and its part with halo. Collective; errors are
+// raised on every rank.
+class DistributedMesh {
+ public:
+  // whole: the validated mesh on rank 0 (ignored elsewhere, may be null); name: the mesh's name
+  // (every rank); quadrature_points and fmm: the discretisation's rule and the FMM's options
+  // (its leaf size), as the operator's.
+  DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::string& name, int quadrature_points,
+                  const fmm::FmmOptions& fmm, const HaloReach& reach);
+
+  // This rank's part: its elements and halo in ascending order of their solver index (a
+  // Mesh::part_of: no closedness, per-vertex completeness, the whole mesh's extent).
+  const Mesh& mesh() const { return *mesh_; }
+  // Per element of mesh(): its index in the solver's numbering (ascending) and in the input.
+  std::span<const std::size_t> solver_elements() const { return solver_elements_; }
+  std::span<const std::size_t> input_elements() const { return input_elements_; }
+  // The rank's rows, as elements of mesh() (contiguous), and the solver index of the first.
+  RowRange rows() const { return rows_; }
+  std::size_t first_row() const { return first_row_; }
+  // The whole mesh's element count.
+  std::size_t whole_size() const { return whole_size_; }
+  // The partition: this rank's locally essential tree, the partition's tree (the shape of the
+  // rank's FMMs, FmmOptions::part_tree), this part's modelled work and every part's size.
+  const fmm::LocallyEssentialTree& locally_essential_tree() const { return let_; }
+  std::shared_ptr<const fmm::Octree> tree() const { return tree_; }
+  double work() const { return work_; }
+  const std::vector<std::size_t>& part_sizes() const { return part_sizes_; }
+
+ private:
+  std::optional<Mesh> mesh_;  // set by the constructor
+  std::vector<std::size_t> solver_elements_, input_elements_;
+  RowRange rows_;
+  std::size_t first_row_ = 0, whole_size_ = 0;
+  fmm::LocallyEssentialTree let_;
+  std::shared_ptr<const fmm::Octree> tree_;
+  double work_ = 0.0;
+  std::vector<std::size_t> part_sizes_;
+};
+
+}  // namespace fmbem

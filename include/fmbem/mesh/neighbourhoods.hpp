@@ -1,0 +1,30 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fmbem/mesh/mesh.hpp"
+
+namespace fmbem {
+
+// The triangles at each vertex, in CSR form: vertex v's are
+// elements[start[v] .. start[v + 1]), ascending.
+struct VertexStars {
+  std::vector<std::int64_t> start;
+  std::vector<std::int32_t> elements;
+};
+VertexStars vertex_stars(const Mesh& mesh);
+
+// Per element e, bounds that a rank's halo must reach (issue 13): every point of every element
+// within `rings` vertex neighbourhoods of e (e alone for 0; one ring: the elements sharing a
+// corner with e) lies within reach[e] of e's centroid, and largest_corner_radius[e] is at least
+// the corner radius (centroid to farthest corner) of each of them. Ring by ring by the triangle
+// inequality: reach_k(e) = max over e's vertex neighbours n (e included) of
+// |c_e - c_n| + reach_(k-1)(n), reach_0(e) = e's corner radius. Throws fmbem::Error for
+// rings < 0.
+struct NeighbourhoodReach {
+  std::vector<double> reach, largest_corner_radius;
+};
+NeighbourhoodReach neighbourhood_reach(const Mesh& mesh, int rings);
+
+}  // namespace fmbem

@@ -1,0 +1,271 @@
+#include "fmbem/bem/distributed_mesh.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <utility>
+
+#include "fmbem/bem/discretization.hpp"
+#include "fmbem/core/error.hpp"
+#include "fmbem/mesh/neighbourhoods.hpp"
+
+namespace fmbem {
+namespace {
+
+// One element as it travels: its corners, their vertices in the whole mesh and how many
+// triangles each has there, its reach bounds, and its indices.
+struct ElementRecord {
+  std::array<Vec3, 3> corners;
+  std::array<std::int64_t, 3> vertices;
+  std::array<std::uint32_t, 3> valences;
+  std::uint32_t unused = 0;
+  // Radii about the centroid: the FMM's readers within reach, the rows' owners within
+  // pattern_reach (HaloReach, neighbourhood_reach).
+  double reach = 0.0, pattern_reach = 0.0;
+  std::uint64_t input = 0, solver = 0;
+};
+
+// An MPI datatype of one record (counts in records, not bytes: no int overflow below 2^31).
+class RecordType {
+ public:
+  RecordType() {
+    MPI_Type_contiguous(int(sizeof(ElementRecord)), MPI_BYTE, &type_);
+    MPI_Type_commit(&type_);
+  }
+  ~RecordType() { MPI_Type_free(&type_); }
+  RecordType(const RecordType&) = delete;
+  RecordType& operator=(const RecordType&) = delete;
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_;
+};
+
+std::size_t slab_begin(std::size_t n, int rank, int size) {
+  return n * std::size_t(rank) / std::size_t(size);
+}
+
+// Rank r's slab of the whole mesh, with the reach bounds and the vertices' valences.
+std::vector<ElementRecord> slab_records(const Mesh& whole, const NeighbourhoodReach& bounds,
+                                        const VertexStars& stars, double pattern_factor,
+                                        double margin, std::size_t first, std::size_t last) {
+  std::vector<ElementRecord> records(last - first);
+  for (std::size_t e = first; e < last; ++e) {
+    ElementRecord& r = records[e - first];
+    for (int c = 0; c < 3; ++c) {
+      const std::int32_t v = whole.triangles()[e][std::size_t(c)];
+      r.corners[std::size_t(c)] = whole.vertices()[std::size_t(v)];
+      r.vertices[std::size_t(c)] = v;
+      r.valences[std::size_t(c)] =
+          std::uint32_t(stars.start[std::size_t(v) + 1] - stars.start[std::size_t(v)]);
+    }
+    r.reach = bounds.reach[e] + margin;
+    r.pattern_reach = bounds.reach[e] + pattern_factor * bounds.largest_corner_radius[e] + margin;
+    r.input = e;
+  }
+  return records;
+}
+
+// Calls visit(leaf, distance) for each leaf of `tree` whose cube lies within `radius` of x
+// (distance: from x to the cube, 0 inside it).
+template <class Visit>
+void for_each_leaf_within(const fmm::Octree& tree, const Vec3& x, double radius, Visit&& visit) {
+  const auto& cells = tree.cells();
+  std::vector<int> stack{0};
+  while (!stack.empty()) {
+    const int c = stack.back();
+    stack.pop_back();
+    const double half = 0.5 * tree.width(cells[c].level);
+    const auto outside = [half](double offset) { return std::max(std::abs(offset) - half, 0.0); };
+    const Vec3 d{outside(x.x - cells[c].center.x), outside(x.y - cells[c].center.y),
+                 outside(x.z - cells[c].center.z)};
+    const double distance = norm(d);
+    if (distance > radius) continue;
+    if (cells[c].is_leaf()) {
+      visit(c, distance);
+      continue;
+    }
+    for (int k = 0; k < cells[c].num_children; ++k) stack.push_back(cells[c].first_child + k);
+  }
+}
+
+}  // namespace
+
+HaloReach halo_reach(const NearFieldOptions& near, DensityModel double_density,
+                     bool curvature_correction) {
+  HaloReach reach{0, near.near_factor};
+  if (double_density == DensityModel::quadratic) {
+    reach.rings = 3;
+    reach.pattern_factor = std::max(near.near_factor, near.refined_factor);
+  }
+  if (curvature_correction) reach.rings = std::max(reach.rings, 1);
+  return reach;
+}
+
+DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::string& name,
+                                 int quadrature_points, const fmm::FmmOptions& fmm,
+                                 const HaloReach& reach) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::string error;
+  if (rank == 0 && whole == nullptr) error = "distributed mesh: rank 0 needs the whole mesh";
+  if (rank == 0 && whole != nullptr && whole->is_part())
+    error = "distributed mesh: rank 0's mesh is a part, not the whole mesh";
+  if (reach.rings < 0 || !(reach.pattern_factor >= 0.0) || !std::isfinite(reach.pattern_factor))
+    error = "distributed mesh: the halo's rings and pattern factor must be 0 or more";
+  fmm::throw_if_any_rank(comm, error);
+
+  // The whole mesh's extent and size, from rank 0.
+  MeshExtent extent;
+  if (rank == 0) extent = whole->extent();
+  MPI_Bcast(&extent, int(sizeof(extent)), MPI_BYTE, 0, comm);
+  whole_size_ = extent.elements;
+  const std::size_t first = slab_begin(whole_size_, rank, size),
+                    last = slab_begin(whole_size_, rank + 1, size);
+
+  // Rank 0 forms the bounds (they need the whole mesh's neighbourhoods) and sends each rank
+  // its slab in turn: one slab's records at a time, not the whole mesh's.
+  const RecordType record_type;
+  std::vector<ElementRecord> slab;
+  if (rank == 0) {
+    const NeighbourhoodReach bounds = neighbourhood_reach(*whole, reach.rings);
+    const VertexStars stars = vertex_stars(*whole);
+    // Rounding in the distances tested against the bounds: far below any element's size.
+    const double margin = 1e-9 * whole->diameter();
+    for (int r = size - 1; r >= 0; --r) {
+      slab = slab_records(*whole, bounds, stars, reach.pattern_factor, margin,
+                          slab_begin(whole_size_, r, size), slab_begin(whole_size_, r + 1, size));
+      if (r > 0) MPI_Send(slab.data(), int(slab.size()), record_type.get(), r, 0, comm);
+    }
+  } else {
+    slab.resize(last - first);
+    MPI_Recv(slab.data(), int(slab.size()), record_type.get(), 0, 0, comm, MPI_STATUS_IGNORE);
+  }
+
+  // The partition from the slabs' points, formed as Discretization forms them (a mesh of the
+  // slab's triangles: the same corners, so the same bits).
+  std::unique_ptr<fmm::DistributedFmmPartition> partition;
+  {
+    std::vector<Vec3> corners;
+    std::vector<Triangle> triangles;
+    corners.reserve(3 * slab.size());
+    for (const ElementRecord& r : slab) {
+      const std::int32_t at = std::int32_t(corners.size());
+      corners.insert(corners.end(), r.corners.begin(), r.corners.end());
+      triangles.push_back({at, at + 1, at + 2});
+    }
+    std::vector<std::uint8_t> complete(corners.size(), 0);
+    const Mesh slab_mesh =
+        Mesh::part_of(name, std::move(corners), std::move(triangles), std::move(complete), extent);
+    const TriangleRule& rule = triangle_rule(quadrature_points);
+    const std::vector<Vec3> sources = quadrature_points_of(slab_mesh, rule, 0, slab_mesh.size());
+    std::vector<std::size_t> source_element(sources.size());
+    for (std::size_t s = 0; s < sources.size(); ++s) source_element[s] = s / rule.size();
+    partition = std::make_unique<fmm::DistributedFmmPartition>(comm, sources, slab_mesh.centroids(),
+                                                               source_element, first, fmm);
+    // Which parts need each slab element: its owner, the FMM's readers of the leaves within
+    // its reach, the owners of the leaves within its pattern reach (their rows).
+    const fmm::Octree& tree = partition->tree();
+    const fmm::TreePartition& cut = partition->partition();
+    std::vector<std::vector<int>> readers(tree.cells().size());
+    std::vector<char> readers_known(tree.cells().size(), 0);
+    std::vector<std::pair<int, std::size_t>> sends;  // (part, slab element)
+    std::vector<int> parts;
+    for (std::size_t e = 0; e < slab.size(); ++e) {
+      ElementRecord& r = slab[e];
+      r.solver = partition->slab_new_indices()[e];
+      parts.assign(1, partition->slab_parts()[e]);
+      for_each_leaf_within(tree, slab_mesh.centroids()[e], r.pattern_reach,
+                           [&](int leaf, double distance) {
+                             parts.push_back(cut.part_of_leaf(leaf));
+                             if (distance > r.reach) return;
+                             if (!readers_known[leaf]) {
+                               readers[leaf] = cut.readers_of_leaf(leaf);
+                               readers_known[leaf] = 1;
+                             }
+                             parts.insert(parts.end(), readers[leaf].begin(), readers[leaf].end());
+                           });
+      std::sort(parts.begin(), parts.end());
+      parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
+      for (int q : parts) sends.emplace_back(q, e);
+    }
+    std::stable_sort(sends.begin(), sends.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<ElementRecord> send_buffer(sends.size());
+    std::vector<int> send_counts(std::size_t(size), 0), send_offsets(std::size_t(size), 0);
+    for (std::size_t i = 0; i < sends.size(); ++i) {
+      send_buffer[i] = slab[sends[i].second];
+      ++send_counts[std::size_t(sends[i].first)];
+    }
+    std::exclusive_scan(send_counts.begin(), send_counts.end(), send_offsets.begin(), 0);
+    std::vector<int> receive_counts(std::size_t(size), 0), receive_offsets(std::size_t(size), 0);
+    MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm);
+    std::exclusive_scan(receive_counts.begin(), receive_counts.end(), receive_offsets.begin(), 0);
+    slab.clear();
+    slab.shrink_to_fit();
+    slab.resize(std::size_t(receive_offsets.back() + receive_counts.back()));
+    MPI_Alltoallv(send_buffer.data(), send_counts.data(), send_offsets.data(), record_type.get(),
+                  slab.data(), receive_counts.data(), receive_offsets.data(), record_type.get(),
+                  comm);
+  }
+  let_ = partition->locally_essential_tree();
+  tree_ = partition->shared_tree();
+  work_ = partition->partition().work(rank);
+  part_sizes_ = partition->part_sizes();
+  partition.reset();
+
+  // The part with its halo, in solver order; vertices numbered by their whole-mesh index.
+  std::vector<ElementRecord>& part = slab;
+  std::sort(part.begin(), part.end(),
+            [](const ElementRecord& a, const ElementRecord& b) { return a.solver < b.solver; });
+  std::vector<std::int64_t> vertex_ids;
+  vertex_ids.reserve(3 * part.size());
+  for (const ElementRecord& r : part)
+    vertex_ids.insert(vertex_ids.end(), r.vertices.begin(), r.vertices.end());
+  std::sort(vertex_ids.begin(), vertex_ids.end());
+  vertex_ids.erase(std::unique(vertex_ids.begin(), vertex_ids.end()), vertex_ids.end());
+  std::vector<Vec3> vertices(vertex_ids.size());
+  std::vector<std::uint32_t> valence(vertex_ids.size(), 0), held(vertex_ids.size(), 0);
+  std::vector<Triangle> triangles(part.size());
+  solver_elements_.resize(part.size());
+  input_elements_.resize(part.size());
+  for (std::size_t e = 0; e < part.size(); ++e) {
+    const ElementRecord& r = part[e];
+    for (std::size_t c = 0; c < 3; ++c) {
+      const std::size_t v =
+          std::size_t(std::lower_bound(vertex_ids.begin(), vertex_ids.end(), r.vertices[c]) -
+                      vertex_ids.begin());
+      triangles[e][c] = std::int32_t(v);
+      vertices[v] = r.corners[c];
+      valence[v] = r.valences[c];
+      ++held[v];
+    }
+    solver_elements_[e] = r.solver;
+    input_elements_[e] = r.input;
+  }
+  std::vector<std::uint8_t> complete(vertices.size());
+  for (std::size_t v = 0; v < vertices.size(); ++v) complete[v] = held[v] == valence[v];
+  first_row_ = std::accumulate(part_sizes_.begin(), part_sizes_.begin() + rank, std::size_t(0));
+  const auto row_begin =
+      std::lower_bound(solver_elements_.begin(), solver_elements_.end(), first_row_) -
+      solver_elements_.begin();
+  const auto row_end = std::lower_bound(solver_elements_.begin(), solver_elements_.end(),
+                                        first_row_ + part_sizes_[std::size_t(rank)]) -
+                       solver_elements_.begin();
+  rows_ = {std::size_t(row_begin), std::size_t(row_end)};
+  if (rows_.size() != part_sizes_[std::size_t(rank)])
+    error = "distributed mesh: rank " + std::to_string(rank) + " received " +
+            std::to_string(rows_.size()) + " of its " +
+            std::to_string(part_sizes_[std::size_t(rank)]) +
+            " elements (a defect: please report it)";
+  fmm::throw_if_any_rank(comm, error);
+  part.clear();
+  part.shrink_to_fit();
+  mesh_.emplace(
+      Mesh::part_of(name, std::move(vertices), std::move(triangles), std::move(complete), extent));
+}
+
+}  // namespace fmbem
