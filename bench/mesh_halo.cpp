@@ -1,0 +1,97 @@
+// The mesh distributed with its halo (issue 13 step 4, bem's DistributedMesh) under mpiexec: how
+// many elements each rank holds (its rows and the halo its operator reads) against the whole
+// mesh, how long the distribution takes, and each rank's peak memory (rank 0, which reads the
+// whole mesh, apart from the others).
+//
+//   mpiexec -n P mesh_halo [-L 8] [-leaf 100] [-halo cbie|bm]
+//
+// -halo: the reach of the conventional operator (the near pattern, no rings) or of
+// Burton-Miller's (the quadratic read: the refined pattern and three vertex rings), as
+// halo_reach gives them for bem_solve's defaults.
+#include <mpi.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "bench_util.hpp"
+#include "fmbem/bem/distributed_mesh.hpp"
+#include "fmbem/mesh/mesh.hpp"
+
+namespace {
+
+using namespace fmbem;
+using namespace fmbem::bench;
+
+double peak_rss_gb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / (1024.0 * 1024.0);
+}
+
+int run(int argc, char** argv) {
+  int level = 8, leaf = 100;
+  std::string halo = "cbie";
+  for (Arguments args(argc, argv); args.next();) {
+    if (args.key() == "-L")
+      level = std::stoi(args.value());
+    else if (args.key() == "-leaf")
+      leaf = std::stoi(args.value());
+    else if (args.key() == "-halo")
+      halo = args.value();
+    else
+      throw std::runtime_error("unknown option " + args.key());
+  }
+  if (halo != "cbie" && halo != "bm") throw std::runtime_error("-halo is cbie or bm");
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::optional<Mesh> whole;
+  if (rank == 0) whole.emplace(Mesh::from_surface(make_icosphere(level, 1.0), "icosphere"));
+  const double read_peak = peak_rss_gb();
+  fmm::FmmOptions options;
+  options.order = 8;
+  options.max_leaf = leaf;
+  options.device = fmm::FmmOptions::Device::cpu;
+  const NearFieldOptions near;
+  const HaloReach reach = halo_reach(
+      near, halo == "bm" ? DensityModel::quadratic : DensityModel::constant, halo == "bm");
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto start = Clock::now();
+  const DistributedMesh local(MPI_COMM_WORLD, whole ? &*whole : nullptr, "icosphere", 3, options,
+                              reach);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double seconds = seconds_since(start);
+  const double mine[5] = {double(local.mesh().size()), double(local.rows().size()),
+                          double(local.mesh().size() - local.rows().size()),
+                          double(local.mesh().vertices().size()), rank == 0 ? 0.0 : peak_rss_gb()};
+  double most[5], sum[5];
+  MPI_Reduce(mine, most, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  MPI_Reduce(mine, sum, 5, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    const double n = double(local.whole_size());
+    std::printf(
+        "| %d | %.0f | %s | %d | %.0f | %.0f | %.0f / %.0f | %.3f | %.3f | %.3f / %.3f | %.3f | "
+        "%.2f |\n",
+        level, n, halo.c_str(), size, most[0], most[1], most[2], sum[2] / size, most[0] / n,
+        sum[0] / n, peak_rss_gb(), read_peak, size > 1 ? most[4] : 0.0, seconds);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  try {
+    status = run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mesh_halo: %s\n", e.what());
+    status = 1;
+  }
+  MPI_Finalize();
+  return status;
+}
