@@ -1,6 +1,8 @@
 #pragma once
-// Small helpers the benchmark programs share: wall-clock timing, comma-separated lists and the
-// walk over "-key value" command-line arguments.
+// Small helpers the benchmark programs share: wall-clock timing, peak memory, comma-separated
+// lists and the walk over "-key value" command-line arguments.
+#include <sys/resource.h>
+
 #include <chrono>
 #include <sstream>
 #include <stdexcept>
@@ -10,6 +12,13 @@
 namespace fmbem::bench {
 
 using Clock = std::chrono::steady_clock;
+
+// This process's peak resident memory so far, GiB (getrusage's KiB).
+inline double peak_rss_gb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / (1024.0 * 1024.0);
+}
 
 inline double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();

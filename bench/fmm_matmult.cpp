@@ -10,7 +10,6 @@
 // quadrature points and targets the centroids, and writes DIR/points.bin and
 // DIR/reference.bin (bench/fmm3d_compare.py reads them).
 #include <omp.h>
-#include <sys/resource.h>
 
 #include <array>
 #include <chrono>
@@ -31,12 +30,6 @@ namespace {
 
 using namespace fmbem;
 using namespace fmbem::bench;
-
-double peak_rss_gb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / (1024.0 * 1024.0);  // KiB -> GiB
-}
 
 class PhaseTimer final : public fmm::FmmObserver {
  public:

@@ -9,7 +9,6 @@
 // Burton-Miller's (the quadratic read: the refined pattern and three vertex rings), as
 // halo_reach gives them for bem_solve's defaults.
 #include <mpi.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -24,12 +23,6 @@ namespace {
 
 using namespace fmbem;
 using namespace fmbem::bench;
-
-double peak_rss_gb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / (1024.0 * 1024.0);
-}
 
 int run(int argc, char** argv) {
   int level = 8, leaf = 100;

@@ -16,7 +16,6 @@
 // scheme (every rank the whole tree) moves, per rank, the whole density (N x 16 bytes, the
 // VecScatter to all) and the whole multipole array through an MPI_Allreduce (a ring sends and
 // receives 2 (P - 1) / P times the array).
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -37,12 +36,6 @@ namespace {
 
 using namespace fmbem;
 using namespace fmbem::bench;
-
-double peak_rss_gb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / (1024.0 * 1024.0);
-}
 
 struct Config {
   int order = 8, max_leaf = 50;
