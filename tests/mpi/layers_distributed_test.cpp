@@ -286,7 +286,8 @@ void expect_local_mesh_equals_whole_mesh(const LocalCase& lc) {
   EXPECT_EQ(mesh.diameter(), p.mesh.diameter());
   EXPECT_EQ(mesh.extent().elements, n);
   // The halo: fewer than every element on 2 ranks or more (the small meshes' halos of the
-  // quadratic read, three rings and the refined radius deep, may reach every element).
+  // quadratic read, three rings and the refined radius deep, may reach every element: at
+  // icosphere:4 on 2 ranks 4,175 of 5,120, bench/mesh_halo for the large meshes).
   if (size > 1 && !one_leaf && lc.halo_below_whole) EXPECT_LT(mesh.size(), n);
 
   const Discretization local_disc(mesh, 3);
@@ -332,17 +333,17 @@ void expect_local_mesh_equals_whole_mesh(const LocalCase& lc) {
 }
 
 TEST(DistributedMesh, ConventionalOperatorEqualsWholeMeshPart) {
-  expect_local_mesh_equals_whole_mesh({Case{2.0, false}, make_icosphere(3, 1.0)});
+  expect_local_mesh_equals_whole_mesh(
+      {Case{2.0, false, fmm::FmmOptions::Device::cpu, 4, 40}, make_icosphere(4, 1.0)});
 }
 
 TEST(DistributedMesh, BurtonMillerQuadraticOperatorEqualsWholeMeshPart) {
-  expect_local_mesh_equals_whole_mesh(
-      {Case{2.0, true, fmm::FmmOptions::Device::cpu, 4, 40}, make_icosphere(4, 1.0)});
+  expect_local_mesh_equals_whole_mesh({Case{2.0, true}, make_icosphere(3, 1.0), false});
 }
 
 // Feature edges at the parts' rims: the one-sided fits beside the cube's edges.
 TEST(DistributedMesh, BoxWithFeatureEdgesEqualsWholeMeshPart) {
-  expect_local_mesh_equals_whole_mesh({Case{1.5, true}, make_box(8, 1.0), false});
+  expect_local_mesh_equals_whole_mesh({Case{1.5, true}, make_box(6, 1.0), false});
 }
 
 TEST(DistributedMesh, RanksWithoutElements) {
