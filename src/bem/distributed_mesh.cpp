@@ -131,8 +131,8 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
   const RecordType record_type;
   std::vector<ElementRecord> slab;
   if (rank == 0) {
-    const NeighbourhoodReach bounds = neighbourhood_reach(*whole, reach.rings);
     const VertexStars stars = vertex_stars(*whole);
+    const NeighbourhoodReach bounds = neighbourhood_reach(*whole, stars, reach.rings);
     // Rounding in the distances tested against the bounds: far below any element's size.
     const double margin = 1e-9 * whole->diameter();
     for (int r = size - 1; r >= 0; --r) {

@@ -21,8 +21,10 @@ VertexStars vertex_stars(const Mesh& mesh) {
   return stars;
 }
 
-NeighbourhoodReach neighbourhood_reach(const Mesh& mesh, int rings) {
+NeighbourhoodReach neighbourhood_reach(const Mesh& mesh, const VertexStars& stars, int rings) {
   if (rings < 0) throw Error("neighbourhood reach: the rings must be 0 or more");
+  if (stars.start.size() != mesh.vertices().size() + 1)
+    throw Error("neighbourhood reach: the vertex stars are not of this mesh");
   const std::size_t n = mesh.size();
   const std::vector<Vec3>& centroids = mesh.centroids();
   NeighbourhoodReach result;
@@ -33,7 +35,6 @@ NeighbourhoodReach neighbourhood_reach(const Mesh& mesh, int rings) {
                   norm(mesh.corner(e, 2) - centroids[e])});
   result.largest_corner_radius = result.reach;
   if (rings == 0) return result;
-  const VertexStars stars = vertex_stars(mesh);
   std::vector<double> reach(n), largest(n);
   for (int ring = 0; ring < rings; ++ring) {
 #pragma omp parallel for schedule(static)

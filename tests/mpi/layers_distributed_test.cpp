@@ -98,6 +98,20 @@ struct Case {
   int level = 3, max_leaf = 20;  // the icosphere and the FMM's leaf size
 };
 
+// A part's FMM layer potentials as bem_solve builds them: the part and the partition's tree
+// given, then distributed over the ranks.
+std::unique_ptr<FmmLayerPotentials> part_layers(const Discretization& disc, double k, RowRange rows,
+                                                const fmm::LocallyEssentialTree& let,
+                                                const fmm::Octree& tree, fmm::FmmOptions options,
+                                                cplx coupling, DensityModel model) {
+  options.part = &let;
+  options.part_tree = &tree;
+  auto layers = std::make_unique<FmmLayerPotentials>(disc, k, rows, NearFieldOptions{}, options,
+                                                     nullptr, coupling, model);
+  layers->distribute(let, MPI_COMM_WORLD);
+  return layers;
+}
+
 // A monopole radiating from inside the unit sphere, at the case's k and formulation.
 ProblemSpec radiation_spec(const Case& c) {
   ProblemSpec spec;
@@ -123,12 +137,9 @@ void expect_part_equals_whole(const Case& c) {
   const NearFieldOptions near;
   const FmmLayerPotentials whole(disc, c.k, p.rows, near, options, nullptr, problem.coupling(),
                                  model);
-  fmm::FmmOptions part_options = options;
-  part_options.part = &p.let;
-  part_options.part_tree = p.tree.get();
-  FmmLayerPotentials part(disc, c.k, p.rows, near, part_options, nullptr, problem.coupling(),
-                          model);
-  part.distribute(p.let, MPI_COMM_WORLD);
+  const auto part_pointer =
+      part_layers(disc, c.k, p.rows, p.let, *p.tree, options, problem.coupling(), model);
+  const FmmLayerPotentials& part = *part_pointer;
   // The FMM's tree is a part's view, holding fewer source points than the problem's on 2+ ranks.
   EXPECT_TRUE(part.fmm().tree().is_part_view());
   if (size > 1 && !one_leaf) EXPECT_LT(part.fmm().tree().source_order().size(), 3 * n);
@@ -254,12 +265,9 @@ void expect_local_mesh_equals_whole_mesh(const LocalCase& lc) {
   const DensityModel model = c.burton_miller ? DensityModel::quadratic : DensityModel::constant;
   const NearFieldOptions near;
   const Discretization disc(p.mesh, 3);
-  fmm::FmmOptions part_options = options;
-  part_options.part = &p.let;
-  part_options.part_tree = p.tree.get();
-  FmmLayerPotentials reference(disc, c.k, p.rows, near, part_options, nullptr, problem.coupling(),
-                               model);
-  reference.distribute(p.let, MPI_COMM_WORLD);
+  const auto reference_pointer =
+      part_layers(disc, c.k, p.rows, p.let, *p.tree, options, problem.coupling(), model);
+  const FmmLayerPotentials& reference = *reference_pointer;
 
   const Mesh user_mesh = Mesh::from_surface(lc.surface, "test");
   const DistributedMesh local(MPI_COMM_WORLD, world_rank() == 0 ? &user_mesh : nullptr, "test", 3,
@@ -291,12 +299,10 @@ void expect_local_mesh_equals_whole_mesh(const LocalCase& lc) {
   if (size > 1 && !one_leaf && lc.halo_below_whole) EXPECT_LT(mesh.size(), n);
 
   const Discretization local_disc(mesh, 3);
-  fmm::FmmOptions local_options = options;
-  local_options.part = &local.locally_essential_tree();
-  local_options.part_tree = local.tree().get();
-  FmmLayerPotentials layers(local_disc, c.k, local.rows(), near, local_options, nullptr,
-                            problem.coupling(), model);
-  layers.distribute(local.locally_essential_tree(), MPI_COMM_WORLD);
+  const auto layers_pointer =
+      part_layers(local_disc, c.k, local.rows(), local.locally_essential_tree(), *local.tree(),
+                  options, problem.coupling(), model);
+  const FmmLayerPotentials& layers = *layers_pointer;
   const std::span<const std::size_t> columns = layers.column_elements(),
                                      reference_columns = reference.column_elements();
   ASSERT_EQ(columns.size(), reference_columns.size());

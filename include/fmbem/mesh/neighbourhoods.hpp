@@ -25,6 +25,7 @@ VertexStars vertex_stars(const Mesh& mesh);
 struct NeighbourhoodReach {
   std::vector<double> reach, largest_corner_radius;
 };
-NeighbourhoodReach neighbourhood_reach(const Mesh& mesh, int rings);
+// stars: vertex_stars(mesh), which callers that need it too build once.
+NeighbourhoodReach neighbourhood_reach(const Mesh& mesh, const VertexStars& stars, int rings);
 
 }  // namespace fmbem

@@ -57,7 +57,7 @@ TEST(NeighbourhoodReach, BoundsEveryElementWithinTheRings) {
   for (const Surface& surface : {make_icosphere(2, 1.5), make_box(3, 1.0)}) {
     const Mesh mesh = Mesh::from_surface(surface, "test");
     for (int rings : {0, 1, 3}) {
-      const NeighbourhoodReach bounds = neighbourhood_reach(mesh, rings);
+      const NeighbourhoodReach bounds = neighbourhood_reach(mesh, vertex_stars(mesh), rings);
       ASSERT_EQ(bounds.reach.size(), mesh.size());
       std::size_t outside = 0;
       for (std::size_t e = 0; e < mesh.size(); e += 7) {
@@ -75,7 +75,10 @@ TEST(NeighbourhoodReach, BoundsEveryElementWithinTheRings) {
       EXPECT_EQ(outside, 0u) << "rings " << rings;
     }
   }
-  EXPECT_THROW(neighbourhood_reach(Mesh::from_surface(make_icosphere(0, 1.0), "t"), -1), Error);
+  const Mesh small = Mesh::from_surface(make_icosphere(0, 1.0), "t");
+  EXPECT_THROW(neighbourhood_reach(small, vertex_stars(small), -1), Error);
+  const Mesh other = Mesh::from_surface(make_icosphere(1, 1.0), "t");
+  EXPECT_THROW(neighbourhood_reach(small, vertex_stars(other), 1), Error);
 }
 
 // A part: the whole mesh's geometry per element, bit for bit, the whole's extent, its vertices'
