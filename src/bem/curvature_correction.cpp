@@ -1,5 +1,6 @@
 #include "fmbem/bem/curvature_correction.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -36,16 +37,35 @@ double segment_single_layer(const Vec3& x, const Vec3& a, const Vec3& b) {
   return std::log1p(2.0 * length / (ra + rb - length)) / (4.0 * std::numbers::pi);
 }
 
+std::vector<FeatureSegment> feature_edge_segments(const Mesh& mesh, double feature_angle,
+                                                  std::optional<RowRange> lower_face_in) {
+  if (mesh.is_part() && !lower_face_in)
+    throw Error("curvature correction: a part's feature edges are not the whole mesh's");
+  if (lower_face_in)
+    for (std::size_t e = lower_face_in->begin; e < lower_face_in->end; ++e)
+      for (int c = 0; c < 3; ++c)
+        if (!mesh.vertex_complete(std::size_t(mesh.triangles()[e][std::size_t(c)])))
+          throw Error(
+              "curvature correction: a row's corner lacks triangles in this part (its halo "
+              "is too thin: a defect, please report it)");
+  std::vector<FeatureSegment> segments;
+  for (const MeshEdge& edge : mesh_edges(mesh)) {
+    if (!is_feature_edge(edge, feature_angle)) continue;
+    const std::size_t lower = std::size_t(std::min(edge.faces[0], edge.faces[1]));
+    if (lower_face_in && (lower < lower_face_in->begin || lower >= lower_face_in->end)) continue;
+    segments.push_back({mesh.vertices()[std::size_t(edge.vertices[0])],
+                        mesh.vertices()[std::size_t(edge.vertices[1])], edge.curvature});
+  }
+  return segments;
+}
+
 std::vector<double> feature_edge_curvature_term(const Mesh& mesh, RowRange rows,
                                                 double feature_angle) {
-  struct Segment {
-    Vec3 a, b, v;
-  };
-  std::vector<Segment> segments;
-  for (const MeshEdge& edge : mesh_edges(mesh))
-    if (is_feature_edge(edge, feature_angle))
-      segments.push_back({mesh.vertices()[std::size_t(edge.vertices[0])],
-                          mesh.vertices()[std::size_t(edge.vertices[1])], edge.curvature});
+  return feature_edge_curvature_term(mesh, rows, feature_edge_segments(mesh, feature_angle));
+}
+
+std::vector<double> feature_edge_curvature_term(const Mesh& mesh, RowRange rows,
+                                                std::span<const FeatureSegment> segments) {
   std::vector<double> term(rows.size(), 0.0);
   if (segments.empty()) return term;
 #pragma omp parallel for schedule(static)
@@ -53,10 +73,29 @@ std::vector<double> feature_edge_curvature_term(const Mesh& mesh, RowRange rows,
     const Vec3& x = mesh.centroids()[rows.begin + r];
     const Vec3& n = mesh.normals()[rows.begin + r];
     double sum = 0.0;
-    for (const Segment& s : segments) sum += dot(n, s.v) * segment_single_layer(x, s.a, s.b);
+    for (const FeatureSegment& s : segments) sum += dot(n, s.v) * segment_single_layer(x, s.a, s.b);
     term[r] = sum;
   }
   return term;
+}
+
+void check_curvature_columns(const Mesh& mesh, const LayerPotentials& op) {
+  if (!mesh.is_part()) return;
+  const auto complete = [&](std::size_t e) {
+    for (int c = 0; c < 3; ++c)
+      if (!mesh.vertex_complete(std::size_t(mesh.triangles()[e][std::size_t(c)]))) return false;
+    return true;
+  };
+  const std::span<const std::size_t> columns = op.column_elements();
+  bool all_complete = true;
+  if (columns.empty())
+    for (std::size_t e = 0; e < op.columns(); ++e) all_complete = all_complete && complete(e);
+  else
+    for (const std::size_t e : columns) all_complete = all_complete && complete(e);
+  if (!all_complete)
+    throw Error(
+        "curvature correction: an element read lacks its neighbours in this part (its "
+        "halo is too thin: a defect, please report it)");
 }
 
 namespace {
@@ -69,16 +108,18 @@ void check_operator(const Mesh& mesh, const LayerPotentials& op, cplx coupling, 
   if (!of_mesh || op.rows().begin != rows.begin || op.rows().end != rows.end ||
       op.coupling() != coupling)
     throw Error("curvature correction: layer potentials of another mesh, rows or coupling");
+  check_curvature_columns(mesh, op);
 }
 
 // The plain operator's share of c: -n_i . L_feature(x_i) - n_i . (D[n] + S[w_smooth])(x_i), and
 // S[1] for the coupled share.
 std::vector<double> plain_share(const Mesh& mesh, const LayerPotentials& plain,
-                                double feature_angle, std::vector<cplx>& s) {
+                                double feature_angle, std::span<const FeatureSegment> segments,
+                                std::vector<cplx>& s) {
   const RowRange rows = plain.rows();
   const std::vector<Vec3> w = element_curvature_vectors(mesh, feature_angle);
   // -n_i . L_feature(x_i): the feature edges' curvature, kept on the edges.
-  std::vector<double> c = feature_edge_curvature_term(mesh, rows, feature_angle);
+  std::vector<double> c = feature_edge_curvature_term(mesh, rows, segments);
   for (double& value : c) value = -value;
   std::vector<cplx> y(rows.size());
   // -n_i . (D[n] + S[w_smooth]), one Cartesian component at a time.
@@ -118,14 +159,20 @@ std::vector<double> adjoint_double_layer_curvature_correction(const Mesh& mesh,
   check_operator(mesh, plain, 0.0, plain.rows());
   check_operator(mesh, coupled, 1.0, plain.rows());
   std::vector<cplx> s;
-  std::vector<double> c = plain_share(mesh, plain, feature_angle, s);
+  std::vector<double> c =
+      plain_share(mesh, plain, feature_angle, feature_edge_segments(mesh, feature_angle), s);
   add_coupled_share(coupled, s, c);
   return c;
 }
 
 std::vector<double> adjoint_double_layer_curvature_correction(
     const Mesh& mesh, const std::function<std::unique_ptr<LayerPotentials>()>& make_plain,
-    const std::function<std::unique_ptr<LayerPotentials>()>& make_coupled, double feature_angle) {
+    const std::function<std::unique_ptr<LayerPotentials>()>& make_coupled, double feature_angle,
+    const std::vector<FeatureSegment>* whole_segments) {
+  std::vector<FeatureSegment> own;
+  if (!whole_segments) own = feature_edge_segments(mesh, feature_angle);
+  const std::span<const FeatureSegment> segments =
+      whole_segments ? std::span<const FeatureSegment>(*whole_segments) : own;
   std::vector<cplx> s;
   std::vector<double> c;
   RowRange rows;
@@ -133,7 +180,7 @@ std::vector<double> adjoint_double_layer_curvature_correction(
     const std::unique_ptr<LayerPotentials> plain = make_plain();
     rows = plain->rows();
     check_operator(mesh, *plain, 0.0, rows);
-    c = plain_share(mesh, *plain, feature_angle, s);
+    c = plain_share(mesh, *plain, feature_angle, segments, s);
   }
   const std::unique_ptr<LayerPotentials> coupled = make_coupled();
   check_operator(mesh, *coupled, 1.0, rows);

@@ -268,4 +268,30 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
       Mesh::part_of(name, std::move(vertices), std::move(triangles), std::move(complete), extent));
 }
 
+std::vector<FeatureSegment> gather_feature_segments(MPI_Comm comm, const DistributedMesh& mesh,
+                                                    double feature_angle) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  std::vector<FeatureSegment> own;
+  std::string error;
+  try {
+    own = feature_edge_segments(mesh.mesh(), feature_angle, mesh.rows());
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  fmm::throw_if_any_rank(comm, error);
+  MPI_Datatype segment_type;
+  MPI_Type_contiguous(int(sizeof(FeatureSegment)), MPI_BYTE, &segment_type);
+  MPI_Type_commit(&segment_type);
+  int count = int(own.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), offsets(counts.size());
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), 0);
+  std::vector<FeatureSegment> all(std::size_t(offsets.back() + counts.back()));
+  MPI_Allgatherv(own.data(), count, segment_type, all.data(), counts.data(), offsets.data(),
+                 segment_type, comm);
+  MPI_Type_free(&segment_type);
+  return all;
+}
+
 }  // namespace fmbem

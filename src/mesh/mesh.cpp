@@ -311,11 +311,18 @@ Mesh Mesh::part_of(const std::string& name, std::vector<Vec3> vertices,
   mesh.max_edge_ = whole.max_edge;
   mesh.flipped_ = whole.flipped;
   mesh.whole_size_ = whole.elements;
+  mesh.whole_vertices_ = whole.vertices;
   return mesh;
 }
 
 MeshExtent Mesh::extent() const {
-  return {box_min_, box_max_, volume_, max_edge_, part_ ? whole_size_ : size(), flipped_};
+  return {box_min_,
+          box_max_,
+          volume_,
+          max_edge_,
+          part_ ? whole_size_ : size(),
+          flipped_,
+          part_ ? whole_vertices_ : vertices_.size()};
 }
 
 void Mesh::compute_geometry() {

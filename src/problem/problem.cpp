@@ -31,10 +31,9 @@ constexpr double kOnSurfaceFraction = 0.01;
 // Closer than this fraction, one element cannot resolve the source's field.
 constexpr double kUnresolvedFraction = 0.5;
 
-// Refuses a source on the surface, warns about one too close to it.
-void check_source_clearance(const Mesh &mesh, const Vec3 &source, const std::string &what,
-                            std::vector<std::string> &warnings) {
-  const SurfaceDistance near = distance_to_surface(mesh, source);
+// Refuses a source on the surface, warns about one too close to it (`near`: its distance).
+void check_source_clearance(const SurfaceDistance &near, const Vec3 &source,
+                            const std::string &what, std::vector<std::string> &warnings) {
   const std::string where = what + " " + format_point(source);
   const std::string distances = "distance " + format_number(near.distance) +
                                 ", nearest element size " + format_number(near.element_size);
@@ -44,6 +43,13 @@ void check_source_clearance(const Mesh &mesh, const Vec3 &source, const std::str
     warnings.push_back(where + " is closer to the surface than half an element (" + distances +
                        "): the elements cannot resolve its field there; refine the mesh or "
                        "move the source");
+}
+
+// The spec's point source: the incident one (scattering) or the monopole (radiation).
+std::optional<Vec3> source_of(const ProblemSpec &spec) {
+  if (spec.kind == ProblemKind::Radiation) return spec.source;
+  if (spec.incident.kind == exact::Incident::Kind::PointSource) return spec.incident.source;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -161,7 +167,23 @@ const char *formulation_name(Formulation formulation) {
 
 cplx default_bm_alpha(double k) { return cplx(0.0, 1.0 / k); }
 
-Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRange> exact_rows)
+SurfaceFacts surface_facts(const Mesh &mesh, const ProblemSpec &spec) {
+  if (mesh.is_part()) throw Error("the surface's facts need the whole mesh, not a part of it");
+  SurfaceFacts facts;
+  if (const auto sphere = fit_sphere(mesh)) {
+    facts.is_sphere = true;
+    facts.sphere = *sphere;
+  }
+  if (const auto source = source_of(spec)) {
+    facts.has_source = true;
+    facts.source_distance = distance_to_surface(mesh, *source);
+    facts.source_winding = winding_number(mesh, *source);
+  }
+  return facts;
+}
+
+Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRange> exact_rows,
+                 const SurfaceFacts *whole)
     : mesh_(&mesh), spec_(spec), exact_rows_(exact_rows.value_or(RowRange{0, mesh.size()})) {
   if (exact_rows_.begin > exact_rows_.end || exact_rows_.end > mesh.size())
     throw Error("the exact solution's rows run past the mesh's elements");
@@ -182,21 +204,28 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
     throw Error(
         "-bem_bm_alpha applies to the Burton-Miller formulation only (-bem_formulation bm)");
   }
+  if (whole == nullptr && mesh.is_part())
+    throw Error("a problem on a part of the mesh needs the whole surface's facts");
+  const SurfaceFacts facts = whole ? *whole : surface_facts(mesh, spec);
+  if (facts.has_source != source_of(spec).has_value())
+    throw Error("the surface's facts were formed for another problem's source");
   const std::size_t first = exact_rows_.begin, rows = exact_rows_.size();
   const auto &x = mesh.centroids();
   const auto &normals = mesh.normals();
 
   if (spec.kind == ProblemKind::Scattering) {
     if (spec.incident.kind == exact::Incident::Kind::PointSource) {
-      check_source_clearance(mesh, spec.incident.source, "the incident point source", warnings_);
-      if (std::abs(winding_number(mesh, spec.incident.source)) > 0.5)
+      check_source_clearance(facts.source_distance, spec.incident.source,
+                             "the incident point source", warnings_);
+      if (std::abs(facts.source_winding) > 0.5)
         throw Error("the incident point source " + format_point(spec.incident.source) +
                     " must lie outside the body");
     }
     if (spec.incident.kind == exact::Incident::Kind::PlaneWave &&
         norm(spec.incident.direction) == 0)
       throw Error("the incident direction must be a non-zero vector");
-    if (const auto sphere = fit_sphere(mesh)) {
+    if (facts.is_sphere) {
+      const SphereFit *sphere = &facts.sphere;
       const exact::SphereScattering mie(spec.k, sphere->radius, sphere->center,
                                         spec.bc == BoundaryCondition::Neumann
                                             ? exact::SphereBoundary::Rigid
@@ -211,8 +240,8 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
                     std::to_string(mie.terms()) + " terms)";
     }
   } else {
-    check_source_clearance(mesh, spec.source, "the radiation source", warnings_);
-    if (winding_number(mesh, spec.source) < 0.5)
+    check_source_clearance(facts.source_distance, spec.source, "the radiation source", warnings_);
+    if (facts.source_winding < 0.5)
       throw Error("the radiation source " + format_point(spec.source) +
                   " must lie inside the body (use -bem_source x,y,z)");
     std::vector<cplx> values(rows);

@@ -17,10 +17,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 
 #include "fmbem/bem/curvature_correction.hpp"
 #include "fmbem/bem/direct_layer_potentials.hpp"
 #include "fmbem/bem/discretization.hpp"
+#include "fmbem/bem/distributed_mesh.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/distributed.hpp"
@@ -502,29 +504,34 @@ void refuse_unused_options() {
 // stage (the field points and their FieldGeometry). Everything else depends on k and is built
 // by solve_at for each: the FMM (octree, lists, translations), the near-field correction, the
 // operator, the right-hand side, the preconditioner and the KSP.
-// The distributed FMM (-fmm_distribute, more than one rank): this rank's locally essential tree
-// of the partition, the modelled work of its part, and the user's mesh for the outputs (rank 0):
-// the solver's elements are numbered part by part (element_order: solver index -> user index).
-// The partition's tree is kept as the shape of the rank's FMMs.
+// The distributed FMM (-fmm_distribute, more than one rank): rank 0 alone reads the mesh, and
+// each rank holds its part's elements and the halo its operator reads (DistributedMesh: local
+// indices; the solver numbers the elements part by part, each rank's rows a contiguous range),
+// the partition's locally essential tree and tree (the shape of the rank's FMMs). Rank 0 keeps
+// the user's mesh only for the outputs gathered there.
 struct Distribution {
-  fmm::LocallyEssentialTree let;
-  // The partition's tree (cells and lists): the shape each FMM of this rank sorts its part's
-  // points into (FmmOptions::part_tree), instead of building and ordering the whole tree.
-  std::shared_ptr<const fmm::Octree> tree;
-  double work = 0.0;
-  PetscInt rows = 0;  // this rank's elements
+  std::unique_ptr<DistributedMesh> local;
+  // Solver index -> user index of every element, on rank 0 when an output gathers the solution.
   std::vector<std::size_t> element_order;
-  // The user's mesh as read, on rank 0 for the gathered outputs (.vtu, CSV) alone.
+  // The user's mesh as read, on rank 0 for the gathered outputs (.vtu, CSV, field, far field),
+  // and its discretisation for the field and the far field.
   std::optional<Mesh> user_mesh;
-  std::size_t flipped_triangles = 0;  // of the mesh as read (the renumbered one is oriented)
+  std::optional<Discretization> user_disc;
+  // The whole surface's feature edges, gathered (the curvature correction: each rank's part
+  // holds those about its own elements alone).
+  std::vector<FeatureSegment> feature_segments;
 };
 
 struct SweepContext {
   MPI_Comm comm;
   PetscMPIInt rank, size;
   const SolveOptions &opt;
+  // The mesh the operator is built on: the whole mesh, or with the distributed FMM this rank's
+  // part with its halo (local indices); `rows` are this rank's rows as its elements, and
+  // [row_begin, row_end) the same rows in the solver's numbering (PETSc's).
   const Mesh &mesh;
   const Discretization &disc;
+  RowRange rows;
   PetscInt n, row_begin, row_end;
   Vec x, b;
   // x to x_all: the whole density on every rank (ShellContext); null with the distributed FMM,
@@ -546,12 +553,11 @@ struct SweepContext {
 // target, then rank 0 writes the summary, which lists them, and adds its line to `lines`.
 void write_pieces(const SweepContext &sweep, std::size_t index,
                   const std::vector<io::CellField> &fields, std::vector<std::string> &lines) {
-  const std::size_t first = std::size_t(sweep.row_begin),
-                    count = std::size_t(sweep.row_end) - first;
+  const std::size_t first = sweep.rows.begin, count = sweep.rows.size();
   std::vector<std::int64_t> element_ids(count);
   for (std::size_t i = 0; i < count; ++i)
-    element_ids[i] =
-        std::int64_t(sweep.distribution ? sweep.distribution->element_order[first + i] : first + i);
+    element_ids[i] = std::int64_t(
+        sweep.distribution ? sweep.distribution->local->input_elements()[first + i] : first + i);
   io::OutputFile &piece = *sweep.outputs.pieces[index];
   on_every_rank(sweep.comm, [&] {
     piece.fill([&](const std::string &path) {
@@ -586,7 +592,11 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   const Mesh &mesh = sweep.mesh;
   const Discretization &disc = sweep.disc;
   const PetscInt n = sweep.n, row_begin = sweep.row_begin, row_end = sweep.row_end;
-  const RowRange rows{std::size_t(row_begin), std::size_t(row_end)};
+  // This rank's rows as elements of `mesh` (the operator's, the problem's), and as PETSc's.
+  const RowRange rows = sweep.rows, petsc_rows{std::size_t(row_begin), std::size_t(row_end)};
+  const std::span<const std::size_t> solver_elements =
+      sweep.distribution ? sweep.distribution->local->solver_elements()
+                         : std::span<const std::size_t>();
   const Vec x = sweep.x, b = sweep.b;
   const LogEvents events = sweep.events;
   Outputs &outputs = sweep.outputs;
@@ -601,8 +611,8 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   // reads.
   fmm::FmmOptions fmm_options = opt.fmm;
   if (sweep.distribution) {
-    fmm_options.part = &sweep.distribution->let;
-    fmm_options.part_tree = sweep.distribution->tree.get();
+    fmm_options.part = &sweep.distribution->local->locally_essential_tree();
+    fmm_options.part_tree = sweep.distribution->local->tree().get();
   }
   // Burton-Miller's curvature correction first, so that its two Laplace operators (FMMs and
   // near-field corrections) are gone before the Helmholtz one is built: the set-up's peak holds
@@ -617,26 +627,37 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
       const auto make = [&](cplx coupling) -> std::unique_ptr<LayerPotentials> {
         if (opt.operator_backend != "fmm")
           return std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near, coupling);
-        auto laplace = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, fmm_options,
-                                                            nullptr, coupling);
+        // Built on every rank before any of them exchanges (a failure on one, a GPU out of
+        // memory or a halo a defect left too thin, is every rank's: none waits for it).
+        std::unique_ptr<FmmLayerPotentials> laplace;
+        on_every_rank(comm, [&] {
+          laplace = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, fmm_options,
+                                                         nullptr, coupling);
+          check_curvature_columns(mesh, *laplace);
+        });
         // The same tree as the Helmholtz FMM's (same splitting points, leaf size and order), so
         // the same locally essential tree: each rank forms only its own leaves' moments.
-        if (sweep.distribution) laplace->distribute(sweep.distribution->let, comm);
+        if (sweep.distribution)
+          laplace->distribute(sweep.distribution->local->locally_essential_tree(), comm);
         return laplace;
       };
       sweep.curvature_correction = adjoint_double_layer_curvature_correction(
-          mesh, [&] { return make(0.0); }, [&] { return make(1.0); }, opt.near.feature_angle);
+          mesh, [&] { return make(0.0); }, [&] { return make(1.0); }, opt.near.feature_angle,
+          sweep.distribution ? &sweep.distribution->feature_segments : nullptr);
       PetscCall(PetscLogEventEnd(events.curvature, 0, 0, 0, 0));
     }
   }
   if (opt.operator_backend == "fmm") {
-    auto fast = std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, fmm_options,
-                                                     &sweep.fmm_events, problem.coupling(),
-                                                     opt.double_density);
+    std::unique_ptr<FmmLayerPotentials> fast;
+    on_every_rank(comm, [&] {
+      fast = std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, fmm_options,
+                                                  &sweep.fmm_events, problem.coupling(),
+                                                  opt.double_density);
+    });
     if (sweep.distribution) {
       // Each rank forms the partial multipoles of its own leaves and exchanges those its peers'
       // M2L lists read (issue 13).
-      fast->distribute(sweep.distribution->let, comm, opt.fmm_overlap);
+      fast->distribute(sweep.distribution->local->locally_essential_tree(), comm, opt.fmm_overlap);
     } else if (size > 1)
       // Every rank has the same tree: each forms the moments of its share of the leaves, and one
       // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).
@@ -670,14 +691,16 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   }
   const BoundaryOperator op(layers, problem.coefficients());
 
-  // The distributed FMM's densities hold its columns alone (column_elements): x moves only
-  // those, into a vector that long.
+  // The distributed FMM's densities hold its columns alone (column_elements, elements of the
+  // rank's part): x moves only those (their solver indices), into a vector that long.
   VecScatter density_scatter = nullptr;
   Vec x_columns = nullptr;
   const std::size_t columns_read = layers.columns();
   if (sweep.distribution) {
     const std::span<const std::size_t> columns = layers.column_elements();
-    const std::vector<PetscInt> indices(columns.begin(), columns.end());
+    std::vector<PetscInt> indices(columns.size());
+    for (std::size_t j = 0; j < columns.size(); ++j)
+      indices[j] = PetscInt(solver_elements[columns[j]]);
     IS from, to;
     PetscCall(ISCreateGeneral(PETSC_COMM_SELF, PetscInt(indices.size()), indices.data(),
                               PETSC_COPY_VALUES, &from));
@@ -745,11 +768,14 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
       const NearPairs pairs = opt.near_matrix_pairs == "leaf"         ? NearPairs::leaf
                               : opt.near_matrix_pairs == "neighbours" ? NearPairs::neighbours
                                                                       : NearPairs::close;
-      PetscCall(assemble_near_matrix(
-          comm,
+      SparseRows near_rows =
           near_matrix_rows(layers, problem.coefficients(), pairs,
-                           fmm_layers ? &fmm_layers->fmm() : nullptr, disc.points_per_element()),
-          rows, n, &near_matrix));
+                           fmm_layers ? &fmm_layers->fmm() : nullptr, disc.points_per_element());
+      // Its columns are elements of the rank's part: PETSc's are their solver indices (the
+      // same order: the part's elements are ascending in it).
+      if (sweep.distribution)
+        for (std::int32_t &j : near_rows.columns) j = std::int32_t(solver_elements[std::size_t(j)]);
+      PetscCall(assemble_near_matrix(comm, near_rows, petsc_rows, n, &near_matrix));
       PetscCall(PetscTime(&t1));
       near_matrix_seconds = t1 - t0;
       MatInfo info;
@@ -897,19 +923,21 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   // The distributed FMM's balance and traffic per MatMult: largest and mean over the ranks of the
   // modelled work, the densities read from other ranks and the multipole bytes received.
   double distribution_stats[3] = {0.0, 0.0, 0.0}, distribution_sums[3] = {0.0, 0.0, 0.0};
-  // The quadratic read's fits a rank forms (its part's: what its operator reads), largest.
-  unsigned long long fitted_elements = 0;
-  if (sweep.distribution && layers.reconstruction()) {
+  // The elements a rank holds (its part with the halo) and the quadratic read's fits it forms
+  // (what its operator reads), largest over the ranks.
+  unsigned long long held_elements[2] = {mesh.size(), 0};
+  if (sweep.distribution && layers.reconstruction())
     for (std::size_t e = 0; e < mesh.size(); ++e)
-      fitted_elements += layers.reconstruction()->fitted(e) ? 1 : 0;
+      held_elements[1] += layers.reconstruction()->fitted(e) ? 1 : 0;
+  if (sweep.distribution)
     PetscCallMPI(
-        MPI_Allreduce(MPI_IN_PLACE, &fitted_elements, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
-  }
+        MPI_Allreduce(MPI_IN_PLACE, held_elements, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+  const unsigned long long fitted_elements = held_elements[1];
   if (sweep.distribution) {
-    const double local[3] = {sweep.distribution->work,
-                             double(columns_read - std::size_t(row_end - row_begin)),
-                             double(sweep.distribution->let.received_multipoles()) * 16.0 *
-                                 double(fmm_layers->fmm().order() * fmm_layers->fmm().order())};
+    const double local[3] = {
+        sweep.distribution->local->work(), double(columns_read - rows.size()),
+        double(sweep.distribution->local->locally_essential_tree().received_multipoles()) * 16.0 *
+            double(fmm_layers->fmm().order() * fmm_layers->fmm().order())};
     PetscCallMPI(MPI_Allreduce(local, distribution_stats, 3, MPI_DOUBLE, MPI_MAX, comm));
     PetscCallMPI(MPI_Allreduce(local, distribution_sums, 3, MPI_DOUBLE, MPI_SUM, comm));
   }
@@ -925,10 +953,9 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  mesh            %s: N = %" PetscInt_FMT
                           " elements, %zu vertices, diameter %.4g\n",
-                          opt.mesh.c_str(), n, mesh.vertices().size(), mesh.diameter()));
-    // The user's mesh as read (the renumbered one of the distributed FMM is oriented already).
-    const std::size_t flipped =
-        sweep.distribution ? sweep.distribution->flipped_triangles : mesh.flipped_triangles();
+                          opt.mesh.c_str(), n, mesh.extent().vertices, mesh.diameter()));
+    // The whole mesh's (a part keeps the whole's count).
+    const std::size_t flipped = mesh.flipped_triangles();
     if (flipped > 0)
       PetscCall(PetscPrintf(PETSC_COMM_SELF,
                             "  orientation     %zu triangles flipped to make "
@@ -960,6 +987,12 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                             size, distribution_stats[0] / (distribution_sums[0] / size),
                             distribution_stats[1], distribution_stats[2] / 1e6,
                             distribution_sums[1], distribution_sums[2] / 1e6));
+    if (sweep.distribution)
+      PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                            "  distributed     mesh read on rank 0; a rank holds at most %llu of "
+                            "the %" PetscInt_FMT " elements (its part and the halo its operator "
+                            "reads)\n",
+                            held_elements[0], n));
     if (fitted_elements > 0)
       PetscCall(PetscPrintf(
           PETSC_COMM_SELF,
@@ -1041,10 +1074,8 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     std::vector<std::string> lines;  // rank 0's: the field's summary, then the files written
     on_rank_zero(comm, [&] {
       if (!gathers_solution(opt)) return;
-      const field::FieldOptions field_options{opt.near, opt.fmm, opt.operator_backend == "fmm"};
-      lines = field_stage.evaluate(problem, disc, solution, field_options);
-      // The files in the user's element order (the solver's is part by part when distributed).
-      // Kept (on rank 0) when the .vtu or the CSV is asked for, the outputs that use it.
+      // The files and the field in the user's element order and on the user's mesh (the
+      // solver's order is part by part when distributed, and the ranks hold parts alone).
       const auto user_mesh = [&]() -> const Mesh & {
         return sweep.distribution ? sweep.distribution->user_mesh.value() : mesh;
       };
@@ -1055,6 +1086,13 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
         for (std::size_t i = 0; i < order.size(); ++i) out[order[i]] = values[i];
         return out;
       };
+      if (opt.field.field() || opt.field.farfield_directions > 0) {
+        const field::FieldOptions field_options{opt.near, opt.fmm, opt.operator_backend == "fmm"};
+        lines = sweep.distribution
+                    ? field_stage.evaluate(problem, sweep.distribution->user_disc.value(),
+                                           to_user(solution), field_options)
+                    : field_stage.evaluate(problem, disc, solution, field_options);
+      }
       if (!outputs.vtu.empty()) {
         std::vector<io::CellField> fields =
             solution_fields(problem.unknown_name(), solution,
@@ -1148,48 +1186,33 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         opt.wavenumbers.size());
   });
   std::vector<std::string> warnings;
-  Mesh read_mesh = Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings), opt.mesh);
-  // The distributed FMM (issue 13): the tree of the whole problem partitioned over the ranks, and
-  // the elements renumbered part by part, so that each rank's rows are a contiguous range (PETSc's
-  // layout, and every per-row structure as on one rank); the files keep the user's order.
+  // The distributed FMM (issue 13): rank 0 alone reads and validates the mesh, and each rank
+  // builds its operator on its part with the halo the operator reads (DistributedMesh: the tree
+  // partitioned over the ranks, the elements numbered part by part, so that each rank's rows are
+  // a contiguous range, PETSc's layout); the files keep the user's order. Otherwise every rank
+  // holds the whole mesh.
+  const bool distribute = size > 1 && opt.fmm_distribute && opt.operator_backend == "fmm";
+  std::optional<Mesh> whole_mesh;
   std::unique_ptr<Distribution> distribution;
-  if (size > 1 && opt.fmm_distribute && opt.operator_backend == "fmm") {
+  if (!distribute) {
+    whole_mesh.emplace(
+        Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings), opt.mesh));
+  } else {
     PetscCall(PetscLogEventBegin(events.partition, 0, 0, 0, 0));
+    on_rank_zero(comm, [&] {
+      io::SurfaceRead read = io::read_surface(opt.mesh);
+      warnings = std::move(read.warnings);
+      whole_mesh.emplace(Mesh::from_surface(std::move(read.surface), opt.mesh));
+    });
     distribution = std::make_unique<Distribution>();
-    {
-      // Each rank partitions from its slab of the elements (their points alone): the tree's cells
-      // and the cut are the whole problem's (DistributedFmmPartition).
-      const std::size_t first = read_mesh.size() * std::size_t(rank) / std::size_t(size);
-      const std::size_t last = read_mesh.size() * std::size_t(rank + 1) / std::size_t(size);
-      const TriangleRule &rule = triangle_rule(opt.quadrature_points);
-      const std::vector<Vec3> sources = quadrature_points_of(read_mesh, rule, first, last);
-      std::vector<std::size_t> source_element(sources.size());
-      for (std::size_t s = 0; s < source_element.size(); ++s) source_element[s] = s / rule.size();
-      const std::span<const Vec3> targets =
-          std::span<const Vec3>(read_mesh.centroids()).subspan(first, last - first);
-      const fmm::DistributedFmmPartition partition(comm, sources, targets, source_element, first,
-                                                   opt.fmm);
-      distribution->let = partition.locally_essential_tree();
-      distribution->tree = partition.shared_tree();
-      distribution->work = partition.partition().work(rank);
-      distribution->rows = PetscInt(partition.part_sizes()[std::size_t(rank)]);
-      distribution->element_order = partition.element_order();
-    }
-    Surface numbered{read_mesh.vertices(), {}};
-    numbered.triangles.reserve(read_mesh.size());
-    for (std::size_t e : distribution->element_order)
-      numbered.triangles.push_back(read_mesh.triangles()[e]);
-    distribution->flipped_triangles = read_mesh.flipped_triangles();
-    if (rank == 0 && ((!opt.vtu_path.empty() && !writes_pieces(opt)) || !opt.csv_path.empty()))
-      distribution->user_mesh.emplace(std::move(read_mesh));
-    // The mesh as read is gone before the renumbered one is built: two whole meshes (80 bytes an
-    // element each) and the validation's maps at once were the set-up's peak.
-    { const Mesh released = std::move(read_mesh); }
-    read_mesh = Mesh::from_surface(std::move(numbered), opt.mesh);
+    distribution->local = std::make_unique<DistributedMesh>(
+        comm, whole_mesh ? &*whole_mesh : nullptr, opt.mesh, opt.quadrature_points, opt.fmm,
+        halo_reach(opt.near, opt.double_density, opt.curvature_correction));
     PetscCall(PetscLogEventEnd(events.partition, 0, 0, 0, 0));
   }
-  const Mesh mesh = std::move(read_mesh);
+  const Mesh &mesh = distribution ? distribution->local->mesh() : *whole_mesh;
   // Every k of a sweep is checked before any work; the highest k's warning is the one to give.
+  // (A part keeps the whole mesh's box and longest edge.)
   {
     std::optional<std::string> coarse;
     for (double k : opt.wavenumbers)
@@ -1199,10 +1222,50 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         coarse = std::move(warning);
     if (coarse) warnings.push_back(*coarse);
   }
-  const PetscInt n = PetscInt(mesh.size());
+  if (opt.problem.kind == ProblemKind::Radiation && !opt.source_given)
+    opt.problem.source = mesh.bounding_box_center();
+  // What the problem needs of the whole surface (its sphere fit, the source's clearance and
+  // winding number): formed where the whole mesh is, for the spec's source (every k's).
+  SurfaceFacts facts;
+  if (!distribution) {
+    facts = surface_facts(mesh, opt.problem);
+  } else {
+    static_assert(std::is_trivially_copyable_v<SurfaceFacts>);
+    on_rank_zero(comm, [&] { facts = surface_facts(*whole_mesh, opt.problem); });
+    broadcast_bytes(comm, &facts, sizeof facts);
+    // The gathered outputs' element order (solver -> user) and the user's mesh, on rank 0.
+    const DistributedMesh &local = *distribution->local;
+    if (gathers_solution(opt)) {
+      std::vector<unsigned long long> own(local.rows().size());
+      for (std::size_t i = 0; i < own.size(); ++i)
+        own[i] = local.input_elements()[local.rows().begin + i];
+      std::vector<int> counts(rank == 0 ? std::size_t(size) : 0),
+          offsets(rank == 0 ? std::size_t(size) : 0);
+      if (rank == 0)
+        for (int r = 0; r < size; ++r) {
+          counts[std::size_t(r)] = int(local.part_sizes()[std::size_t(r)]);
+          if (r > 0)
+            offsets[std::size_t(r)] = offsets[std::size_t(r) - 1] + counts[std::size_t(r) - 1];
+        }
+      std::vector<unsigned long long> order(rank == 0 ? local.whole_size() : 0);
+      PetscCallMPI(MPI_Gatherv(own.data(), int(own.size()), MPI_UNSIGNED_LONG_LONG, order.data(),
+                               counts.data(), offsets.data(), MPI_UNSIGNED_LONG_LONG, 0, comm));
+      distribution->element_order.assign(order.begin(), order.end());
+      if (rank == 0) {
+        distribution->user_mesh.emplace(std::move(*whole_mesh));
+        if (opt.field.field() || opt.field.farfield_directions > 0)
+          distribution->user_disc.emplace(*distribution->user_mesh, opt.quadrature_points);
+      }
+    }
+    whole_mesh.reset();
+    if (opt.curvature_correction)
+      distribution->feature_segments = gather_feature_segments(comm, local, opt.near.feature_angle);
+  }
+  const PetscInt n = PetscInt(distribution ? distribution->local->whole_size() : mesh.size());
   Vec x, b;
   PetscCall(VecCreate(comm, &x));
-  PetscCall(VecSetSizes(x, distribution ? distribution->rows : PETSC_DECIDE, n));
+  PetscCall(VecSetSizes(
+      x, distribution ? PetscInt(distribution->local->rows().size()) : PETSC_DECIDE, n));
   // GMRES's vector work on every core (-vec_type still overrides).
   PetscCall(register_threaded_vector_type());
   PetscCall(VecSetType(x, threaded_vector_type));
@@ -1210,12 +1273,14 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(VecDuplicate(x, &b));
   PetscInt row_begin, row_end;
   PetscCall(VecGetOwnershipRange(x, &row_begin, &row_end));
-  // The exact solution is evaluated for this rank's rows: the report's error is summed over them.
-  const RowRange own_rows{std::size_t(row_begin), std::size_t(row_end)};
+  // This rank's rows as elements of `mesh`: the operator's, and the problem's exact solution,
+  // over which the report's error is summed.
+  const RowRange own_rows = distribution ? distribution->local->rows()
+                                         : RowRange{std::size_t(row_begin), std::size_t(row_end)};
+  if (distribution && std::size_t(row_begin) != distribution->local->first_row())
+    throw Error("the distributed mesh's rows are not PETSc's (a defect: please report it)");
 
-  if (opt.problem.kind == ProblemKind::Radiation && !opt.source_given)
-    opt.problem.source = mesh.bounding_box_center();
-  const Problem problem(mesh, opt.problem, own_rows);
+  const Problem problem(mesh, opt.problem, own_rows, &facts);
   warnings.insert(warnings.end(), problem.warnings().begin(), problem.warnings().end());
   warnings.insert(warnings.end(), field_stage.warnings().begin(), field_stage.warnings().end());
   for (const std::string &w : warnings)
@@ -1234,6 +1299,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                            opt,
                            mesh,
                            disc,
+                           own_rows,
                            n,
                            row_begin,
                            row_end,
@@ -1256,7 +1322,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     if (i > 0) {
       ProblemSpec spec = opt.problem;
       spec.k = opt.wavenumbers[i];
-      later_problem = std::make_unique<Problem>(mesh, spec, own_rows);
+      later_problem = std::make_unique<Problem>(mesh, spec, own_rows, &facts);
       for (const std::string &w : later_problem->warnings())
         if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
           PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));

@@ -27,6 +27,7 @@
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/distributed.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
+#include "fmbem/mesh/feature_edges.hpp"
 #include "fmbem/mesh/mesh.hpp"
 #include "fmbem/problem/problem.hpp"
 #include "mpi_world.hpp"
@@ -331,6 +332,19 @@ void expect_local_mesh_equals_whole_mesh(const LocalCase& lc) {
     EXPECT_TRUE(y_local == y_reference) << "products differ";
   const double difference = relative_difference(y_local, y_reference);
   EXPECT_LT(difference, 1e-13);
+  // The problem on the part, with the whole surface's facts from rank 0: the same exact values
+  // and right-hand side as the whole mesh's rows; without the facts it is refused.
+  SurfaceFacts facts;
+  if (world_rank() == 0) facts = surface_facts(user_mesh, radiation_spec(c));
+  MPI_Bcast(&facts, int(sizeof facts), MPI_BYTE, 0, MPI_COMM_WORLD);
+  const Problem local_problem(mesh, radiation_spec(c), local.rows(), &facts);
+  EXPECT_TRUE(*local_problem.exact_solution() == *problem.exact_solution());
+  const std::vector<cplx> local_rhs = local_problem.right_hand_side(layers),
+                          reference_rhs = problem.right_hand_side(reference);
+  if (c.device == fmm::FmmOptions::Device::cpu)
+    EXPECT_TRUE(local_rhs == reference_rhs) << "right-hand sides differ";
+  EXPECT_LT(relative_difference(local_rhs, reference_rhs), 1e-13);
+  EXPECT_THROW(Problem(mesh, radiation_spec(c), local.rows()), Error);
   std::size_t largest = mesh.size();
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (world_rank() == 0)
@@ -361,6 +375,61 @@ TEST(DistributedMesh, GpuBurtonMillerOperatorEqualsWholeMeshPart) {
   if (!fmm::gpu_available()) GTEST_SKIP() << "no GPU";
   expect_local_mesh_equals_whole_mesh(
       {Case{2.0, true, fmm::FmmOptions::Device::gpu, 4, 40}, make_icosphere(4, 1.0)});
+}
+
+// Burton-Miller's curvature correction on the local meshes (halos a vertex ring deeper, as
+// halo_reach gives with the correction), the cube's feature edges gathered from the ranks' rows,
+// equals that of the whole mesh's parts; only the feature edges' sum runs in another order
+// (rounding). Without the gathered edges a part's correction is refused.
+TEST(DistributedMesh, CurvatureCorrectionOnTheLocalMeshEqualsWholeMeshPart) {
+  const fmm::FmmOptions options{.order = 8, .max_leaf = 20};
+  const Surface surface = make_box(6, 1.0);
+  const Partitioned p = partition(surface, options, 3);
+  const NearFieldOptions near;
+  const Discretization disc(p.mesh, 3);
+  const std::vector<double> reference = adjoint_double_layer_curvature_correction(
+      p.mesh, *part_layers(disc, 0.0, p.rows, p.let, *p.tree, options, 0.0, DensityModel::constant),
+      *part_layers(disc, 0.0, p.rows, p.let, *p.tree, options, 1.0, DensityModel::constant),
+      near.feature_angle);
+
+  const Mesh user_mesh = Mesh::from_surface(surface, "test");
+  const DistributedMesh local(MPI_COMM_WORLD, world_rank() == 0 ? &user_mesh : nullptr, "test", 3,
+                              options, halo_reach(near, DensityModel::constant, true));
+  const std::vector<FeatureSegment> segments =
+      gather_feature_segments(MPI_COMM_WORLD, local, near.feature_angle);
+  EXPECT_EQ(segments.size(), feature_edge_segments(p.mesh, near.feature_angle).size());
+  EXPECT_EQ(segments.size(), 12u * 6u);  // the cube's 12 edges, 6 segments each
+  const Discretization local_disc(local.mesh(), 3);
+  const auto make = [&](cplx coupling) -> std::unique_ptr<LayerPotentials> {
+    return part_layers(local_disc, 0.0, local.rows(), local.locally_essential_tree(), *local.tree(),
+                       options, coupling, DensityModel::constant);
+  };
+  const std::vector<double> on_local = adjoint_double_layer_curvature_correction(
+      local.mesh(), [&] { return make(0.0); }, [&] { return make(1.0); }, near.feature_angle,
+      &segments);
+  ASSERT_EQ(on_local.size(), reference.size());
+  // c is the small remainder of O(1) terms (the feature edges' line integrals, D[n], S[w]):
+  // the rounding of their sums, in another order here (the edges' sum, each element's
+  // curvature vector from its three edges), is measured against the feature term's size.
+  const std::vector<double> feature_term =
+      feature_edge_curvature_term(local.mesh(), local.rows(), segments);
+  double scale = 0.0;
+  for (const double value : feature_term) scale = std::max(scale, std::abs(value));
+  MPI_Allreduce(MPI_IN_PLACE, &scale, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  double worst = 0.0;
+  for (std::size_t r = 0; r < on_local.size(); ++r)
+    worst = std::max(worst, std::abs(on_local[r] - reference[r]));
+  MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const double difference = worst / scale;
+  EXPECT_GT(scale, 0.1);
+  EXPECT_LT(difference, 1e-13);
+  EXPECT_THROW(
+      adjoint_double_layer_curvature_correction(
+          local.mesh(), [&] { return make(0.0); }, [&] { return make(1.0); }, near.feature_angle),
+      Error);
+  if (world_rank() == 0)
+    std::printf("  %d rank(s): the curvature correction on the local meshes %.2e\n", world_size(),
+                difference);
 }
 
 // A halo too thin for the quadratic read (no rings) is found where it is read: a fit whose

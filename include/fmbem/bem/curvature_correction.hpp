@@ -1,6 +1,8 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "fmbem/bem/layer_potentials.hpp"
@@ -41,10 +43,31 @@ std::vector<Vec3> element_curvature_vectors(const Mesh& mesh, double feature_ang
 // beside the segment. x must not lie on the segment.
 double segment_single_layer(const Vec3& x, const Vec3& a, const Vec3& b);
 
+// A feature edge as L_feature reads it: its ends and its curvature vector v_e.
+struct FeatureSegment {
+  Vec3 a, b, v;
+};
+
+// The feature edges of `mesh`, in mesh_edges' order. With `lower_face_in`, those alone whose
+// lower face lies in that range: of a part (a rank's elements and halo, issue 13) the edges its
+// rows own, so that each edge of the whole mesh is one rank's. Those rows' corners must have
+// all their triangles in the part (Mesh::vertex_complete; fmbem::Error otherwise: an edge of
+// the whole mesh would be lost). A part's edges without lower_face_in are refused.
+std::vector<FeatureSegment> feature_edge_segments(const Mesh& mesh, double feature_angle,
+                                                  std::optional<RowRange> lower_face_in = {});
+
 // n_i . L_feature(x_i) at the centroids of `rows`: a direct sum over the rows and the feature
-// edges (OpenMP), O(rows x feature edges).
+// edges (OpenMP), O(rows x feature edges). The first form reads the mesh's feature edges.
 std::vector<double> feature_edge_curvature_term(const Mesh& mesh, RowRange rows,
                                                 double feature_angle);
+std::vector<double> feature_edge_curvature_term(const Mesh& mesh, RowRange rows,
+                                                std::span<const FeatureSegment> segments);
+
+// Throws fmbem::Error when `mesh` is a part and an element `op` reads (its columns) lacks a
+// triangle at a corner: its curvature vector reads the faces across its edges (the halo's
+// ring, bem/distributed_mesh.hpp). The corrections below check it; a distributed caller checks
+// it on every rank before the operators exchange anything.
+void check_curvature_columns(const Mesh& mesh, const LayerPotentials& op);
 
 // c_i for the rows of `plain` (Laplace layer potentials, coupling 0) and `coupled` (the same
 // with coupling 1: S + D' and D + N), both over mesh's elements and the same rows.
@@ -56,8 +79,13 @@ std::vector<double> adjoint_double_layer_curvature_correction(const Mesh& mesh,
 // The same with each operator built when it is needed and freed before the next (the plain one,
 // then the coupled one): at most one alive, which halves the set-up's peak memory (each holds an
 // FMM and a near-field correction; on the GPU 16 GB at N = 1.31M). The same numbers as above.
+// `whole_segments`: the whole surface's feature edges (every rank's, gathered), needed when
+// `mesh` is a part; the mesh's own when not given. A part's elements read (the operators'
+// columns) must have their corners complete: their curvature vectors read the faces across
+// their edges (fmbem::Error otherwise).
 std::vector<double> adjoint_double_layer_curvature_correction(
     const Mesh& mesh, const std::function<std::unique_ptr<LayerPotentials>()>& make_plain,
-    const std::function<std::unique_ptr<LayerPotentials>()>& make_coupled, double feature_angle);
+    const std::function<std::unique_ptr<LayerPotentials>()>& make_coupled, double feature_angle,
+    const std::vector<FeatureSegment>* whole_segments = nullptr);
 
 }  // namespace fmbem

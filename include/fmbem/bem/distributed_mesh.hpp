@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fmbem/bem/curvature_correction.hpp"
 #include "fmbem/bem/density_reconstruction.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
 #include "fmbem/bem/near_field.hpp"
@@ -80,5 +81,12 @@ class DistributedMesh {
   double work_ = 0.0;
   std::vector<std::size_t> part_sizes_;
 };
+
+// The whole surface's feature edges for the curvature correction of a distributed mesh (each
+// rank's part holds those around its own elements alone): every rank's rows' own edges
+// (feature_edge_segments with its rows: each edge of the whole mesh is one rank's), gathered on
+// every rank in rank order. Collective; errors are raised on every rank.
+std::vector<FeatureSegment> gather_feature_segments(MPI_Comm comm, const DistributedMesh& mesh,
+                                                    double feature_angle);
 
 }  // namespace fmbem

@@ -9,11 +9,12 @@
 namespace fmbem {
 
 // What a part of a mesh cannot compute from its own elements (issue 13: a rank's elements and
-// halo): the whole surface's box, enclosed volume, longest edge, element count and flips.
+// halo): the whole surface's box, enclosed volume, longest edge, element and vertex counts and
+// flips.
 struct MeshExtent {
   Vec3 box_min, box_max;
   double volume = 0.0, max_edge = 0.0;
-  std::size_t elements = 0, flipped = 0;
+  std::size_t elements = 0, flipped = 0, vertices = 0;
 };
 
 // A validated closed triangle surface with consistently oriented triangles
@@ -70,7 +71,7 @@ class Mesh {
   void compute_geometry();
   bool part_ = false;
   std::vector<std::uint8_t> vertex_complete_;
-  std::size_t whole_size_ = 0;
+  std::size_t whole_size_ = 0, whole_vertices_ = 0;
 
   std::string name_;
   std::vector<Vec3> vertices_;

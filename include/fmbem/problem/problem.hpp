@@ -35,6 +35,33 @@ struct ProblemSpec {
 // The default Burton-Miller coupling i / k.
 cplx default_bm_alpha(double k);
 
+// Centre and radius when all vertices lie on one sphere (relative 1e-6).
+struct SphereFit {
+  Vec3 center;
+  double radius;
+};
+
+// Distance from x to the surface and the longest edge of the element nearest to
+// it.
+struct SurfaceDistance {
+  double distance;
+  double element_size;
+};
+
+// What a problem needs of the whole surface: whether it is a sphere (the exact solution), and
+// for the spec's point source (scattering) or monopole (radiation) its distance to the surface
+// and the surface's winding number about it. A rank holding a part of the mesh (issue 13) gets
+// them from rank 0, which holds the whole; plain data, sent as bytes.
+struct SurfaceFacts {
+  bool is_sphere = false;
+  SphereFit sphere{};
+  bool has_source = false;
+  SurfaceDistance source_distance{};
+  double source_winding = 0.0;
+};
+// Of the whole mesh `mesh` for `spec` (its source, if any; not k). Throws for a mesh part.
+SurfaceFacts surface_facts(const Mesh &mesh, const ProblemSpec &spec);
+
 // The boundary integral equation of a problem, with n pointing out of the
 // body and u = u_inc + D u - S q in the exterior:
 //   Neumann (rigid, or radiation with q given):  (1/2) u - D u = f
@@ -50,9 +77,11 @@ class Problem {
   // Validates the spec against the mesh (k >= 0 and finite, point source
   // outside the body, radiation source inside it, neither on the surface);
   // throws fmbem::Error. `exact_rows`: the elements whose exact values are evaluated (an MPI
-  // rank's rows); all when not given.
+  // rank's rows); all when not given. `whole`: the whole surface's facts for this spec
+  // (surface_facts), needed when `mesh` is a part (Mesh::part_of); formed from `mesh` when not
+  // given.
   Problem(const Mesh &mesh, const ProblemSpec &spec,
-          std::optional<RowRange> exact_rows = std::nullopt);
+          std::optional<RowRange> exact_rows = std::nullopt, const SurfaceFacts *whole = nullptr);
 
   const ProblemSpec &spec() const { return spec_; }
   // Burton-Miller's alpha (the spec's or the default), 0 for the conventional equation: the
@@ -89,22 +118,11 @@ class Problem {
   std::vector<std::string> warnings_;
 };
 
-// Centre and radius when all vertices lie on one sphere (relative 1e-6).
-struct SphereFit {
-  Vec3 center;
-  double radius;
-};
 std::optional<SphereFit> fit_sphere(const Mesh &mesh);
 
 // The point of triangle abc closest to x.
 Vec3 closest_point_on_triangle(const Vec3 &x, const Vec3 &a, const Vec3 &b, const Vec3 &c);
 
-// Distance from x to the surface and the longest edge of the element nearest to
-// it.
-struct SurfaceDistance {
-  double distance;
-  double element_size;
-};
 SurfaceDistance distance_to_surface(const Mesh &mesh, const Vec3 &x);
 
 // Winding number of the closed surface about x: 1 inside, 0 outside (the

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "bem_test_support.hpp"
 #include "fmbem/bem/curvature_correction.hpp"
 #include "fmbem/bem/direct_layer_potentials.hpp"
 #include "fmbem/core/error.hpp"
@@ -260,6 +261,62 @@ TEST(CurvatureCorrection, OneOperatorAtATimeGivesTheSameNumbers) {
   EXPECT_THROW(adjoint_double_layer_curvature_correction(
                    mesh, [&] { return make(0.0); }, [&] { return make(0.0); }, kFeatureAngle),
                Error);
+}
+
+// The feature edges of parts (issue 13): the box's elements cut into contiguous ranges (a
+// rank's rows), each part its rows grown by a vertex ring; each part gives the edges whose
+// lower face is one of its rows, and together they are the whole mesh's feature edges, each
+// once. Rows without their ring are refused (an edge could be lost), and so is a part's edges
+// without rows; an operator reading a part's rim is refused by the curvature correction.
+TEST(CurvatureCorrection, FeatureEdgesOfPartsAreTheWholesOnce) {
+  const Mesh whole = Mesh::from_surface(make_box(4, 1.0), "box");
+  // A segment whatever the direction its ends are listed in (a part numbers the vertices
+  // otherwise).
+  const auto key = [](const FeatureSegment& s) {
+    std::vector<double> a{s.a.x, s.a.y, s.a.z}, b{s.b.x, s.b.y, s.b.z};
+    if (b < a) std::swap(a, b);
+    a.insert(a.end(), b.begin(), b.end());
+    a.insert(a.end(), {s.v.x, s.v.y, s.v.z});
+    return a;
+  };
+  std::vector<std::vector<double>> expected;
+  for (const FeatureSegment& s : feature_edge_segments(whole, kFeatureAngle))
+    expected.push_back(key(s));
+  ASSERT_EQ(expected.size(), 12u * 4u);  // the cube's 12 edges, 4 segments each
+  std::vector<std::vector<double>> gathered;
+  const std::size_t parts = 3;
+  for (std::size_t p = 0; p < parts; ++p) {
+    std::vector<std::size_t> rows;
+    for (std::size_t e = whole.size() * p / parts; e < whole.size() * (p + 1) / parts; ++e)
+      rows.push_back(e);
+    const std::vector<std::size_t> held = test::grown_by_a_ring(whole, rows);
+    const Mesh part = test::part_of_elements(whole, held);
+    const std::size_t first =
+        std::size_t(std::lower_bound(held.begin(), held.end(), rows.front()) - held.begin());
+    const RowRange local_rows{first, first + rows.size()};
+    for (const FeatureSegment& s : feature_edge_segments(part, kFeatureAngle, local_rows))
+      gathered.push_back(key(s));
+    EXPECT_THROW(feature_edge_segments(part, kFeatureAngle), Error);
+    // The rows alone: a row at the range's end has a corner without all its triangles.
+    const Mesh bare = test::part_of_elements(whole, rows);
+    EXPECT_THROW(feature_edge_segments(bare, kFeatureAngle, RowRange{0, rows.size()}), Error);
+    // An operator over every element of the part reads the ring's, whose corners are not
+    // complete: refused, as the correction on it.
+    const Discretization disc(part, 3);
+    const NearFieldOptions near;
+    const DirectLayerPotentials plain(disc, 0.0, local_rows, near);
+    EXPECT_THROW(check_curvature_columns(part, plain), Error);
+    const DirectLayerPotentials coupled(disc, 0.0, local_rows, near, cplx(1.0));
+    EXPECT_THROW(adjoint_double_layer_curvature_correction(part, plain, coupled, kFeatureAngle),
+                 Error);
+  }
+  std::sort(expected.begin(), expected.end());
+  std::sort(gathered.begin(), gathered.end());
+  EXPECT_EQ(gathered, expected);
+  // The term from the segments given is the term from the mesh's own, bit for bit.
+  const RowRange rows{0, whole.size()};
+  EXPECT_EQ(feature_edge_curvature_term(whole, rows, kFeatureAngle),
+            feature_edge_curvature_term(whole, rows, feature_edge_segments(whole, kFeatureAngle)));
 }
 
 }  // namespace fmbem

@@ -129,6 +129,7 @@ TEST(MeshPart, KeepsTheWholeGeometryAndLeavesTheRimOpen) {
   EXPECT_EQ(part.volume(), whole.volume());
   EXPECT_EQ(part.max_edge(), whole.max_edge());
   EXPECT_EQ(part.extent().elements, whole.size());
+  EXPECT_EQ(part.extent().vertices, whole.vertices().size());
   std::size_t complete_count = 0;
   for (std::size_t v = 0; v < vertices.size(); ++v) {
     EXPECT_EQ(part.vertex_complete(v), complete[v] != 0);
