@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <mutex>
 #include <numeric>
 #include <utility>
 
@@ -170,30 +171,37 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
     // its reach, the owners of the leaves within its pattern reach (their rows).
     const fmm::Octree& tree = partition->tree();
     const fmm::TreePartition& cut = partition->partition();
+    // Each leaf's readers, formed once by whichever thread first needs them.
     std::vector<std::vector<int>> readers(tree.cells().size());
-    std::vector<char> readers_known(tree.cells().size(), 0);
+    std::vector<std::once_flag> readers_formed(tree.cells().size());
     std::vector<std::pair<int, std::size_t>> sends;  // (part, slab element)
-    std::vector<int> parts;
-    for (std::size_t e = 0; e < slab.size(); ++e) {
-      ElementRecord& r = slab[e];
-      r.solver = partition->slab_new_indices()[e];
-      parts.assign(1, partition->slab_parts()[e]);
-      for_each_leaf_within(tree, slab_mesh.centroids()[e], r.pattern_reach,
-                           [&](int leaf, double distance) {
-                             parts.push_back(cut.part_of_leaf(leaf));
-                             if (distance > r.reach) return;
-                             if (!readers_known[leaf]) {
-                               readers[leaf] = cut.readers_of_leaf(leaf);
-                               readers_known[leaf] = 1;
-                             }
-                             parts.insert(parts.end(), readers[leaf].begin(), readers[leaf].end());
-                           });
-      std::sort(parts.begin(), parts.end());
-      parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
-      for (int q : parts) sends.emplace_back(q, e);
+#pragma omp parallel
+    {
+      std::vector<std::pair<int, std::size_t>> own_sends;
+      std::vector<int> parts;
+#pragma omp for schedule(dynamic, 1024) nowait
+      for (std::size_t e = 0; e < slab.size(); ++e) {
+        ElementRecord& r = slab[e];
+        r.solver = partition->slab_new_indices()[e];
+        parts.assign(1, partition->slab_parts()[e]);
+        for_each_leaf_within(
+            tree, slab_mesh.centroids()[e], r.pattern_reach, [&](int leaf, double distance) {
+              parts.push_back(cut.part_of_leaf(leaf));
+              if (distance > r.reach) return;
+              std::call_once(readers_formed[std::size_t(leaf)],
+                             [&] { readers[std::size_t(leaf)] = cut.readers_of_leaf(leaf); });
+              const std::vector<int>& of_leaf = readers[std::size_t(leaf)];
+              parts.insert(parts.end(), of_leaf.begin(), of_leaf.end());
+            });
+        std::sort(parts.begin(), parts.end());
+        parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
+        for (int q : parts) own_sends.emplace_back(q, e);
+      }
+#pragma omp critical(distributed_mesh_sends)
+      sends.insert(sends.end(), own_sends.begin(), own_sends.end());
     }
-    std::stable_sort(sends.begin(), sends.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    // By part, then element: the same buffer whatever the threads' order.
+    std::sort(sends.begin(), sends.end());
     std::vector<ElementRecord> send_buffer(sends.size());
     std::vector<int> send_counts(std::size_t(size), 0), send_offsets(std::size_t(size), 0);
     for (std::size_t i = 0; i < sends.size(); ++i) {
@@ -217,10 +225,12 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
   part_sizes_ = partition->part_sizes();
   partition.reset();
 
-  // The part with its halo, in solver order; vertices numbered by their whole-mesh index.
-  std::vector<ElementRecord>& part = slab;
-  std::sort(part.begin(), part.end(),
-            [](const ElementRecord& a, const ElementRecord& b) { return a.solver < b.solver; });
+  // The part with its halo, in solver order (the records sorted by index: 16 bytes moved, not
+  // 144); vertices numbered by their whole-mesh index.
+  const std::vector<ElementRecord>& part = slab;
+  std::vector<std::pair<std::uint64_t, std::size_t>> solver_order(part.size());
+  for (std::size_t i = 0; i < part.size(); ++i) solver_order[i] = {part[i].solver, i};
+  std::sort(solver_order.begin(), solver_order.end());
   std::vector<std::int64_t> vertex_ids;
   vertex_ids.reserve(3 * part.size());
   for (const ElementRecord& r : part)
@@ -233,7 +243,7 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
   solver_elements_.resize(part.size());
   input_elements_.resize(part.size());
   for (std::size_t e = 0; e < part.size(); ++e) {
-    const ElementRecord& r = part[e];
+    const ElementRecord& r = part[solver_order[e].second];
     for (std::size_t c = 0; c < 3; ++c) {
       const std::size_t v =
           std::size_t(std::lower_bound(vertex_ids.begin(), vertex_ids.end(), r.vertices[c]) -
@@ -262,8 +272,8 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
             std::to_string(part_sizes_[std::size_t(rank)]) +
             " elements (a defect: please report it)";
   fmm::throw_if_any_rank(comm, error);
-  part.clear();
-  part.shrink_to_fit();
+  slab.clear();
+  slab.shrink_to_fit();
   mesh_.emplace(
       Mesh::part_of(name, std::move(vertices), std::move(triangles), std::move(complete), extent));
 }

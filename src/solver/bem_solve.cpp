@@ -42,7 +42,7 @@ namespace {
 
 struct LogEvents {
   // curvature: the curvature correction's set-up (its two Laplace FMMs), inside near_setup.
-  // partition: the distributed FMM's partition and the elements' renumbering (issue 13).
+  // partition: rank 0's read and the mesh's distribution (partition and halo, issue 13).
   PetscLogEvent near_setup, curvature, operator_apply, partition;
   // The leaf-block PC's set-up: grouping the rows (with the rings), forming and inverting.
   PetscLogEvent pc_groups, pc_blocks;
