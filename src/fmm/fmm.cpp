@@ -261,8 +261,7 @@ void Fmm::set_up_gpu() {
   std::vector<Vec3> p2m_points, p2m_normals;
   std::vector<std::size_t> p2m_order;
   const auto& all_leaves = tree_->leaves();
-  // (A part's view always has its stores: its tree order may not match the strengths' entries.)
-  if (upward_store_leaves_.empty() && !tree_->is_part_view()) {
+  if (near_store_is_tree_order_) {
     plan.sources = near_sources_;
     plan.normals = near_normals_;
     plan.source_order = tree_->source_order();
@@ -381,9 +380,9 @@ void Fmm::compact_near_sources() {
   for (const auto& r : read) count += r[1] - r[0];
   near_source_order_.clear();
   near_intervals_.clear();
-  // Every source: tree positions as they are. Not in a part's view, whose order holds some
-  // sources only (strengths_of_sources_read renumbers the stores' orders, never the tree's).
-  if (count == tree_->source_order().size() && !tree_->is_part_view()) return;
+  // Every source read, of a tree holding every given source: tree positions as they are.
+  near_store_is_tree_order_ = count == tree_->source_order().size() && count == source_count_;
+  if (near_store_is_tree_order_) return;
   std::vector<std::size_t> start(read.size());
   near_source_order_.reserve(count);
   const auto& order = tree_->source_order();
@@ -625,7 +624,7 @@ void Fmm::hold_sources(std::span<const Vec3> sources, std::span<const Vec3> norm
   upward_store_leaves_.clear();
   upward_store_begin_.clear();
   upward_in_near_store_.clear();
-  if (near_source_order_.empty()) return;  // the near store holds every source, in tree order
+  if (near_store_is_tree_order_) return;  // P2M reads the near store by tree positions
   // P2M's leaves (level >= 2, with sources; the whole tree's unless the part was given at
   // construction): inside a run of the near store most are, read there; the others apart.
   const auto& cells = tree_->cells();
@@ -668,13 +667,13 @@ void Fmm::number_strengths_by_sources_read() {
 }
 
 std::span<const std::size_t> Fmm::near_store_order() const {
-  if (near_source_order_.empty()) return tree_->source_order();
+  if (near_store_is_tree_order_) return tree_->source_order();
   return near_source_order_;
 }
 
 Fmm::LeafSources Fmm::leaf_sources(int leaf) const {
   const Cell& c = tree_->cells()[leaf];
-  if (upward_store_leaves_.empty())
+  if (near_store_is_tree_order_)
     return {near_sources_, near_normals_, tree_->source_order(), c.source_begin, c.source_end};
   const auto at = std::lower_bound(upward_store_leaves_.begin(), upward_store_leaves_.end(), leaf);
   if (at == upward_store_leaves_.end() || *at != leaf)

@@ -360,6 +360,11 @@ class Fmm {
   // part of a distributed FMM they are a small share of all, and the near field's per-apply
   // copies (PointSources, the GPU's sorted points and strengths) hold only these.
   std::vector<std::size_t> near_source_order_;
+  // The near store holds every source in the tree's order (near_source_order_ empty, the near
+  // ranges tree positions): where the ranges read every source of a tree whose order indexes
+  // every given source. Never a part's view holding some sources only, whose order's indices
+  // strengths_of_sources_read does not renumber (only the stores' orders).
+  bool near_store_is_tree_order_ = false;
   FmmStatistics statistics_;
   // share_upward_pass: the leaves this FMM forms moments for (indices into tree().leaves()).
   std::size_t upward_leaf_begin_ = 0, upward_leaf_end_ = 0;
