@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <numeric>
 #include <utility>
 
@@ -175,31 +177,47 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
     std::vector<std::vector<int>> readers(tree.cells().size());
     std::vector<std::once_flag> readers_formed(tree.cells().size());
     std::vector<std::pair<int, std::size_t>> sends;  // (part, slab element)
+    // No exception may leave an OpenMP region: memory running out is caught per element and
+    // raised after it, on every rank.
+    std::atomic<bool> out_of_memory{false};
 #pragma omp parallel
     {
       std::vector<std::pair<int, std::size_t>> own_sends;
       std::vector<int> parts;
 #pragma omp for schedule(dynamic, 1024) nowait
       for (std::size_t e = 0; e < slab.size(); ++e) {
-        ElementRecord& r = slab[e];
-        r.solver = partition->slab_new_indices()[e];
-        parts.assign(1, partition->slab_parts()[e]);
-        for_each_leaf_within(
-            tree, slab_mesh.centroids()[e], r.pattern_reach, [&](int leaf, double distance) {
-              parts.push_back(cut.part_of_leaf(leaf));
-              if (distance > r.reach) return;
-              std::call_once(readers_formed[std::size_t(leaf)],
-                             [&] { readers[std::size_t(leaf)] = cut.readers_of_leaf(leaf); });
-              const std::vector<int>& of_leaf = readers[std::size_t(leaf)];
-              parts.insert(parts.end(), of_leaf.begin(), of_leaf.end());
-            });
-        std::sort(parts.begin(), parts.end());
-        parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
-        for (int q : parts) own_sends.emplace_back(q, e);
+        if (out_of_memory) continue;
+        try {
+          ElementRecord& r = slab[e];
+          r.solver = partition->slab_new_indices()[e];
+          parts.assign(1, partition->slab_parts()[e]);
+          for_each_leaf_within(
+              tree, slab_mesh.centroids()[e], r.pattern_reach, [&](int leaf, double distance) {
+                parts.push_back(cut.part_of_leaf(leaf));
+                if (distance > r.reach) return;
+                std::call_once(readers_formed[std::size_t(leaf)],
+                               [&] { readers[std::size_t(leaf)] = cut.readers_of_leaf(leaf); });
+                const std::vector<int>& of_leaf = readers[std::size_t(leaf)];
+                parts.insert(parts.end(), of_leaf.begin(), of_leaf.end());
+              });
+          std::sort(parts.begin(), parts.end());
+          parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
+          for (int q : parts) own_sends.emplace_back(q, e);
+        } catch (const std::bad_alloc&) {
+          out_of_memory = true;
+        }
       }
 #pragma omp critical(distributed_mesh_sends)
-      sends.insert(sends.end(), own_sends.begin(), own_sends.end());
+      try {
+        sends.insert(sends.end(), own_sends.begin(), own_sends.end());
+      } catch (const std::bad_alloc&) {
+        out_of_memory = true;
+      }
     }
+    if (out_of_memory)
+      error = "distributed mesh: out of memory finding rank " + std::to_string(rank) +
+              "'s halo recipients";
+    fmm::throw_if_any_rank(comm, error);
     // By part, then element: the same buffer whatever the threads' order.
     std::sort(sends.begin(), sends.end());
     std::vector<ElementRecord> send_buffer(sends.size());
