@@ -72,11 +72,13 @@ std::vector<ElementRecord> slab_records(const Mesh& whole, const NeighbourhoodRe
 }
 
 // Calls visit(leaf, distance) for each leaf of `tree` whose cube lies within `radius` of x
-// (distance: from x to the cube, 0 inside it).
+// (distance: from x to the cube, 0 inside it). `stack`: the descent's work space, kept by the
+// caller from one call to the next (no allocation an element).
 template <class Visit>
-void for_each_leaf_within(const fmm::Octree& tree, const Vec3& x, double radius, Visit&& visit) {
+void for_each_leaf_within(const fmm::Octree& tree, const Vec3& x, double radius,
+                          std::vector<int>& stack, Visit&& visit) {
   const auto& cells = tree.cells();
-  std::vector<int> stack{0};
+  stack.assign(1, 0);
   while (!stack.empty()) {
     const int c = stack.back();
     stack.pop_back();
@@ -183,7 +185,7 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
 #pragma omp parallel
     {
       std::vector<std::pair<int, std::size_t>> own_sends;
-      std::vector<int> parts;
+      std::vector<int> parts, stack;
 #pragma omp for schedule(dynamic, 1024) nowait
       for (std::size_t e = 0; e < slab.size(); ++e) {
         if (out_of_memory) continue;
@@ -191,15 +193,16 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
           ElementRecord& r = slab[e];
           r.solver = partition->slab_new_indices()[e];
           parts.assign(1, partition->slab_parts()[e]);
-          for_each_leaf_within(
-              tree, slab_mesh.centroids()[e], r.pattern_reach, [&](int leaf, double distance) {
-                parts.push_back(cut.part_of_leaf(leaf));
-                if (distance > r.reach) return;
-                std::call_once(readers_formed[std::size_t(leaf)],
-                               [&] { readers[std::size_t(leaf)] = cut.readers_of_leaf(leaf); });
-                const std::vector<int>& of_leaf = readers[std::size_t(leaf)];
-                parts.insert(parts.end(), of_leaf.begin(), of_leaf.end());
-              });
+          for_each_leaf_within(tree, slab_mesh.centroids()[e], r.pattern_reach, stack,
+                               [&](int leaf, double distance) {
+                                 parts.push_back(cut.part_of_leaf(leaf));
+                                 if (distance > r.reach) return;
+                                 std::call_once(readers_formed[std::size_t(leaf)], [&] {
+                                   readers[std::size_t(leaf)] = cut.readers_of_leaf(leaf);
+                                 });
+                                 const std::vector<int>& of_leaf = readers[std::size_t(leaf)];
+                                 parts.insert(parts.end(), of_leaf.begin(), of_leaf.end());
+                               });
           std::sort(parts.begin(), parts.end());
           parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
           for (int q : parts) own_sends.emplace_back(q, e);
