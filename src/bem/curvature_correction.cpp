@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <ranges>
 
 #include "fmbem/core/error.hpp"
 
@@ -43,11 +44,10 @@ std::vector<FeatureSegment> feature_edge_segments(const Mesh& mesh, double featu
     throw Error("curvature correction: a part's feature edges are not the whole mesh's");
   if (lower_face_in)
     for (std::size_t e = lower_face_in->begin; e < lower_face_in->end; ++e)
-      for (int c = 0; c < 3; ++c)
-        if (!mesh.vertex_complete(std::size_t(mesh.triangles()[e][std::size_t(c)])))
-          throw Error(
-              "curvature correction: a row's corner lacks triangles in this part (its halo "
-              "is too thin: a defect, please report it)");
+      if (!mesh.corners_complete(e))
+        throw Error(
+            "curvature correction: a row's corner lacks triangles in this part (its halo "
+            "is too thin: a defect, please report it)");
   std::vector<FeatureSegment> segments;
   for (const MeshEdge& edge : mesh_edges(mesh)) {
     if (!is_feature_edge(edge, feature_angle)) continue;
@@ -81,17 +81,12 @@ std::vector<double> feature_edge_curvature_term(const Mesh& mesh, RowRange rows,
 
 void check_curvature_columns(const Mesh& mesh, const LayerPotentials& op) {
   if (!mesh.is_part()) return;
-  const auto complete = [&](std::size_t e) {
-    for (int c = 0; c < 3; ++c)
-      if (!mesh.vertex_complete(std::size_t(mesh.triangles()[e][std::size_t(c)]))) return false;
-    return true;
-  };
   const std::span<const std::size_t> columns = op.column_elements();
-  bool all_complete = true;
-  if (columns.empty())
-    for (std::size_t e = 0; e < op.columns(); ++e) all_complete = all_complete && complete(e);
-  else
-    for (const std::size_t e : columns) all_complete = all_complete && complete(e);
+  const auto complete = [&](std::size_t e) { return mesh.corners_complete(e); };
+  const bool all_complete =
+      columns.empty()
+          ? std::ranges::all_of(std::views::iota(std::size_t(0), op.columns()), complete)
+          : std::ranges::all_of(columns, complete);
   if (!all_complete)
     throw Error(
         "curvature correction: an element read lacks its neighbours in this part (its "

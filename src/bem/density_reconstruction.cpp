@@ -97,11 +97,10 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
   // corners: all of them must be in the part, or the fit is not the whole mesh's.
   if (mesh.is_part())
     for (std::size_t e = 0; e < n; ++e)
-      for (int c = 0; c < 3 && fitting(e); ++c)
-        if (!mesh.vertex_complete(std::size_t(mesh.triangles()[e][c])))
-          throw Error("density reconstruction: element " + std::to_string(e) +
-                      " of this mesh part is fitted, but not every triangle at its corners is in "
-                      "the part (its halo is too thin: a defect, please report it)");
+      if (fitting(e) && !mesh.corners_complete(e))
+        throw Error("density reconstruction: element " + std::to_string(e) +
+                    " of this mesh part is fitted, but not every triangle at its corners is in "
+                    "the part (its halo is too thin: a defect, please report it)");
   stencil_start_.assign(n + 1, 0);
 #pragma omp parallel
   {

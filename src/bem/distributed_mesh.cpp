@@ -30,16 +30,17 @@ struct ElementRecord {
   std::uint64_t input = 0, solver = 0;
 };
 
-// An MPI datatype of one record (counts in records, not bytes: no int overflow below 2^31).
-class RecordType {
+// An MPI datatype of one T (counts in records, not bytes: no int overflow below 2^31 records).
+template <class T>
+class ContiguousType {
  public:
-  RecordType() {
-    MPI_Type_contiguous(int(sizeof(ElementRecord)), MPI_BYTE, &type_);
+  ContiguousType() {
+    MPI_Type_contiguous(int(sizeof(T)), MPI_BYTE, &type_);
     MPI_Type_commit(&type_);
   }
-  ~RecordType() { MPI_Type_free(&type_); }
-  RecordType(const RecordType&) = delete;
-  RecordType& operator=(const RecordType&) = delete;
+  ~ContiguousType() { MPI_Type_free(&type_); }
+  ContiguousType(const ContiguousType&) = delete;
+  ContiguousType& operator=(const ContiguousType&) = delete;
   MPI_Datatype get() const { return type_; }
 
  private:
@@ -133,7 +134,7 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
 
   // Rank 0 forms the bounds (they need the whole mesh's neighbourhoods) and sends each rank
   // its slab in turn: one slab's records at a time, not the whole mesh's.
-  const RecordType record_type;
+  const ContiguousType<ElementRecord> record_type;
   std::vector<ElementRecord> slab;
   if (rank == 0) {
     const VertexStars stars = vertex_stars(*whole);
@@ -311,17 +312,14 @@ std::vector<FeatureSegment> gather_feature_segments(MPI_Comm comm, const Distrib
     error = e.what();
   }
   fmm::throw_if_any_rank(comm, error);
-  MPI_Datatype segment_type;
-  MPI_Type_contiguous(int(sizeof(FeatureSegment)), MPI_BYTE, &segment_type);
-  MPI_Type_commit(&segment_type);
+  const ContiguousType<FeatureSegment> segment_type;
   int count = int(own.size());
   std::vector<int> counts(static_cast<std::size_t>(size)), offsets(counts.size());
   MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
   std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), 0);
   std::vector<FeatureSegment> all(std::size_t(offsets.back() + counts.back()));
-  MPI_Allgatherv(own.data(), count, segment_type, all.data(), counts.data(), offsets.data(),
-                 segment_type, comm);
-  MPI_Type_free(&segment_type);
+  MPI_Allgatherv(own.data(), count, segment_type.get(), all.data(), counts.data(), offsets.data(),
+                 segment_type.get(), comm);
   return all;
 }
 

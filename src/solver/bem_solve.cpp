@@ -243,16 +243,22 @@ void on_every_rank(MPI_Comm comm, Work &&work) {
   throw Error(failure);
 }
 
-// The surface is read once, on rank 0 (a pipe can be read only once), and
-// sent to the other ranks; they all validate it the same way.
-Surface read_surface_everywhere(MPI_Comm comm, const std::string &spec,
-                                std::vector<std::string> &warnings) {
+// The surface read once, on rank 0 (a pipe can be read only once); empty on the other ranks.
+Surface read_surface_on_rank_zero(MPI_Comm comm, const std::string &spec,
+                                  std::vector<std::string> &warnings) {
   Surface surface;
   on_rank_zero(comm, [&] {
     io::SurfaceRead read = io::read_surface(spec);
     surface = std::move(read.surface);
     warnings = std::move(read.warnings);
   });
+  return surface;
+}
+
+// The surface read on rank 0 and sent to the other ranks; they all validate it the same way.
+Surface read_surface_everywhere(MPI_Comm comm, const std::string &spec,
+                                std::vector<std::string> &warnings) {
+  Surface surface = read_surface_on_rank_zero(comm, spec, warnings);
   unsigned long long sizes[2] = {surface.vertices.size(), surface.triangles.size()};
   MPI_Bcast(sizes, 2, MPI_UNSIGNED_LONG_LONG, 0, comm);
   surface.vertices.resize(sizes[0]);
@@ -1199,11 +1205,9 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings), opt.mesh));
   } else {
     PetscCall(PetscLogEventBegin(events.partition, 0, 0, 0, 0));
-    on_rank_zero(comm, [&] {
-      io::SurfaceRead read = io::read_surface(opt.mesh);
-      warnings = std::move(read.warnings);
-      whole_mesh.emplace(Mesh::from_surface(std::move(read.surface), opt.mesh));
-    });
+    Surface surface = read_surface_on_rank_zero(comm, opt.mesh, warnings);
+    on_rank_zero(comm,
+                 [&] { whole_mesh.emplace(Mesh::from_surface(std::move(surface), opt.mesh)); });
     distribution = std::make_unique<Distribution>();
     distribution->local = std::make_unique<DistributedMesh>(
         comm, whole_mesh ? &*whole_mesh : nullptr, opt.mesh, opt.quadrature_points, opt.fmm,

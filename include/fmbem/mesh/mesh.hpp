@@ -43,6 +43,13 @@ class Mesh {
   // Whether this is a part (part_of), and then whether vertex v has all its triangles.
   bool is_part() const { return part_; }
   bool vertex_complete(std::size_t v) const { return !part_ || vertex_complete_[v] != 0; }
+  // Whether every triangle at each corner of `element` is here (always on a whole mesh): what
+  // reads the element's neighbours (its fit, its curvature vector) needs them.
+  bool corners_complete(std::size_t element) const {
+    const Triangle& t = triangles_[element];
+    return vertex_complete(std::size_t(t[0])) && vertex_complete(std::size_t(t[1])) &&
+           vertex_complete(std::size_t(t[2]));
+  }
   // The whole mesh's (a part's: the one it was cut from).
   MeshExtent extent() const;
 
