@@ -1,7 +1,8 @@
 // The mesh distributed with its halo (issue 13 step 4, bem's DistributedMesh) under mpiexec: how
 // many elements each rank holds (its rows and the halo its operator reads) against the whole
 // mesh, how long the distribution takes, and each rank's peak memory (rank 0, which reads the
-// whole mesh, apart from the others).
+// whole mesh, apart from the others), and the largest rank's partition tree (cells and the lists
+// it holds, MiB).
 //
 //   mpiexec -n P mesh_halo [-L 8] [-leaf 100] [-halo cbie|bm]
 //
@@ -57,19 +58,26 @@ int run(int argc, char** argv) {
                               reach);
   MPI_Barrier(MPI_COMM_WORLD);
   const double seconds = seconds_since(start);
-  const double mine[5] = {double(local.mesh().size()), double(local.rows().size()),
+  // The partition's tree a rank keeps as its FMMs' shape: its cells and the lists it holds.
+  const fmm::Octree& tree = *local.tree();
+  const double tree_mib =
+      double(tree.cells().size() * sizeof(fmm::Cell) + tree.list_bytes()) / double(1 << 20);
+  const double mine[6] = {double(local.mesh().size()),
+                          double(local.rows().size()),
                           double(local.mesh().size() - local.rows().size()),
-                          double(local.mesh().vertices().size()), rank == 0 ? 0.0 : peak_rss_gb()};
-  double most[5], sum[5];
-  MPI_Reduce(mine, most, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  MPI_Reduce(mine, sum, 5, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+                          double(local.mesh().vertices().size()),
+                          rank == 0 ? 0.0 : peak_rss_gb(),
+                          tree_mib};
+  double most[6], sum[6];
+  MPI_Reduce(mine, most, 6, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  MPI_Reduce(mine, sum, 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0) {
     const double n = double(local.whole_size());
     std::printf(
         "| %d | %.0f | %s | %d | %.0f | %.0f | %.0f / %.0f | %.3f | %.3f | %.3f / %.3f | %.3f | "
-        "%.2f |\n",
+        "%.2f | %.1f |\n",
         level, n, halo.c_str(), size, most[0], most[1], most[2], sum[2] / size, most[0] / n,
-        sum[0] / n, peak_rss_gb(), read_peak, size > 1 ? most[4] : 0.0, seconds);
+        sum[0] / n, peak_rss_gb(), read_peak, size > 1 ? most[4] : 0.0, seconds, most[5]);
   }
   return 0;
 }

@@ -130,11 +130,16 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
                   " on rank " + std::to_string(r) + "): give -fmm_max_leaf");
   }
 
-  tree_ = std::make_unique<Octree>(sources, targets, targets, OctreeOptions{tree_size.max_leaf},
-                                   MpiPartReduction(comm));
+  // The tree's cells on every rank; its lists per part: each rank forms those of its share of
+  // the cells to count the work, then keeps its own cells' (all its LET and its FMMs read).
+  auto tree = std::make_shared<Octree>(sources, targets, targets, OctreeOptions{tree_size.max_leaf},
+                                       MpiPartReduction(comm));
   const std::vector<double> work =
-      leaf_work(*tree_, count_work(*tree_), default_work_model(tree_size.order));
-  partition_ = std::make_unique<TreePartition>(*tree_, work, size);
+      leaf_work(*tree, count_work(*tree, MpiPartReduction(comm), rank, size),
+                default_work_model(tree_size.order));
+  partition_ = std::make_unique<TreePartition>(*tree, work, size);
+  tree->hold_lists_of(partition_->own_cells(rank));
+  tree_ = std::move(tree);
   let_ = partition_->locally_essential_tree(rank);
 
   // The slab's elements' parts: the owner of each target's leaf.

@@ -465,10 +465,7 @@ void Fmm::build_translations(bool gpu) {
       (tree.source_order().size() + tree.target_order().size()) * sizeof(std::size_t) +
       (near_ranges_.size() + near_targets_.size()) * 2 * sizeof(std::size_t) +
       near_source_order_.size() * sizeof(std::size_t) + target_leaves_.size() * sizeof(int);
-  for (int c = 0; c < static_cast<int>(cells.size()); ++c)
-    statistics_.tree_bytes +=
-        (tree.near(c).size() + tree.m2l(c).size() + tree.w_list(c).size() + tree.x_list(c).size()) *
-        sizeof(int);
+  statistics_.tree_bytes += tree.list_bytes();
   statistics_.expansion_bytes = 2 * cells.size() * size * sizeof(cplx);
   // The points and normals, and the near field's per-apply copy of the sources it reads.
   statistics_.source_points = near_sources_.size() + upward_sources_.size();

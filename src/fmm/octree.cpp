@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <numeric>
@@ -348,6 +349,11 @@ Octree::Octree(std::span<const Vec3> sources, std::span<const Vec3> targets,
                const PartReduction& parts)
     : options_(options), holds_point_orders_(false) {
   check_and_build(sources, targets, splitting_points, parts);
+  // No part holds the whole tree's lists: each keeps its own cells' (hold_lists_of).
+  auto none = std::make_shared<Lists>();
+  none->row_of_cell.assign(cells_.size(), -1);
+  for (detail::CellLists* list : {&none->near, &none->m2l, &none->w, &none->x}) list->offsets = {0};
+  lists_ = std::move(none);
 }
 
 void Octree::check_and_build(std::span<const Vec3> sources, std::span<const Vec3> targets,
@@ -378,7 +384,7 @@ void Octree::check_and_build(std::span<const Vec3> sources, std::span<const Vec3
   check(counts[1], counts[4], "targets", !targets_split);
   if (!targets_split) check(counts[2], counts[5], "splitting points", false);
   build_cells(sources, targets, splitting_points, parts);
-  build_lists();
+  if (holds_point_orders_) build_lists();
 }
 
 Octree::Octree(const Octree& shape, std::span<const Vec3> sources,
@@ -602,40 +608,16 @@ void Octree::build_lists() {
   const int cell_count = int(cells.size());
   const std::vector<Colleagues> colleagues = find_colleagues(cells, level_begin_);
 
-  // U and W of a leaf c. Coarser adjacent leaves are colleagues of c's ancestors (the ancestor
-  // at their level touches them). Finer ones and W are found by descending from c's colleagues:
-  // a descendant adjacent to c is a U leaf or is opened further; the first non-adjacent one on a
-  // path is in W (its parent, opened, is adjacent).
+  // Per cell the colleagues of it and of each ancestor, the chain form_near_and_w and form_m2l
+  // read.
+  const auto chain_of = [&](int cell) {
+    std::vector<std::span<const int>> chain;
+    for (int a = cell; a >= 0; a = cells[a].parent) chain.push_back(colleagues[a].list());
+    return chain;
+  };
   const auto fill_near_and_w = [&](int cell, std::array<std::vector<int>, 2>& lists,
-                                   std::vector<int>& pending) {
-    const Cell& c = cells[cell];
-    if (!c.is_leaf()) return;
-    std::vector<int>& near = lists[0];
-    std::vector<int>& w = lists[1];
-    for (int ancestor = c.parent; ancestor >= 0; ancestor = cells[ancestor].parent)
-      for (int other : colleagues[ancestor].list())
-        if (cells[other].is_leaf() && adjacent(cells[other], c)) near.push_back(other);
-    pending.clear();
-    for (int other : colleagues[cell].list()) {
-      if (cells[other].is_leaf()) {
-        near.push_back(other);
-      } else {
-        for (int k = 0; k < cells[other].num_children; ++k)
-          pending.push_back(cells[other].first_child + k);
-      }
-    }
-    while (!pending.empty()) {
-      const int other = pending.back();
-      pending.pop_back();
-      const Cell& d = cells[other];
-      if (!adjacent(d, c)) {
-        w.push_back(other);
-      } else if (d.is_leaf()) {
-        near.push_back(other);
-      } else {
-        for (int k = 0; k < d.num_children; ++k) pending.push_back(d.first_child + k);
-      }
-    }
+                                   std::vector<int>&) {
+    form_near_and_w(cell, chain_of(cell), lists[0], lists[1]);
   };
   Lists lists;
   auto near_and_w = build_cell_lists<2>(cell_count, fill_near_and_w);
@@ -643,17 +625,270 @@ void Octree::build_lists() {
   lists.w = std::move(near_and_w[1]);
 
   const auto fill_m2l = [&](int cell, std::array<std::vector<int>, 1>& lists, std::vector<int>&) {
-    const Cell& c = cells[cell];
-    if (c.parent < 0) return;
-    for (int uncle : colleagues[c.parent].list()) {
-      const Cell& u = cells[uncle];
-      for (int other = u.first_child; other < u.first_child + u.num_children; ++other)
-        if (!same_level_adjacent(c, cells[other])) lists[0].push_back(other);
-    }
+    form_m2l(cell, chain_of(cell), lists[0]);
   };
   lists.m2l = std::move(build_cell_lists<1>(cell_count, fill_m2l)[0]);
   lists.x = invert(lists.w, cell_count);
   lists_ = std::make_shared<const Lists>(std::move(lists));
+}
+
+void Octree::throw_lists_not_held(int cell) const {
+  throw Error("Octree: the interaction lists of cell " + std::to_string(cell) +
+              " are not held by this part (an internal error: a part reads its own cells' lists)");
+}
+
+std::vector<std::vector<int>> Octree::colleague_chain(int cell) const {
+  std::vector<int> path;
+  for (int a = cell; a >= 0; a = cells_[a].parent) path.push_back(a);
+  // Root first, each level's colleagues from its parent's colleagues' children, as
+  // find_colleagues forms them (so each list is ascending), then turned to cell first.
+  std::vector<std::vector<int>> chain(path.size());
+  chain.back() = {0};
+  for (std::size_t i = path.size() - 1; i-- > 0;) {
+    const Cell& c = cells_[path[i]];
+    for (int uncle : chain[i + 1]) {
+      const Cell& u = cells_[uncle];
+      for (int other = u.first_child; other < u.first_child + u.num_children; ++other)
+        if (same_level_adjacent(c, cells_[other])) chain[i].push_back(other);
+    }
+  }
+  return chain;
+}
+
+namespace {
+
+std::vector<std::span<const int>> as_spans(const std::vector<std::vector<int>>& lists) {
+  return {lists.begin(), lists.end()};
+}
+
+// The colleagues of some cells and of all their ancestors, formed top-down as find_colleagues
+// forms them: for many cells of a part at the cost of one search a cell, without the whole
+// tree's table (a per-cell colleague_chain searches from the root every time).
+struct ColleagueClosure {
+  std::vector<int> row;  // per cell of the tree: its row, -1 outside the closure
+  std::vector<Colleagues> rows;
+
+  ColleagueClosure(const std::vector<Cell>& cells, std::span<const int> wanted)
+      : row(cells.size(), -1) {
+    for (int c : wanted)
+      for (int a = c; a >= 0 && row[a] < 0; a = cells[a].parent) row[a] = 0;
+    int count = 0;
+    for (int& r : row)  // parents come before children
+      if (r == 0) r = count++;
+    rows.resize(std::size_t(count));
+    if (count == 0) return;
+    rows[0] = Colleagues{.cells = {0}, .count = 1};
+    for (std::size_t cell = 1; cell < cells.size(); ++cell) {
+      if (row[cell] < 0) continue;
+      Colleagues& mine = rows[row[cell]];
+      for (int uncle : rows[row[cells[cell].parent]].list()) {
+        const Cell& u = cells[uncle];
+        for (int other = u.first_child; other < u.first_child + u.num_children; ++other)
+          if (same_level_adjacent(cells[cell], cells[other])) mine.cells[mine.count++] = other;
+      }
+    }
+  }
+
+  // chain[i]: the colleagues of the cell's i-th ancestor (the cell's own first).
+  std::vector<std::span<const int>> chain(const std::vector<Cell>& cells, int cell) const {
+    std::vector<std::span<const int>> out;
+    for (int a = cell; a >= 0; a = cells[a].parent) out.push_back(rows[row[a]].list());
+    return out;
+  }
+};
+
+}  // namespace
+
+// U and W of a leaf c; chain[i]: the colleagues of c's i-th ancestor (c's own first). Coarser
+// adjacent leaves are colleagues of c's ancestors (the ancestor at their level touches them).
+// Finer ones and W are found by descending from c's colleagues: a descendant adjacent to c is a
+// U leaf or is opened further; the first non-adjacent one on a path is in W (its parent, opened,
+// is adjacent).
+void Octree::form_near_and_w(int cell, std::span<const std::span<const int>> chain,
+                             std::vector<int>& near, std::vector<int>& w) const {
+  const Cell& c = cells_[cell];
+  if (!c.is_leaf()) return;
+  // Appended to what the lists hold already (hold_lists_of fills several cells' in one).
+  const std::size_t near_begin = near.size(), w_begin = w.size();
+  for (std::size_t i = 1; i < chain.size(); ++i)
+    for (int other : chain[i])
+      if (cells_[other].is_leaf() && adjacent(cells_[other], c)) near.push_back(other);
+  std::vector<int> pending;
+  for (int other : chain[0]) {
+    if (cells_[other].is_leaf()) {
+      near.push_back(other);
+    } else {
+      for (int k = 0; k < cells_[other].num_children; ++k)
+        pending.push_back(cells_[other].first_child + k);
+    }
+  }
+  while (!pending.empty()) {
+    const int other = pending.back();
+    pending.pop_back();
+    const Cell& d = cells_[other];
+    if (!adjacent(d, c)) {
+      w.push_back(other);
+    } else if (d.is_leaf()) {
+      near.push_back(other);
+    } else {
+      for (int k = 0; k < d.num_children; ++k) pending.push_back(d.first_child + k);
+    }
+  }
+  std::sort(near.begin() + near_begin, near.end());
+  std::sort(w.begin() + w_begin, w.end());
+}
+
+void Octree::form_m2l(int cell, std::span<const std::span<const int>> chain,
+                      std::vector<int>& m2l) const {
+  const Cell& c = cells_[cell];
+  if (c.parent < 0) return;
+  const std::size_t begin = m2l.size();
+  for (int uncle : chain[1]) {
+    const Cell& u = cells_[uncle];
+    for (int other = u.first_child; other < u.first_child + u.num_children; ++other)
+      if (!same_level_adjacent(c, cells_[other])) m2l.push_back(other);
+  }
+  std::sort(m2l.begin() + begin, m2l.end());
+}
+
+// d is in x(c) when c is in w(d): d a leaf whose descent from its colleague g (an ancestor of
+// c at d's level) opens every cell down to c's parent (each adjacent to d, none a leaf) and stops
+// at c (not adjacent). So d is a leaf colleague of a strict ancestor of c, other than that
+// ancestor, adjacent to c's parent and not to c.
+void Octree::form_x(int cell, std::span<const std::span<const int>> chain,
+                    std::vector<int>& x) const {
+  const Cell& c = cells_[cell];
+  if (c.parent < 0) return;
+  const Cell& parent = cells_[c.parent];
+  const std::size_t begin = x.size();
+  for (std::size_t i = 1; i < chain.size(); ++i)
+    for (int d : chain[i])
+      if (cells_[d].is_leaf() && adjacent(cells_[d], parent) && !adjacent(cells_[d], c))
+        x.push_back(d);
+  std::sort(x.begin() + begin, x.end());
+}
+
+Octree::NearSourceLists Octree::near_source_lists_of(int leaf) const {
+  check_cell(leaf);
+  NearSourceLists lists;
+  if (!cells_[leaf].is_leaf()) return lists;
+  // A part holds its own leaves' lists and their ancestors' (TreePartition::own_cells).
+  bool held = true;
+  for (int a = leaf; held && a >= 0; a = cells_[a].parent) held = holds_lists_of(a);
+  if (held) {
+    lists.near.assign(near(leaf).begin(), near(leaf).end());
+    lists.w.assign(w_list(leaf).begin(), w_list(leaf).end());
+    for (int a = leaf; a >= 0; a = cells_[a].parent)
+      lists.x.insert(lists.x.end(), x_list(a).begin(), x_list(a).end());
+    return lists;
+  }
+  const std::vector<std::vector<int>> colleagues = colleague_chain(leaf);
+  const std::vector<std::span<const int>> chain = as_spans(colleagues);
+  form_near_and_w(leaf, chain, lists.near, lists.w);
+  const std::span<const std::span<const int>> path(chain);
+  for (int a = leaf, i = 0; a >= 0; a = cells_[a].parent, ++i)
+    form_x(a, path.subspan(std::size_t(i)), lists.x);
+  return lists;
+}
+
+void Octree::check_cell(int cell) const {
+  if (cell < 0 || std::size_t(cell) >= cells_.size())
+    throw Error("Octree: cell " + std::to_string(cell) + " out of range");
+}
+
+Octree::CellListSet Octree::lists_of(int cell) const {
+  check_cell(cell);
+  CellListSet lists;
+  if (holds_lists_of(cell)) {
+    const auto copy = [](std::span<const int> held) {
+      return std::vector<int>(held.begin(), held.end());
+    };
+    lists.near = copy(near(cell));
+    lists.m2l = copy(m2l(cell));
+    lists.w = copy(w_list(cell));
+    lists.x = copy(x_list(cell));
+    return lists;
+  }
+  const std::vector<std::vector<int>> colleagues = colleague_chain(cell);
+  const std::vector<std::span<const int>> chain = as_spans(colleagues);
+  form_lists(cell, chain, lists);
+  return lists;
+}
+
+void Octree::form_lists(int cell, std::span<const std::span<const int>> chain,
+                        CellListSet& lists) const {
+  form_near_and_w(cell, chain, lists.near, lists.w);
+  form_m2l(cell, chain, lists.m2l);
+  form_x(cell, chain, lists.x);
+}
+
+void Octree::visit_lists_of(std::span<const int> cells,
+                            const std::function<void(int, const CellListSet&)>& visit) const {
+  for (int c : cells) check_cell(c);
+  const ColleagueClosure closure(cells_, cells);
+  const std::int64_t count = std::int64_t(cells.size());
+#pragma omp parallel for schedule(dynamic, 16) if (count > kParallelCells)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const int cell = cells[std::size_t(i)];
+    CellListSet lists;
+    if (holds_lists_of(cell)) {
+      lists = lists_of(cell);
+    } else {
+      form_lists(cell, closure.chain(cells_, cell), lists);
+    }
+    visit(cell, lists);
+  }
+}
+
+std::vector<int> Octree::list_of(ListKind kind, int cell) const {
+  CellListSet lists = lists_of(cell);
+  switch (kind) {
+    case ListKind::near:
+      return std::move(lists.near);
+    case ListKind::m2l:
+      return std::move(lists.m2l);
+    case ListKind::w:
+      return std::move(lists.w);
+    case ListKind::x:
+      break;
+  }
+  return std::move(lists.x);
+}
+
+void Octree::hold_lists_of(std::span<const int> cells) {
+  if (lists_.use_count() > 1 || lists_->row_of_cell.empty() || !lists_->near.indices.empty() ||
+      lists_->near.offsets.size() > 1)
+    throw Error("Octree: hold_lists_of is for a tree that holds no lists and shares none");
+  std::vector<int> held(cells.begin(), cells.end());
+  for (int c : held) check_cell(c);
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  const int count = int(held.size());
+  const ColleagueClosure closure(cells_, held);
+  // Rows in ascending cell order, filled as build_lists fills its chunks.
+  const auto fill = [&](int row, std::array<std::vector<int>, 4>& lists, std::vector<int>&) {
+    const int cell = held[row];
+    const std::vector<std::span<const int>> chain = closure.chain(cells_, cell);
+    form_near_and_w(cell, chain, lists[0], lists[2]);
+    form_m2l(cell, chain, lists[1]);
+    form_x(cell, chain, lists[3]);
+  };
+  auto formed = build_cell_lists<4>(count, fill);
+  auto lists = std::make_shared<Lists>();
+  lists->near = std::move(formed[0]);
+  lists->m2l = std::move(formed[1]);
+  lists->w = std::move(formed[2]);
+  lists->x = std::move(formed[3]);
+  lists->row_of_cell.assign(cells_.size(), -1);
+  for (int row = 0; row < count; ++row) lists->row_of_cell[held[row]] = row;
+  lists_ = std::move(lists);
+}
+
+std::size_t Octree::list_bytes() const {
+  std::size_t bytes = lists_->row_of_cell.size() * sizeof(int);
+  for (const detail::CellLists* list : {&lists_->near, &lists_->m2l, &lists_->w, &lists_->x})
+    bytes += list->indices.size() * sizeof(int) + list->offsets.size() * sizeof(std::size_t);
+  return bytes;
 }
 
 }  // namespace fmbem::fmm

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <iterator>
 #include <limits>
 #include <numeric>
@@ -102,6 +103,19 @@ double min_max_bottleneck(const RangeSums& sums, int parts) {
   return std::min(best, sums.sum(begin, n));
 }
 
+// M2L pairs per target of each cell, summed down the tree (parents come before children): each
+// leaf's share of the pairs of its ancestors-or-self.
+void add_m2l_shares(const std::vector<Cell>& cells, WorkCounts& counts) {
+  std::vector<double> per_target(cells.size(), 0.0);
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    const std::size_t targets = targets_of(cells[c]);
+    if (targets == 0) continue;
+    per_target[c] = (c > 0 ? per_target[std::size_t(cells[c].parent)] : 0.0) +
+                    double(counts.m2l_pairs[c]) / double(targets);
+    if (cells[c].is_leaf()) counts.m2l_share[c] = per_target[c] * double(targets);
+  }
+}
+
 }  // namespace
 
 std::size_t WorkCounts::total_near_pairs() const {
@@ -131,15 +145,48 @@ WorkCounts count_work(const Octree& tree) {
     tree.for_each_near_source_cell(c, [&](int s) { near_sources += sources_of(cells[s]); });
     counts.near_pairs[c] = targets * near_sources;
   }
-  // M2L pairs per target of each cell, summed down the tree (parents come before children).
-  std::vector<double> per_target(cell_count, 0.0);
-  for (int c = 0; c < cell_count; ++c) {
-    const std::size_t targets = targets_of(cells[c]);
-    if (targets == 0) continue;
-    per_target[c] =
-        (c > 0 ? per_target[cells[c].parent] : 0.0) + double(counts.m2l_pairs[c]) / double(targets);
-    if (cells[c].is_leaf()) counts.m2l_share[c] = per_target[c] * double(targets);
+  add_m2l_shares(cells, counts);
+  return counts;
+}
+
+WorkCounts count_work(const Octree& tree, const Octree::PartReduction& reduction, int part,
+                      int parts) {
+  if (tree.is_part_view()) throw Error("partition: the work is counted on the whole tree");
+  if (parts < 1 || part < 0 || part >= parts)
+    throw Error("partition: part " + std::to_string(part) + " of " + std::to_string(parts));
+  const auto& cells = tree.cells();
+  const std::size_t cell_count = cells.size();
+  // Per cell: its M2L pairs, the sources of its near and W lists, the sources of its X list.
+  std::vector<std::size_t> sums(3 * cell_count, 0);
+  const std::int64_t begin = std::int64_t(cell_count * std::size_t(part) / std::size_t(parts));
+  const std::int64_t end = std::int64_t(cell_count * std::size_t(part + 1) / std::size_t(parts));
+  // Only cells holding targets count, and only they carry a leaf's near sources (its ancestors'
+  // X lists).
+  std::vector<int> counted;
+  for (std::int64_t c = begin; c < end; ++c)
+    if (targets_of(cells[std::size_t(c)]) > 0) counted.push_back(int(c));
+  tree.visit_lists_of(counted, [&](int c, const Octree::CellListSet& lists) {
+    const std::size_t row = 3 * std::size_t(c);
+    for (int s : lists.m2l) sums[row] += sources_of(cells[s]) > 0;
+    if (cells[c].is_leaf())
+      for (const std::vector<int>* list : {&lists.near, &lists.w})
+        for (int s : *list) sums[row + 1] += sources_of(cells[s]);
+    for (int s : lists.x) sums[row + 2] += sources_of(cells[s]);
+  });
+  reduction.sum(sums);
+  WorkCounts counts;
+  counts.near_pairs.assign(cell_count, 0);
+  counts.m2l_pairs.assign(cell_count, 0);
+  counts.m2l_share.assign(cell_count, 0.0);
+  // X sources of every ancestor-or-self, parents first (for_each_near_source_cell's last term).
+  std::vector<std::size_t> x_below(cell_count, 0);
+  for (std::size_t c = 0; c < cell_count; ++c) {
+    counts.m2l_pairs[c] = sums[3 * c];
+    x_below[c] = (c > 0 ? x_below[std::size_t(cells[c].parent)] : 0) + sums[3 * c + 2];
+    if (cells[c].is_leaf())
+      counts.near_pairs[c] = targets_of(cells[c]) * (sums[3 * c + 1] + x_below[c]);
   }
+  add_m2l_shares(cells, counts);
   return counts;
 }
 
@@ -340,15 +387,31 @@ std::vector<int> TreePartition::readers_of_leaf(int leaf) const {
   const auto add_owner = [&](int t) {
     if (targets_of(cells[t]) > 0) readers.push_back(leaf_part_[t]);
   };
+  const Octree::NearSourceLists lists = tree_.near_source_lists_of(leaf);
   if (cells[leaf].level >= 2) readers.push_back(leaf_part_[leaf]);  // P2M (none above level 2)
-  for (int t : tree_.near(leaf)) add_owner(t);                      // near is symmetric
-  for (int a = leaf; a >= 0; a = cells[a].parent)                   // leaf below a in w_list(t)
-    for (int t : tree_.x_list(a)) add_owner(t);
-  for (int a : tree_.w_list(leaf))  // leaf in x_list(a): the targets below a
+  for (int t : lists.near) add_owner(t);                            // near is symmetric
+  for (int t : lists.x) add_owner(t);  // leaf below an ancestor-or-self in w_list(t)
+  for (int a : lists.w)                // leaf in x_list(a): the targets below a
     for_parts_below(a, true, [&](int q) { readers.push_back(q); });
   std::sort(readers.begin(), readers.end());
   readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
   return readers;
+}
+
+std::vector<int> TreePartition::own_cells(int part) const {
+  if (part < 0 || part >= parts_)
+    throw Error("partition: part " + std::to_string(part) + " out of range (" +
+                std::to_string(parts_) + " parts)");
+  const auto& cells = tree_.cells();
+  std::vector<char> own(cells.size(), 0);
+  std::vector<int> out;
+  for (std::size_t l = cuts_[part]; l < cuts_[part + 1]; ++l)
+    for (int a = leaves_[l]; a >= 0 && !own[a]; a = cells[a].parent) {
+      own[a] = 1;
+      out.push_back(a);
+    }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 LocallyEssentialTree TreePartition::locally_essential_tree(int part) const {

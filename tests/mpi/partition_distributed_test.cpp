@@ -58,12 +58,15 @@ void expect_same_tree(const Octree& whole, const Octree& split) {
                             whole.root_center().y == split.root_center().y &&
                             whole.root_center().z == split.root_center().z))
       << "levels, leaves, root";
+  // No rank holds the split tree's lists; each forms any cell's as the whole tree's.
+  using Kind = Octree::ListKind;
   bool lists = whole.cells().size() == split.cells().size();
   for (int c = 0; lists && c < int(whole.cells().size()); ++c)
-    lists = std::ranges::equal(whole.near(c), split.near(c)) &&
-            std::ranges::equal(whole.m2l(c), split.m2l(c)) &&
-            std::ranges::equal(whole.w_list(c), split.w_list(c)) &&
-            std::ranges::equal(whole.x_list(c), split.x_list(c));
+    lists = !split.holds_lists_of(c) &&
+            std::ranges::equal(whole.near(c), split.list_of(Kind::near, c)) &&
+            std::ranges::equal(whole.m2l(c), split.list_of(Kind::m2l, c)) &&
+            std::ranges::equal(whole.w_list(c), split.list_of(Kind::w, c)) &&
+            std::ranges::equal(whole.x_list(c), split.list_of(Kind::x, c));
   EXPECT_TRUE(on_every_rank(lists)) << "interaction lists";
   EXPECT_FALSE(split.holds_point_orders());
   EXPECT_TRUE(split.source_order().empty() && split.target_order().empty());
@@ -94,6 +97,15 @@ void expect_split_tree_is_whole(const std::vector<Vec3>& sources, const std::vec
                      options, parts);
   expect_same_tree(whole, split);
   EXPECT_GT(whole.leaves().size(), 8u) << "a tree of one leaf tests little";
+  // The work counted by the ranks' shares of the cells: every count the whole tree's, bit for bit.
+  const WorkCounts expected = count_work(whole);
+  const WorkCounts shared = count_work(split, parts, world_rank(), world_size());
+  EXPECT_TRUE(on_every_rank(shared.near_pairs == expected.near_pairs &&
+                            shared.m2l_pairs == expected.m2l_pairs &&
+                            shared.m2l_share == expected.m2l_share))
+      << "the work counts";
+  EXPECT_GT(expected.total_near_pairs(), 0u);
+  EXPECT_GT(expected.total_m2l_pairs(), 0u);
   for (bool of_sources : {true, false}) {
     const std::vector<Vec3>& points = of_sources ? sources : targets;
     const auto [begin, end] = slab(points.size(), world_rank(), world_size());
@@ -184,6 +196,19 @@ TEST(DistributedFmmPartition, IsTheWholeProblemsPartition) {
     const DistributedFmmPartition split(MPI_COMM_WORLD, sources, targets, source_element, first,
                                         options);
     EXPECT_TRUE(on_every_rank(whole.tree().cells() == split.tree().cells()));
+    // The rank holds the lists of its own cells alone, the whole tree's.
+    const std::vector<int> own_cells = split.partition().own_cells(rank);
+    bool held = own_cells == whole.partition().locally_essential_tree(rank).own_cells;
+    for (int c = 0; held && c < int(split.tree().cells().size()); ++c) {
+      held = split.tree().holds_lists_of(c) ==
+             std::binary_search(own_cells.begin(), own_cells.end(), c);
+      if (held && split.tree().holds_lists_of(c))
+        held = std::ranges::equal(whole.tree().near(c), split.tree().near(c)) &&
+               std::ranges::equal(whole.tree().m2l(c), split.tree().m2l(c)) &&
+               std::ranges::equal(whole.tree().w_list(c), split.tree().w_list(c)) &&
+               std::ranges::equal(whole.tree().x_list(c), split.tree().x_list(c));
+    }
+    EXPECT_TRUE(on_every_rank(held)) << "the lists held: the own cells'";
     bool cut = split.parts() == size && whole.partition().leaves() == split.partition().leaves();
     for (int q = 0; cut && q <= size; ++q)
       cut = whole.partition().first_leaf(q) == split.partition().first_leaf(q) &&

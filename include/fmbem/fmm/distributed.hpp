@@ -78,8 +78,9 @@ class DistributedFmmPartition {
                           std::span<const std::size_t> source_element, std::size_t first_element,
                           const FmmOptions& options);
 
-  // The tree's cells and lists, without point orders; shared, to outlive the partition as the
-  // shape of the rank's FMMs (FmmOptions::part_tree).
+  // The tree's cells, without point orders, holding the lists of this rank's own cells alone
+  // (TreePartition::own_cells: what its LET and its FMMs read; Octree::list_of forms any other);
+  // shared, to outlive the partition as the shape of the rank's FMMs (FmmOptions::part_tree).
   const Octree& tree() const { return *tree_; }
   std::shared_ptr<const Octree> shared_tree() const { return tree_; }
   const TreePartition& partition() const { return *partition_; }

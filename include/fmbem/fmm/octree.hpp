@@ -1,6 +1,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -88,7 +89,9 @@ class Octree {
   // all parts' points (part 0's first, then part 1's, ...), bit for bit, and the cells' ranges are
   // positions in that union's sorted order; no part holds more than its points and the cells.
   // source_order() and target_order() are empty: a part finds its points' leaves by leaf_of.
-  // The checks above are made over the union, so every part throws the same fmbem::Error.
+  // It holds no cell's interaction lists (each part keeps those of its own cells: hold_lists_of;
+  // list_of forms any cell's). The checks above are made over the union, so every part throws the
+  // same fmbem::Error.
   Octree(std::span<const Vec3> sources, std::span<const Vec3> targets,
          std::span<const Vec3> splitting_points, const OctreeOptions& options,
          const PartReduction& parts);
@@ -146,16 +149,51 @@ class Octree {
   // the point sets the tree was built from may fall outside every stored cell.
   std::vector<int> leaf_of(std::span<const Vec3> points) const;
 
-  // Interaction lists, each sorted by cell index; empty where not defined for the cell.
+  // Interaction lists, each sorted by cell index; empty where not defined for the cell. A tree
+  // holds every cell's, except the tree of a split point set, which holds those hold_lists_of
+  // kept: reading another cell's throws fmbem::Error (list_of forms it instead).
   // near(c), leaf c: the leaves adjacent to c (face, edge or corner; any level) and c (U list).
-  std::span<const int> near(int cell) const { return lists_->near.row(cell); }
+  std::span<const int> near(int cell) const { return lists_->near.row(held_row(cell)); }
   // m2l(c), any c: same-level children of the colleagues of c's parent, not adjacent to c (V).
-  std::span<const int> m2l(int cell) const { return lists_->m2l.row(cell); }
+  std::span<const int> m2l(int cell) const { return lists_->m2l.row(held_row(cell)); }
   // w_list(c), leaf c: descendants of c's colleagues that are not adjacent to c but whose parent
   // is (W list).
-  std::span<const int> w_list(int cell) const { return lists_->w.row(cell); }
+  std::span<const int> w_list(int cell) const { return lists_->w.row(held_row(cell)); }
   // x_list(c), any c: the leaves d with c in w_list(d) (X list).
-  std::span<const int> x_list(int cell) const { return lists_->x.row(cell); }
+  std::span<const int> x_list(int cell) const { return lists_->x.row(held_row(cell)); }
+
+  enum class ListKind { near, m2l, w, x };
+  // One list of any cell, held or not: formed from the cells alone (the colleagues of the cell
+  // and its ancestors found from the root down), the same entries as the held list. For a part
+  // that needs a few lists of cells it does not hold.
+  std::vector<int> list_of(ListKind kind, int cell) const;
+  // All four lists of any cell, held or not, from one colleague search (list_of forms one).
+  struct CellListSet {
+    std::vector<int> near, m2l, w, x;
+  };
+  CellListSet lists_of(int cell) const;
+  // The lists of many cells (any order), each passed to visit(cell, lists) on the OpenMP threads
+  // (visit must be safe to call concurrently): the colleagues of the cells and their ancestors
+  // searched once, top-down, instead of from the root for each cell.
+  void visit_lists_of(std::span<const int> cells,
+                      const std::function<void(int, const CellListSet&)>& visit) const;
+  // What for_each_near_source_cell visits for `leaf`, formed at once whether held or not (one
+  // colleague search for the leaf and its ancestors): near(leaf), w_list(leaf), and the X lists
+  // of the leaf and each of its ancestors, leaf first. Empty for a cell that is not a leaf.
+  struct NearSourceLists {
+    std::vector<int> near, w, x;
+  };
+  NearSourceLists near_source_lists_of(int leaf) const;
+  // Keeps the lists of `cells` alone (any order; repeats allowed), formed as list_of forms them:
+  // a part of a split point set holds its own cells' lists instead of the whole tree's (the
+  // lists are most of a tree's bytes). Only on a tree that holds no lists yet and has no part's
+  // views sharing them; throws fmbem::Error otherwise or for a cell out of range.
+  void hold_lists_of(std::span<const int> cells);
+  bool holds_lists_of(int cell) const {
+    return lists_->row_of_cell.empty() || lists_->row_of_cell[cell] >= 0;
+  }
+  // The bytes of the held lists (indices, offsets and the map to their rows).
+  std::size_t list_bytes() const;
   // The cells whose sources a target of `leaf` sums directly, each passed to visit(cell) in
   // this order: near(leaf), w_list(leaf), then x_list of leaf and of each of its ancestors.
   template <class Visit>
@@ -181,6 +219,25 @@ class Octree {
   void build_cells(std::span<const Vec3> sources, std::span<const Vec3> targets,
                    std::span<const Vec3> splitting_points, const PartReduction& parts);
   void build_lists();
+  // The row of the held lists for `cell`; throws where they are not held.
+  int held_row(int cell) const {
+    if (lists_->row_of_cell.empty()) return cell;
+    const int row = lists_->row_of_cell[cell];
+    if (row < 0) throw_lists_not_held(cell);
+    return row;
+  }
+  [[noreturn]] void throw_lists_not_held(int cell) const;
+  void check_cell(int cell) const;
+  // Per ancestor-or-self of `cell` (the cell first, the root last), its colleagues (same-level
+  // adjacent cells and itself), ascending: found from the root down, each level's from its
+  // parent's colleagues' children.
+  std::vector<std::vector<int>> colleague_chain(int cell) const;
+  // A cell's lists appended to the given, from its colleague chain (or a chain's tail from it).
+  void form_near_and_w(int cell, std::span<const std::span<const int>> chain,
+                       std::vector<int>& near, std::vector<int>& w) const;
+  void form_m2l(int cell, std::span<const std::span<const int>> chain, std::vector<int>& m2l) const;
+  void form_lists(int cell, std::span<const std::span<const int>> chain, CellListSet& lists) const;
+  void form_x(int cell, std::span<const std::span<const int>> chain, std::vector<int>& x) const;
 
   OctreeOptions options_;
   Vec3 root_center_;
@@ -196,6 +253,9 @@ class Octree {
   // Shared with the part's views made from this tree (they are of the same cells).
   struct Lists {
     detail::CellLists near, m2l, w, x;
+    // Per cell its row in the lists, -1 where not held; empty where every cell's are held (row =
+    // cell).
+    std::vector<int> row_of_cell;
   };
   std::shared_ptr<const Lists> lists_;
 };

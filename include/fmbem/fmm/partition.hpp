@@ -43,6 +43,12 @@ struct WorkCounts {
 };
 
 WorkCounts count_work(const Octree& tree);
+// The same counts, bit for bit, of a tree no part holds whole lists of (the tree of a split point
+// set): part `part` of `parts` forms the lists of its share of the cells (cell ids in
+// [cells * part / parts, cells * (part + 1) / parts)) and counts those, and one sum over the parts
+// (three numbers a cell) gives every count to every part. Collective over the parts.
+WorkCounts count_work(const Octree& tree, const Octree::PartReduction& reduction, int part,
+                      int parts);
 
 // Per cell id: a leaf's work under the model (near pairs, M2L share, its points); 0 for cells
 // that are not leaves.
@@ -130,11 +136,16 @@ class TreePartition {
   // The elements (target indices) a part owns, ascending. Only with knows_elements.
   std::vector<std::size_t> elements(int part) const;
   // The parts that read the source points of `leaf`, ascending: its owner (P2M) and the owners
-  // of the targets whose near lists hold it. A source's density moves to these.
+  // of the targets whose near lists hold it. A source's density moves to these. Any leaf: the
+  // lists the tree does not hold are formed (Octree::list_of).
   std::vector<int> readers_of_leaf(int leaf) const;
+  // The cells with a leaf of `part` below or equal to them, ascending (the locally essential
+  // tree's own_cells): their lists are all locally_essential_tree(part) reads.
+  std::vector<int> own_cells(int part) const;
 
   // The densities' lists (receive_densities, send_densities) are filled only with
-  // knows_elements, and are then empty otherwise.
+  // knows_elements, and are then empty otherwise. Reads the lists of own_cells(part) alone (with
+  // knows_elements, also of the leaves of its elements' sources).
   LocallyEssentialTree locally_essential_tree(int part) const;
 
  private:

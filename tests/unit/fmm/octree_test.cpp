@@ -4,11 +4,13 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <random>
 #include <set>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -441,6 +443,133 @@ TEST(OctreeTransfer, M2lOffsetsAreTheWellSeparated316) {
   }
   ASSERT_GE(deepest_full_level, 2);
   EXPECT_EQ(seen_at_deepest_full, 316);
+}
+
+// Every list of every cell formed from the cells alone (Octree::list_of on a tree holding none)
+// against the lists build_lists forms for the whole tree: the same entries in the same order.
+void expect_formed_lists_are_the_held(const Octree& whole, const Octree& bare) {
+  using Kind = Octree::ListKind;
+  ASSERT_EQ(whole.cells(), bare.cells());
+  std::size_t entries = 0;
+  for (int c = 0; c < int(whole.cells().size()); ++c) {
+    ASSERT_FALSE(bare.holds_lists_of(c));
+    ASSERT_TRUE(std::ranges::equal(whole.near(c), bare.list_of(Kind::near, c))) << c;
+    ASSERT_TRUE(std::ranges::equal(whole.m2l(c), bare.list_of(Kind::m2l, c))) << c;
+    ASSERT_TRUE(std::ranges::equal(whole.w_list(c), bare.list_of(Kind::w, c))) << c;
+    ASSERT_TRUE(std::ranges::equal(whole.x_list(c), bare.list_of(Kind::x, c))) << c;
+    entries += whole.x_list(c).size();
+    // A leaf's near sources at once: near, W, then the X lists up its ancestors.
+    const Octree::NearSourceLists lists = bare.near_source_lists_of(c);
+    std::vector<int> visited, formed = lists.near;
+    if (whole.cells()[c].is_leaf())
+      whole.for_each_near_source_cell(c, [&](int s) { visited.push_back(s); });
+    formed.insert(formed.end(), lists.w.begin(), lists.w.end());
+    formed.insert(formed.end(), lists.x.begin(), lists.x.end());
+    ASSERT_EQ(visited, formed) << c;
+    ASSERT_TRUE(std::ranges::equal(whole.w_list(c), lists.w)) << c;
+  }
+  EXPECT_GT(entries, 0u) << "a tree without X lists tests form_x little";
+  // Many cells at once (every cell, in reverse and once more), on the threads: the same lists.
+  std::vector<int> cells(whole.cells().size());
+  std::iota(cells.rbegin(), cells.rend(), 0);
+  cells.push_back(0);
+  std::vector<int> visits(cells.size() - 1, 0), wrong(cells.size() - 1, 0);
+  bare.visit_lists_of(cells, [&](int c, const Octree::CellListSet& lists) {
+#pragma omp atomic
+    ++visits[std::size_t(c)];
+    const bool same = std::ranges::equal(whole.near(c), lists.near) &&
+                      std::ranges::equal(whole.m2l(c), lists.m2l) &&
+                      std::ranges::equal(whole.w_list(c), lists.w) &&
+                      std::ranges::equal(whole.x_list(c), lists.x);
+    if (!same) wrong[std::size_t(c)] = 1;
+  });
+  EXPECT_EQ(visits[0], 2);
+  EXPECT_EQ(std::count(visits.begin() + 1, visits.end(), 1), std::ptrdiff_t(visits.size() - 1));
+  EXPECT_EQ(std::count(wrong.begin(), wrong.end(), 1), 0);
+}
+
+// The tree of a split point set of one part: the whole tree's cells, no lists held.
+struct OnePart final : Octree::PartReduction {
+  void extremes(std::array<double, 3>&, std::array<double, 3>&) const override {}
+  void sum(std::span<std::size_t>) const override {}
+};
+
+TEST(OctreeLists, FormedOnDemandEqualTheWholeTreesLists) {
+  const Cloud cloud = non_uniform_cloud();
+  for (const OctreeOptions& options : {OctreeOptions{.max_leaf = 20}, OctreeOptions{.max_leaf = 1},
+                                       OctreeOptions{.max_leaf = 8, .max_level = 4}}) {
+    const Octree whole(cloud.sources, cloud.targets, cloud.targets, options);
+    const Octree bare(cloud.sources, cloud.targets, cloud.targets, options, OnePart{});
+    expect_formed_lists_are_the_held(whole, bare);
+  }
+  const std::vector<Vec3> sources = sphere_points(20000, 1);
+  const std::vector<Vec3> targets = sphere_points(7000, 2);
+  expect_formed_lists_are_the_held(Octree(sources, targets, targets, {.max_leaf = 30}),
+                                   Octree(sources, targets, targets, {.max_leaf = 30}, OnePart{}));
+  // Held lists are returned as they are.
+  const Octree whole(sources, targets, targets, {.max_leaf = 30});
+  for (int c = 0; c < int(whole.cells().size()); c += 7)
+    ASSERT_TRUE(std::ranges::equal(whole.near(c), whole.list_of(Octree::ListKind::near, c)));
+  EXPECT_THROW(whole.list_of(Octree::ListKind::m2l, int(whole.cells().size())), Error);
+}
+
+TEST(OctreeLists, APartHoldsItsCellsListsAlone) {
+  const Cloud cloud = non_uniform_cloud();
+  const Octree whole(cloud.sources, cloud.targets, {.max_leaf = 20});
+  Octree part(cloud.sources, cloud.targets, cloud.targets, {.max_leaf = 20}, OnePart{});
+  const int cell_count = int(whole.cells().size());
+  EXPECT_THROW(part.near(0), Error) << "no lists held before hold_lists_of";
+  // Every third cell, given twice and out of order.
+  std::vector<int> held;
+  for (int c = cell_count - 1; c >= 0; --c)
+    if (c % 3 == 0) held.insert(held.end(), {c, c});
+  part.hold_lists_of(held);
+  std::size_t entries = 0;
+  for (int c = 0; c < cell_count; ++c) {
+    if (c % 3 != 0) {
+      EXPECT_FALSE(part.holds_lists_of(c));
+      EXPECT_THROW(part.m2l(c), Error);
+      EXPECT_TRUE(std::ranges::equal(whole.x_list(c), part.list_of(Octree::ListKind::x, c)));
+      continue;
+    }
+    ASSERT_TRUE(part.holds_lists_of(c));
+    ASSERT_TRUE(std::ranges::equal(whole.near(c), part.near(c))) << c;
+    ASSERT_TRUE(std::ranges::equal(whole.m2l(c), part.m2l(c))) << c;
+    ASSERT_TRUE(std::ranges::equal(whole.w_list(c), part.w_list(c))) << c;
+    ASSERT_TRUE(std::ranges::equal(whole.x_list(c), part.x_list(c))) << c;
+    entries += whole.near(c).size() + whole.m2l(c).size() + whole.w_list(c).size() +
+               whole.x_list(c).size();
+  }
+  // The held entries, their offsets and the map to rows.
+  const std::size_t held_rows = std::size_t((cell_count + 2) / 3);
+  EXPECT_EQ(part.list_bytes(), entries * sizeof(int) + 4 * (held_rows + 1) * sizeof(std::size_t) +
+                                   std::size_t(cell_count) * sizeof(int));
+  EXPECT_LT(part.list_bytes(), whole.list_bytes() / 2);
+  EXPECT_THROW(part.hold_lists_of(held), Error) << "held once";
+  EXPECT_THROW(Octree(whole).hold_lists_of(held), Error) << "a tree holding every list";
+  Octree other(cloud.sources, cloud.targets, cloud.targets, {.max_leaf = 20}, OnePart{});
+  EXPECT_THROW(other.hold_lists_of(std::vector<int>{cell_count}), Error) << "out of range";
+  // A part's view shares the held lists.
+  std::vector<std::size_t> every(cloud.sources.size());
+  std::iota(every.begin(), every.end(), std::size_t(0));
+  const Octree view(part, cloud.sources, every, cloud.targets);
+  // A leaf's near sources at once from the held lists where it and its ancestors are held.
+  Octree own(cloud.sources, cloud.targets, cloud.targets, {.max_leaf = 20}, OnePart{});
+  std::vector<int> closed;
+  for (int leaf : std::span(whole.leaves()).first(whole.leaves().size() / 2))
+    for (int a = leaf; a >= 0; a = whole.cells()[std::size_t(a)].parent) closed.push_back(a);
+  own.hold_lists_of(closed);
+  for (int leaf : whole.leaves()) {
+    std::vector<int> visited;
+    whole.for_each_near_source_cell(leaf, [&](int s) { visited.push_back(s); });
+    const Octree::NearSourceLists lists = own.near_source_lists_of(leaf);
+    std::vector<int> formed = lists.near;
+    formed.insert(formed.end(), lists.w.begin(), lists.w.end());
+    formed.insert(formed.end(), lists.x.begin(), lists.x.end());
+    ASSERT_EQ(visited, formed) << leaf;
+  }
+  EXPECT_TRUE(std::ranges::equal(view.m2l(3), whole.m2l(3)));
+  EXPECT_THROW(view.m2l(1), Error);
 }
 
 void expect_same_tree(const Octree& a, const Octree& b) {
