@@ -7,12 +7,6 @@
 
 namespace fmbem {
 
-double element_corner_radius(const Mesh& mesh, std::size_t e) {
-  const Vec3& c = mesh.centroids()[e];
-  return std::max(
-      {norm(mesh.corner(e, 0) - c), norm(mesh.corner(e, 1) - c), norm(mesh.corner(e, 2) - c)});
-}
-
 CentroidGrid::CentroidGrid(const std::vector<Vec3>& centroids, double cell)
     : cell_(cell * (1.0 + 1e-9)) {
   const std::size_t n = centroids.size();

@@ -51,10 +51,9 @@ std::size_t slab_begin(std::size_t n, int rank, int size) {
   return n * std::size_t(rank) / std::size_t(size);
 }
 
-// Rank r's slab of the whole mesh, with the reach bounds and the vertices' valences.
-std::vector<ElementRecord> slab_records(const Mesh& whole, const NeighbourhoodReach& bounds,
-                                        const VertexStars& stars, double pattern_factor,
-                                        double margin, std::size_t first, std::size_t last) {
+// Rank r's slab of the whole mesh: corners, vertices and indices (the bounds and valences are
+// formed by the ranks, distributed_neighbourhood_reach).
+std::vector<ElementRecord> slab_records(const Mesh& whole, std::size_t first, std::size_t last) {
   std::vector<ElementRecord> records(last - first);
   for (std::size_t e = first; e < last; ++e) {
     ElementRecord& r = records[e - first];
@@ -62,11 +61,7 @@ std::vector<ElementRecord> slab_records(const Mesh& whole, const NeighbourhoodRe
       const std::int32_t v = whole.triangles()[e][std::size_t(c)];
       r.corners[std::size_t(c)] = whole.vertices()[std::size_t(v)];
       r.vertices[std::size_t(c)] = v;
-      r.valences[std::size_t(c)] =
-          std::uint32_t(stars.start[std::size_t(v) + 1] - stars.start[std::size_t(v)]);
     }
-    r.reach = bounds.reach[e] + margin;
-    r.pattern_reach = bounds.reach[e] + pattern_factor * bounds.largest_corner_radius[e] + margin;
     r.input = e;
   }
   return records;
@@ -97,7 +92,144 @@ void for_each_leaf_within(const fmm::Octree& tree, const Vec3& x, double radius,
   }
 }
 
+// One slab element's corner as it travels to its vertex's rank.
+struct StarMember {
+  Vec3 centroid;
+  std::int64_t vertex = 0;
+};
+struct ReachPair {
+  double reach = 0.0, largest = 0.0;
+};
+
+// Sends send[offsets[q] .. offsets[q] + counts[q]) to rank q; returns what each rank sent here,
+// in rank order, with the counts received (to send answers back the same way).
+template <class T>
+std::vector<T> all_to_all(MPI_Comm comm, const std::vector<T>& send, const std::vector<int>& counts,
+                          std::vector<int>& received_counts) {
+  const std::size_t size = counts.size();
+  std::vector<int> offsets(size, 0), received_offsets(size, 0);
+  std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), 0);
+  received_counts.assign(size, 0);
+  MPI_Alltoall(counts.data(), 1, MPI_INT, received_counts.data(), 1, MPI_INT, comm);
+  std::exclusive_scan(received_counts.begin(), received_counts.end(), received_offsets.begin(), 0);
+  std::vector<T> received(size > 0 ? std::size_t(received_offsets.back() + received_counts.back())
+                                   : 0);
+  const ContiguousType<T> type;
+  MPI_Alltoallv(send.data(), counts.data(), offsets.data(), type.get(), received.data(),
+                received_counts.data(), received_offsets.data(), type.get(), comm);
+  return received;
+}
+
 }  // namespace
+
+SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh& slab,
+                                                       std::span<const std::int64_t> vertices,
+                                                       std::size_t vertex_count, int rings) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  std::string error;
+  if (rings < 0) error = "neighbourhood reach: the rings must be 0 or more";
+  if (vertices.size() != 3 * slab.size())
+    error = "neighbourhood reach: 3 vertices an element are needed, " +
+            std::to_string(vertices.size()) + " given for " + std::to_string(slab.size());
+  for (std::int64_t v : vertices)
+    if (v < 0 || std::uint64_t(v) >= vertex_count) {
+      error = "neighbourhood reach: vertex " + std::to_string(v) + " is not one of the " +
+              std::to_string(vertex_count) + " of the mesh";
+      break;
+    }
+  fmm::throw_if_any_rank(comm, error);
+
+  const std::size_t n = slab.size(), corners = 3 * n;
+  const std::vector<Vec3>& centroids = slab.centroids();
+  SlabNeighbourhoodReach out;
+  NeighbourhoodReach& bounds = out.bounds;
+  bounds.reach.resize(n);
+  for (std::size_t e = 0; e < n; ++e) bounds.reach[e] = element_corner_radius(slab, e);
+  bounds.largest_corner_radius = bounds.reach;
+
+  // Each corner goes to its vertex's rank (blocks of vertices), in rank order: slot[i] is corner
+  // i's place in what is sent, and in what comes back.
+  const std::uint64_t per_rank = (std::uint64_t(vertex_count) + std::uint64_t(size) - 1) /
+                                 std::max<std::uint64_t>(1, std::uint64_t(size));
+  const auto owner = [&](std::int64_t v) { return int(std::uint64_t(v) / per_rank); };
+  std::vector<int> counts(std::size_t(size), 0);
+  for (std::int64_t v : vertices) ++counts[std::size_t(owner(v))];
+  std::vector<int> next(std::size_t(size), 0);
+  std::exclusive_scan(counts.begin(), counts.end(), next.begin(), 0);
+  std::vector<std::size_t> slot(corners);
+  std::vector<StarMember> members(corners);
+  for (std::size_t i = 0; i < corners; ++i) {
+    slot[i] = std::size_t(next[std::size_t(owner(vertices[i]))]++);
+    members[slot[i]] = {centroids[i / 3], vertices[i]};
+  }
+  std::vector<int> received_counts;
+  const std::vector<StarMember> star_members = all_to_all(comm, members, counts, received_counts);
+  members.clear();
+  members.shrink_to_fit();
+
+  // The stars: the received corners grouped by vertex.
+  std::vector<std::size_t> by_vertex(star_members.size());
+  std::iota(by_vertex.begin(), by_vertex.end(), std::size_t(0));
+  std::stable_sort(by_vertex.begin(), by_vertex.end(), [&](std::size_t a, std::size_t b) {
+    return star_members[a].vertex < star_members[b].vertex;
+  });
+  std::vector<std::size_t> star_begin;
+  for (std::size_t k = 0; k < by_vertex.size(); ++k)
+    if (k == 0 || star_members[by_vertex[k]].vertex != star_members[by_vertex[k - 1]].vertex)
+      star_begin.push_back(k);
+  star_begin.push_back(by_vertex.size());
+  const std::size_t stars = star_begin.size() - 1;
+
+  // Each corner's valence: its star's size.
+  {
+    std::vector<std::uint32_t> valence(star_members.size());
+    for (std::size_t s = 0; s < stars; ++s)
+      for (std::size_t k = star_begin[s]; k < star_begin[s + 1]; ++k)
+        valence[by_vertex[k]] = std::uint32_t(star_begin[s + 1] - star_begin[s]);
+    std::vector<int> back_counts;
+    const std::vector<std::uint32_t> back = all_to_all(comm, valence, received_counts, back_counts);
+    out.valences.resize(corners);
+    for (std::size_t i = 0; i < corners; ++i) out.valences[i] = back[slot[i]];
+  }
+
+  // Ring by ring as neighbourhood_reach: reach(e) = max over m sharing a corner with e (e
+  // included) of |c_e - c_m| + reach(m); the star's rank forms the max over its star, the
+  // element's rank over its corners (max is exact: the same bits in any order).
+  std::vector<ReachPair> current(corners);
+  for (int ring = 0; ring < rings; ++ring) {
+    for (std::size_t i = 0; i < corners; ++i)
+      current[slot[i]] = {bounds.reach[i / 3], bounds.largest_corner_radius[i / 3]};
+    std::vector<int> ring_counts;
+    const std::vector<ReachPair> of_members = all_to_all(comm, current, counts, ring_counts);
+    std::vector<ReachPair> answers(of_members.size());
+#pragma omp parallel for schedule(dynamic, 256)
+    for (std::size_t s = 0; s < stars; ++s) {
+      double largest = 0.0;
+      for (std::size_t k = star_begin[s]; k < star_begin[s + 1]; ++k)
+        largest = std::max(largest, of_members[by_vertex[k]].largest);
+      for (std::size_t k = star_begin[s]; k < star_begin[s + 1]; ++k) {
+        const std::size_t e = by_vertex[k];
+        double reach = 0.0;
+        for (std::size_t j = star_begin[s]; j < star_begin[s + 1]; ++j) {
+          const std::size_t m = by_vertex[j];
+          reach = std::max(reach, norm(star_members[e].centroid - star_members[m].centroid) +
+                                      of_members[m].reach);
+        }
+        answers[e] = {reach, largest};
+      }
+    }
+    std::vector<int> back_counts;
+    const std::vector<ReachPair> back = all_to_all(comm, answers, received_counts, back_counts);
+    for (std::size_t e = 0; e < n; ++e)
+      for (std::size_t k = 3 * e; k < 3 * e + 3; ++k) {
+        const ReachPair& answer = back[slot[k]];
+        bounds.reach[e] = std::max(bounds.reach[e], answer.reach);
+        bounds.largest_corner_radius[e] = std::max(bounds.largest_corner_radius[e], answer.largest);
+      }
+  }
+  return out;
+}
 
 HaloReach halo_reach(const NearFieldOptions& near, DensityModel double_density,
                      bool curvature_correction) {
@@ -132,18 +264,13 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
   const std::size_t first = slab_begin(whole_size_, rank, size),
                     last = slab_begin(whole_size_, rank + 1, size);
 
-  // Rank 0 forms the bounds (they need the whole mesh's neighbourhoods) and sends each rank
-  // its slab in turn: one slab's records at a time, not the whole mesh's.
+  // Rank 0 sends each rank its slab in turn: one slab's records at a time, not the whole mesh's.
   const ContiguousType<ElementRecord> record_type;
   std::vector<ElementRecord> slab;
   if (rank == 0) {
-    const VertexStars stars = vertex_stars(*whole);
-    const NeighbourhoodReach bounds = neighbourhood_reach(*whole, stars, reach.rings);
-    // Rounding in the distances tested against the bounds: far below any element's size.
-    const double margin = 1e-9 * whole->diameter();
     for (int r = size - 1; r >= 0; --r) {
-      slab = slab_records(*whole, bounds, stars, reach.pattern_factor, margin,
-                          slab_begin(whole_size_, r, size), slab_begin(whole_size_, r + 1, size));
+      slab = slab_records(*whole, slab_begin(whole_size_, r, size),
+                          slab_begin(whole_size_, r + 1, size));
       if (r > 0) MPI_Send(slab.data(), int(slab.size()), record_type.get(), r, 0, comm);
     }
   } else {
@@ -151,21 +278,42 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
     MPI_Recv(slab.data(), int(slab.size()), record_type.get(), 0, 0, comm, MPI_STATUS_IGNORE);
   }
 
-  // The partition from the slabs' points, formed as Discretization forms them (a mesh of the
-  // slab's triangles: the same corners, so the same bits).
   std::unique_ptr<fmm::DistributedFmmPartition> partition;
   {
+    // A mesh of the slab's triangles: the same corners as the whole mesh's, so the same
+    // centroids and quadrature points, bit for bit.
     std::vector<Vec3> corners;
     std::vector<Triangle> triangles;
+    std::vector<std::int64_t> vertex_ids;
     corners.reserve(3 * slab.size());
+    vertex_ids.reserve(3 * slab.size());
     for (const ElementRecord& r : slab) {
       const std::int32_t at = std::int32_t(corners.size());
       corners.insert(corners.end(), r.corners.begin(), r.corners.end());
+      vertex_ids.insert(vertex_ids.end(), r.vertices.begin(), r.vertices.end());
       triangles.push_back({at, at + 1, at + 2});
     }
     std::vector<std::uint8_t> complete(corners.size(), 0);
     const Mesh slab_mesh =
         Mesh::part_of(name, std::move(corners), std::move(triangles), std::move(complete), extent);
+
+    // The halo bounds and the corners' valences, from the whole mesh's neighbourhoods formed by
+    // the ranks together.
+    {
+      const SlabNeighbourhoodReach formed = distributed_neighbourhood_reach(
+          comm, slab_mesh, vertex_ids, extent.vertices, reach.rings);
+      // Rounding in the distances tested against the bounds: far below any element's size.
+      const double margin = 1e-9 * slab_mesh.diameter();
+      for (std::size_t e = 0; e < slab.size(); ++e) {
+        ElementRecord& r = slab[e];
+        for (std::size_t c = 0; c < 3; ++c) r.valences[c] = formed.valences[3 * e + c];
+        r.reach = formed.bounds.reach[e] + margin;
+        r.pattern_reach = formed.bounds.reach[e] +
+                          reach.pattern_factor * formed.bounds.largest_corner_radius[e] + margin;
+      }
+    }
+
+    // The partition from the slabs' points, formed as Discretization forms them.
     const TriangleRule& rule = triangle_rule(quadrature_points);
     const std::vector<Vec3> sources = quadrature_points_of(slab_mesh, rule, 0, slab_mesh.size());
     std::vector<std::size_t> source_element(sources.size());

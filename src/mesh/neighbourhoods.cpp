@@ -21,6 +21,12 @@ VertexStars vertex_stars(const Mesh& mesh) {
   return stars;
 }
 
+double element_corner_radius(const Mesh& mesh, std::size_t e) {
+  const Vec3& c = mesh.centroids()[e];
+  return std::max(
+      {norm(mesh.corner(e, 0) - c), norm(mesh.corner(e, 1) - c), norm(mesh.corner(e, 2) - c)});
+}
+
 NeighbourhoodReach neighbourhood_reach(const Mesh& mesh, const VertexStars& stars, int rings) {
   if (rings < 0) throw Error("neighbourhood reach: the rings must be 0 or more");
   if (stars.start.size() != mesh.vertices().size() + 1)
@@ -29,10 +35,7 @@ NeighbourhoodReach neighbourhood_reach(const Mesh& mesh, const VertexStars& star
   const std::vector<Vec3>& centroids = mesh.centroids();
   NeighbourhoodReach result;
   result.reach.resize(n);
-  for (std::size_t e = 0; e < n; ++e)
-    result.reach[e] =
-        std::max({norm(mesh.corner(e, 0) - centroids[e]), norm(mesh.corner(e, 1) - centroids[e]),
-                  norm(mesh.corner(e, 2) - centroids[e])});
+  for (std::size_t e = 0; e < n; ++e) result.reach[e] = element_corner_radius(mesh, e);
   result.largest_corner_radius = result.reach;
   if (rings == 0) return result;
   std::vector<double> reach(n), largest(n);

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <numeric>
@@ -29,12 +30,14 @@
 #include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/mesh/feature_edges.hpp"
 #include "fmbem/mesh/mesh.hpp"
+#include "fmbem/mesh/neighbourhoods.hpp"
 #include "fmbem/problem/problem.hpp"
 #include "mpi_world.hpp"
 
 namespace fmbem {
 namespace {
 
+using test::on_every_rank;
 using test::world_rank;
 using test::world_size;
 
@@ -430,6 +433,63 @@ TEST(DistributedMesh, CurvatureCorrectionOnTheLocalMeshEqualsWholeMeshPart) {
   if (world_rank() == 0)
     std::printf("  %d rank(s): the curvature correction on the local meshes %.2e\n", world_size(),
                 difference);
+}
+
+// The halo bounds formed by the ranks from their slabs (each vertex's star on one rank) are
+// neighbourhood_reach's of the whole mesh bit for bit, with every corner's valence, on meshes of
+// uniform (icosphere) and mixed valences (the box), for 0, 1 and 3 rings; bad vertices are
+// refused on every rank.
+TEST(DistributedMesh, NeighbourhoodBoundsFromTheSlabsAreTheWholeMeshs) {
+  const int rank = world_rank(), size = world_size();
+  for (const Surface& surface : {make_icosphere(3, 1.0), make_box(5, 2.0)}) {
+    const Mesh whole = Mesh::from_surface(surface, "test");
+    const VertexStars stars = vertex_stars(whole);
+    const std::size_t n = whole.size();
+    const std::size_t first = n * std::size_t(rank) / std::size_t(size),
+                      last = n * std::size_t(rank + 1) / std::size_t(size);
+    // The slab as DistributedMesh holds it: each element's own corners, the whole's vertex ids.
+    std::vector<Vec3> corners;
+    std::vector<Triangle> triangles;
+    std::vector<std::int64_t> vertex_ids;
+    for (std::size_t e = first; e < last; ++e) {
+      const std::int32_t at = std::int32_t(corners.size());
+      for (std::int32_t v : whole.triangles()[e]) {
+        corners.push_back(whole.vertices()[std::size_t(v)]);
+        vertex_ids.push_back(v);
+      }
+      triangles.push_back({at, at + 1, at + 2});
+    }
+    std::vector<std::uint8_t> complete(corners.size(), 0);
+    const Mesh slab = Mesh::part_of("test", std::move(corners), std::move(triangles),
+                                    std::move(complete), whole.extent());
+    for (int rings : {0, 1, 3}) {
+      const NeighbourhoodReach expected = neighbourhood_reach(whole, stars, rings);
+      const SlabNeighbourhoodReach formed = distributed_neighbourhood_reach(
+          MPI_COMM_WORLD, slab, vertex_ids, whole.vertices().size(), rings);
+      bool same = formed.bounds.reach.size() == last - first &&
+                  formed.bounds.largest_corner_radius.size() == last - first &&
+                  formed.valences.size() == 3 * (last - first);
+      for (std::size_t e = first; same && e < last; ++e) {
+        same = formed.bounds.reach[e - first] == expected.reach[e] &&
+               formed.bounds.largest_corner_radius[e - first] == expected.largest_corner_radius[e];
+        for (std::size_t c = 0; same && c < 3; ++c) {
+          const std::size_t v = std::size_t(whole.triangles()[e][c]);
+          same = formed.valences[3 * (e - first) + c] ==
+                 std::uint32_t(stars.start[v + 1] - stars.start[v]);
+        }
+      }
+      EXPECT_TRUE(on_every_rank(same)) << rings << " rings";
+    }
+    // A vertex not of the mesh, on one rank, is refused on every rank.
+    std::vector<std::int64_t> bad = vertex_ids;
+    if (rank == size - 1 && !bad.empty()) bad.back() = std::int64_t(whole.vertices().size());
+    EXPECT_THROW(
+        distributed_neighbourhood_reach(MPI_COMM_WORLD, slab, bad, whole.vertices().size(), 1),
+        Error);
+    EXPECT_THROW(distributed_neighbourhood_reach(MPI_COMM_WORLD, slab, vertex_ids,
+                                                 whole.vertices().size(), -1),
+                 Error);
+  }
 }
 
 // A halo too thin for the quadratic read (no rings) is found where it is read: a fit whose

@@ -24,6 +24,7 @@
 namespace fmbem::fmm {
 namespace {
 
+using fmbem::test::on_every_rank;
 using fmbem::test::world_rank;
 using fmbem::test::world_size;
 
@@ -41,13 +42,6 @@ template <class T>
 std::span<const T> slab_of(const std::vector<T>& all) {
   const auto [begin, end] = slab(all.size(), world_rank(), world_size());
   return std::span<const T>(all).subspan(begin, end - begin);
-}
-
-// Whether every rank found `equal`.
-bool on_every_rank(bool equal) {
-  int all = equal ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all == 1;
 }
 
 void expect_same_tree(const Octree& whole, const Octree& split) {

@@ -6,12 +6,9 @@
 #include <vector>
 
 #include "fmbem/mesh/mesh.hpp"
+#include "fmbem/mesh/neighbourhoods.hpp"  // element_corner_radius
 
 namespace fmbem {
-
-// The distance from element e's centroid to its farthest corner (R_e of the near-field
-// criterion |x - c_e| < near_factor * R_e).
-double element_corner_radius(const Mesh& mesh, std::size_t e);
 
 // Element centroids sorted by their cell of a uniform grid whose cell is the largest search
 // radius (enlarged by 1e-9, so that rounding in the cell index cannot lose a pair), z fastest:

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -15,6 +16,7 @@
 #include "fmbem/bem/near_field.hpp"
 #include "fmbem/fmm/distributed.hpp"
 #include "fmbem/mesh/mesh.hpp"
+#include "fmbem/mesh/neighbourhoods.hpp"
 
 namespace fmbem {
 
@@ -41,7 +43,8 @@ HaloReach halo_reach(const NearFieldOptions& near, DensityModel double_density,
 // with a source point in a leaf its FMM reads (the LET's readers of the leaf), every element
 // whose near-field test can hold one of its rows, and everything within reach.rings vertex
 // neighbourhoods of those. The halo is found from the tree's leaves and per-element bounds
-// (neighbourhood_reach, formed on rank 0): a superset of what is read, checked where it is
+// (neighbourhood_reach's, formed by the ranks from their slabs:
+// distributed_neighbourhood_reach): a superset of what is read, checked where it is
 // read (the FMM's part view counts each leaf's sources, a fit needs its corners complete).
 // No rank but rank 0 holds more than its slab and its part with halo. Collective; errors are
 // raised on every rank.
@@ -81,6 +84,23 @@ class DistributedMesh {
   double work_ = 0.0;
   std::vector<std::size_t> part_sizes_;
 };
+
+// neighbourhood_reach's bounds of a slab of the whole mesh's elements, formed by the ranks of
+// `comm` together, each from its slab alone (issue 13): bit for bit those neighbourhood_reach
+// forms from the whole mesh. slab: the rank's elements (a Mesh::part_of of their corners, each
+// element's own, in the whole mesh's corner order); vertices: per slab element its three corners'
+// indices in the whole mesh (3 per element), below vertex_count. Each vertex's star is gathered
+// on one rank (vertex v on rank v P / vertex_count), which forms, ring by ring, each of its
+// elements' largest |c_e - c_m| + reach(m) over the star; the element's ranks take the largest
+// over its corners. Also gives each corner's valence (its triangles in the whole mesh).
+// Collective; errors are raised on every rank.
+struct SlabNeighbourhoodReach {
+  NeighbourhoodReach bounds;
+  std::vector<std::uint32_t> valences;  // 3 per slab element
+};
+SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh& slab,
+                                                       std::span<const std::int64_t> vertices,
+                                                       std::size_t vertex_count, int rings);
 
 // The whole surface's feature edges for the curvature correction of a distributed mesh (each
 // rank's part holds those around its own elements alone): every rank's rows' own edges

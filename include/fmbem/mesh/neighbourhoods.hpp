@@ -22,6 +22,10 @@ VertexStars vertex_stars(const Mesh& mesh);
 // inequality: reach_k(e) = max over e's vertex neighbours n (e included) of
 // |c_e - c_n| + reach_(k-1)(n), reach_0(e) = e's corner radius. Throws fmbem::Error for
 // rings < 0.
+// The distance from element e's centroid to its farthest corner (R_e of the near-field
+// criterion |x - c_e| < near_factor * R_e; a neighbourhood's reach before any ring).
+double element_corner_radius(const Mesh& mesh, std::size_t e);
+
 struct NeighbourhoodReach {
   std::vector<double> reach, largest_corner_radius;
 };
