@@ -101,22 +101,27 @@ struct ReachPair {
   double reach = 0.0, largest = 0.0;
 };
 
-// Sends send[offsets[q] .. offsets[q] + counts[q]) to rank q; returns what each rank sent here,
-// in rank order, with the counts received (to send answers back the same way).
+// Sends send[offsets[q] .. offsets[q] + counts[q]) to rank q (counts: one a rank); returns what
+// each rank sent here, in rank order, with the counts received (to send answers back the same
+// way).
 template <class T>
-std::vector<T> all_to_all(MPI_Comm comm, const std::vector<T>& send, const std::vector<int>& counts,
-                          std::vector<int>& received_counts) {
+struct Received {
+  std::vector<T> values;
+  std::vector<int> counts;
+};
+template <class T>
+Received<T> all_to_all(MPI_Comm comm, const std::vector<T>& send, const std::vector<int>& counts) {
   const std::size_t size = counts.size();
+  Received<T> received{{}, std::vector<int>(size, 0)};
   std::vector<int> offsets(size, 0), received_offsets(size, 0);
   std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), 0);
-  received_counts.assign(size, 0);
-  MPI_Alltoall(counts.data(), 1, MPI_INT, received_counts.data(), 1, MPI_INT, comm);
-  std::exclusive_scan(received_counts.begin(), received_counts.end(), received_offsets.begin(), 0);
-  std::vector<T> received(size > 0 ? std::size_t(received_offsets.back() + received_counts.back())
-                                   : 0);
+  MPI_Alltoall(counts.data(), 1, MPI_INT, received.counts.data(), 1, MPI_INT, comm);
+  std::exclusive_scan(received.counts.begin(), received.counts.end(), received_offsets.begin(), 0);
+  received.values.resize(
+      std::size_t(std::accumulate(received.counts.begin(), received.counts.end(), 0)));
   const ContiguousType<T> type;
-  MPI_Alltoallv(send.data(), counts.data(), offsets.data(), type.get(), received.data(),
-                received_counts.data(), received_offsets.data(), type.get(), comm);
+  MPI_Alltoallv(send.data(), counts.data(), offsets.data(), type.get(), received.values.data(),
+                received.counts.data(), received_offsets.data(), type.get(), comm);
   return received;
 }
 
@@ -163,22 +168,29 @@ SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh
     slot[i] = std::size_t(next[std::size_t(owner(vertices[i]))]++);
     members[slot[i]] = {centroids[i / 3], vertices[i]};
   }
-  std::vector<int> received_counts;
-  const std::vector<StarMember> star_members = all_to_all(comm, members, counts, received_counts);
+  Received<StarMember> received = all_to_all(comm, members, counts);
+  const std::vector<StarMember>& star_members = received.values;
+  const std::vector<int>& received_counts = received.counts;
   members.clear();
   members.shrink_to_fit();
 
-  // The stars: the received corners grouped by vertex.
+  // The stars: the received corners grouped by vertex, by a counting sort over this rank's block
+  // of vertices (each star in the order received). Vertices of no triangle make empty stars.
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::uint64_t first_vertex =
+                          std::min<std::uint64_t>(per_rank * std::uint64_t(rank), vertex_count),
+                      last_vertex = std::min<std::uint64_t>(first_vertex + per_rank, vertex_count);
+  std::vector<std::size_t> star_begin(last_vertex - first_vertex + 1, 0);
+  for (const StarMember& m : star_members)
+    ++star_begin[std::size_t(std::uint64_t(m.vertex) - first_vertex) + 1];
+  std::partial_sum(star_begin.begin(), star_begin.end(), star_begin.begin());
   std::vector<std::size_t> by_vertex(star_members.size());
-  std::iota(by_vertex.begin(), by_vertex.end(), std::size_t(0));
-  std::stable_sort(by_vertex.begin(), by_vertex.end(), [&](std::size_t a, std::size_t b) {
-    return star_members[a].vertex < star_members[b].vertex;
-  });
-  std::vector<std::size_t> star_begin;
-  for (std::size_t k = 0; k < by_vertex.size(); ++k)
-    if (k == 0 || star_members[by_vertex[k]].vertex != star_members[by_vertex[k - 1]].vertex)
-      star_begin.push_back(k);
-  star_begin.push_back(by_vertex.size());
+  {
+    std::vector<std::size_t> next(star_begin.begin(), star_begin.end() - 1);
+    for (std::size_t i = 0; i < star_members.size(); ++i)
+      by_vertex[next[std::size_t(std::uint64_t(star_members[i].vertex) - first_vertex)]++] = i;
+  }
   const std::size_t stars = star_begin.size() - 1;
 
   // Each corner's valence: its star's size.
@@ -187,8 +199,7 @@ SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh
     for (std::size_t s = 0; s < stars; ++s)
       for (std::size_t k = star_begin[s]; k < star_begin[s + 1]; ++k)
         valence[by_vertex[k]] = std::uint32_t(star_begin[s + 1] - star_begin[s]);
-    std::vector<int> back_counts;
-    const std::vector<std::uint32_t> back = all_to_all(comm, valence, received_counts, back_counts);
+    const std::vector<std::uint32_t> back = all_to_all(comm, valence, received_counts).values;
     out.valences.resize(corners);
     for (std::size_t i = 0; i < corners; ++i) out.valences[i] = back[slot[i]];
   }
@@ -198,29 +209,40 @@ SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh
   // element's rank over its corners (max is exact: the same bits in any order).
   std::vector<ReachPair> current(corners);
   for (int ring = 0; ring < rings; ++ring) {
+#pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < corners; ++i)
       current[slot[i]] = {bounds.reach[i / 3], bounds.largest_corner_radius[i / 3]};
-    std::vector<int> ring_counts;
-    const std::vector<ReachPair> of_members = all_to_all(comm, current, counts, ring_counts);
+    const std::vector<ReachPair> of_members = all_to_all(comm, current, counts).values;
     std::vector<ReachPair> answers(of_members.size());
-#pragma omp parallel for schedule(dynamic, 256)
-    for (std::size_t s = 0; s < stars; ++s) {
-      double largest = 0.0;
-      for (std::size_t k = star_begin[s]; k < star_begin[s + 1]; ++k)
-        largest = std::max(largest, of_members[by_vertex[k]].largest);
-      for (std::size_t k = star_begin[s]; k < star_begin[s + 1]; ++k) {
-        const std::size_t e = by_vertex[k];
-        double reach = 0.0;
-        for (std::size_t j = star_begin[s]; j < star_begin[s + 1]; ++j) {
-          const std::size_t m = by_vertex[j];
-          reach = std::max(reach, norm(star_members[e].centroid - star_members[m].centroid) +
-                                      of_members[m].reach);
+#pragma omp parallel
+    {
+      std::vector<double> reach;  // the star's members' maxima
+#pragma omp for schedule(dynamic, 256)
+      for (std::size_t s = 0; s < stars; ++s) {
+        const std::size_t begin = star_begin[s], count = star_begin[s + 1] - begin;
+        double largest = 0.0;
+        reach.resize(count);
+        // Each member against itself (distance 0), then each pair once: |c_a - c_b| and
+        // |c_b - c_a| are the same bits.
+        for (std::size_t a = 0; a < count; ++a) {
+          const ReachPair& member = of_members[by_vertex[begin + a]];
+          largest = std::max(largest, member.largest);
+          reach[a] = member.reach;
         }
-        answers[e] = {reach, largest};
+        for (std::size_t a = 0; a < count; ++a) {
+          const std::size_t ea = by_vertex[begin + a];
+          for (std::size_t b = a + 1; b < count; ++b) {
+            const std::size_t eb = by_vertex[begin + b];
+            const double distance = norm(star_members[ea].centroid - star_members[eb].centroid);
+            reach[a] = std::max(reach[a], distance + of_members[eb].reach);
+            reach[b] = std::max(reach[b], distance + of_members[ea].reach);
+          }
+        }
+        for (std::size_t a = 0; a < count; ++a) answers[by_vertex[begin + a]] = {reach[a], largest};
       }
     }
-    std::vector<int> back_counts;
-    const std::vector<ReachPair> back = all_to_all(comm, answers, received_counts, back_counts);
+    const std::vector<ReachPair> back = all_to_all(comm, answers, received_counts).values;
+#pragma omp parallel for schedule(static)
     for (std::size_t e = 0; e < n; ++e)
       for (std::size_t k = 3 * e; k < 3 * e + 3; ++k) {
         const ReachPair& answer = back[slot[k]];
