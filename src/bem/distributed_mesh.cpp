@@ -92,11 +92,6 @@ void for_each_leaf_within(const fmm::Octree& tree, const Vec3& x, double radius,
   }
 }
 
-// One slab element's corner as it travels to its vertex's rank.
-struct StarMember {
-  Vec3 centroid;
-  std::int64_t vertex = 0;
-};
 struct ReachPair {
   double reach = 0.0, largest = 0.0;
 };
@@ -163,16 +158,17 @@ SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh
   std::vector<int> next(std::size_t(size), 0);
   std::exclusive_scan(counts.begin(), counts.end(), next.begin(), 0);
   std::vector<std::size_t> slot(corners);
-  std::vector<StarMember> members(corners);
-  for (std::size_t i = 0; i < corners; ++i) {
-    slot[i] = std::size_t(next[std::size_t(owner(vertices[i]))]++);
-    members[slot[i]] = {centroids[i / 3], vertices[i]};
+  Received<std::int64_t> star_vertices;
+  {
+    std::vector<std::int64_t> sent(corners);
+    for (std::size_t i = 0; i < corners; ++i) {
+      slot[i] = std::size_t(next[std::size_t(owner(vertices[i]))]++);
+      sent[slot[i]] = vertices[i];
+    }
+    star_vertices = all_to_all(comm, sent, counts);
   }
-  Received<StarMember> received = all_to_all(comm, members, counts);
-  const std::vector<StarMember>& star_members = received.values;
-  const std::vector<int>& received_counts = received.counts;
-  members.clear();
-  members.shrink_to_fit();
+  const std::vector<int>& received_counts = star_vertices.counts;
+  const std::size_t members = star_vertices.values.size();
 
   // The stars: the received corners grouped by vertex, by a counting sort over this rank's block
   // of vertices (each star in the order received). Vertices of no triangle make empty stars.
@@ -182,26 +178,35 @@ SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh
                           std::min<std::uint64_t>(per_rank * std::uint64_t(rank), vertex_count),
                       last_vertex = std::min<std::uint64_t>(first_vertex + per_rank, vertex_count);
   std::vector<std::size_t> star_begin(last_vertex - first_vertex + 1, 0);
-  for (const StarMember& m : star_members)
-    ++star_begin[std::size_t(std::uint64_t(m.vertex) - first_vertex) + 1];
+  for (std::int64_t v : star_vertices.values)
+    ++star_begin[std::size_t(std::uint64_t(v) - first_vertex) + 1];
   std::partial_sum(star_begin.begin(), star_begin.end(), star_begin.begin());
-  std::vector<std::size_t> by_vertex(star_members.size());
+  std::vector<std::size_t> by_vertex(members);
   {
     std::vector<std::size_t> next(star_begin.begin(), star_begin.end() - 1);
-    for (std::size_t i = 0; i < star_members.size(); ++i)
-      by_vertex[next[std::size_t(std::uint64_t(star_members[i].vertex) - first_vertex)]++] = i;
+    for (std::size_t i = 0; i < members; ++i)
+      by_vertex[next[std::size_t(std::uint64_t(star_vertices.values[i]) - first_vertex)]++] = i;
   }
   const std::size_t stars = star_begin.size() - 1;
 
   // Each corner's valence: its star's size.
   {
-    std::vector<std::uint32_t> valence(star_members.size());
+    std::vector<std::uint32_t> valence(members);
     for (std::size_t s = 0; s < stars; ++s)
       for (std::size_t k = star_begin[s]; k < star_begin[s + 1]; ++k)
         valence[by_vertex[k]] = std::uint32_t(star_begin[s + 1] - star_begin[s]);
     const std::vector<std::uint32_t> back = all_to_all(comm, valence, received_counts).values;
     out.valences.resize(corners);
     for (std::size_t i = 0; i < corners; ++i) out.valences[i] = back[slot[i]];
+  }
+  if (rings == 0) return out;
+
+  // The members' centroids, sent as the vertices were (the same slots).
+  std::vector<Vec3> star_centroids;
+  {
+    std::vector<Vec3> sent(corners);
+    for (std::size_t i = 0; i < corners; ++i) sent[slot[i]] = centroids[i / 3];
+    star_centroids = all_to_all(comm, sent, counts).values;
   }
 
   // Ring by ring as neighbourhood_reach: reach(e) = max over m sharing a corner with e (e
@@ -233,7 +238,7 @@ SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh
           const std::size_t ea = by_vertex[begin + a];
           for (std::size_t b = a + 1; b < count; ++b) {
             const std::size_t eb = by_vertex[begin + b];
-            const double distance = norm(star_members[ea].centroid - star_members[eb].centroid);
+            const double distance = norm(star_centroids[ea] - star_centroids[eb]);
             reach[a] = std::max(reach[a], distance + of_members[eb].reach);
             reach[b] = std::max(reach[b], distance + of_members[ea].reach);
           }
