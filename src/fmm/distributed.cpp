@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "fmbem/core/error.hpp"
@@ -174,15 +173,18 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
   // The densities: an element's goes from its owner to every other part reading one of its
   // source points (readers_of_leaf, as TreePartition's send lists). The slab's rank tells both:
   // records {2 peer + 0, element} for the owner's send lists, {2 peer + 1, ...} for receive.
-  std::unordered_map<int, std::vector<int>> readers;
+  // Each distinct leaf's readers, formed on the threads from one colleague search.
+  std::vector<int> read_leaves(source_leaves.begin(), source_leaves.end());
+  std::sort(read_leaves.begin(), read_leaves.end());
+  read_leaves.erase(std::unique(read_leaves.begin(), read_leaves.end()), read_leaves.end());
+  const std::vector<std::vector<int>> readers = partition_->readers_of_leaves(read_leaves);
   std::vector<std::pair<std::size_t, int>> element_readers;
   for (std::size_t j = 0; j < sources.size(); ++j) {
-    auto found = readers.find(source_leaves[j]);
-    if (found == readers.end())
-      found =
-          readers.emplace(source_leaves[j], partition_->readers_of_leaf(source_leaves[j])).first;
+    const std::size_t k =
+        std::size_t(std::lower_bound(read_leaves.begin(), read_leaves.end(), source_leaves[j]) -
+                    read_leaves.begin());
     const std::size_t i = source_element[j];
-    for (int q : found->second)
+    for (int q : readers[k])
       if (q != slab_parts_[i]) element_readers.emplace_back(i, q);
   }
   std::sort(element_readers.begin(), element_readers.end());

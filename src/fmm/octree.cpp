@@ -770,8 +770,14 @@ void Octree::form_x(int cell, std::span<const std::span<const int>> chain,
 
 Octree::NearSourceLists Octree::near_source_lists_of(int leaf) const {
   check_cell(leaf);
+  if (!cells_[leaf].is_leaf()) return {};
+  const std::vector<std::vector<int>> colleagues = colleague_chain(leaf);
+  return near_source_lists_from(leaf, as_spans(colleagues));
+}
+
+Octree::NearSourceLists Octree::near_source_lists_from(
+    int leaf, std::span<const std::span<const int>> chain) const {
   NearSourceLists lists;
-  if (!cells_[leaf].is_leaf()) return lists;
   // A part holds its own leaves' lists and their ancestors' (TreePartition::own_cells).
   bool held = true;
   for (int a = leaf; held && a >= 0; a = cells_[a].parent) held = holds_lists_of(a);
@@ -782,13 +788,24 @@ Octree::NearSourceLists Octree::near_source_lists_of(int leaf) const {
       lists.x.insert(lists.x.end(), x_list(a).begin(), x_list(a).end());
     return lists;
   }
-  const std::vector<std::vector<int>> colleagues = colleague_chain(leaf);
-  const std::vector<std::span<const int>> chain = as_spans(colleagues);
   form_near_and_w(leaf, chain, lists.near, lists.w);
-  const std::span<const std::span<const int>> path(chain);
   for (int a = leaf, i = 0; a >= 0; a = cells_[a].parent, ++i)
-    form_x(a, path.subspan(std::size_t(i)), lists.x);
+    form_x(a, chain.subspan(std::size_t(i)), lists.x);
   return lists;
+}
+
+void Octree::visit_near_source_lists_of(
+    std::span<const int> leaves,
+    const std::function<void(int, const NearSourceLists&)>& visit) const {
+  for (int c : leaves) check_cell(c);
+  const ColleagueClosure closure(cells_, leaves);
+  const std::int64_t count = std::int64_t(leaves.size());
+#pragma omp parallel for schedule(dynamic, 16) if (count > kParallelCells)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const int leaf = leaves[std::size_t(i)];
+    visit(leaf, cells_[leaf].is_leaf() ? near_source_lists_from(leaf, closure.chain(cells_, leaf))
+                                       : NearSourceLists{});
+  }
 }
 
 void Octree::check_cell(int cell) const {

@@ -382,12 +382,37 @@ void TreePartition::for_parts_below(int cell, bool with_targets, Visit&& visit) 
 }
 
 std::vector<int> TreePartition::readers_of_leaf(int leaf) const {
+  return readers_from(leaf, tree_.near_source_lists_of(leaf));
+}
+
+std::vector<std::vector<int>> TreePartition::readers_of_leaves(std::span<const int> leaves) const {
+  std::vector<std::vector<int>> readers(leaves.size());
+  // Each leaf's row by its place in `leaves` (repeats share the first's).
+  std::vector<std::pair<int, std::size_t>> place(leaves.size());
+  for (std::size_t i = 0; i < leaves.size(); ++i) place[i] = {leaves[i], i};
+  std::sort(place.begin(), place.end());
+  std::vector<int> distinct;
+  for (std::size_t i = 0; i < place.size(); ++i)
+    if (i == 0 || place[i].first != place[i - 1].first) distinct.push_back(place[i].first);
+  std::vector<std::vector<int>> of_distinct(distinct.size());
+  tree_.visit_near_source_lists_of(distinct, [&](int leaf, const Octree::NearSourceLists& lists) {
+    const std::size_t k =
+        std::size_t(std::lower_bound(distinct.begin(), distinct.end(), leaf) - distinct.begin());
+    of_distinct[k] = readers_from(leaf, lists);
+  });
+  for (std::size_t i = 0, k = 0; i < place.size(); ++i) {
+    if (i > 0 && place[i].first != place[i - 1].first) ++k;
+    readers[place[i].second] = of_distinct[k];
+  }
+  return readers;
+}
+
+std::vector<int> TreePartition::readers_from(int leaf, const Octree::NearSourceLists& lists) const {
   const auto& cells = tree_.cells();
   std::vector<int> readers;
   const auto add_owner = [&](int t) {
     if (targets_of(cells[t]) > 0) readers.push_back(leaf_part_[t]);
   };
-  const Octree::NearSourceLists lists = tree_.near_source_lists_of(leaf);
   if (cells[leaf].level >= 2) readers.push_back(leaf_part_[leaf]);  // P2M (none above level 2)
   for (int t : lists.near) add_owner(t);                            // near is symmetric
   for (int t : lists.x) add_owner(t);  // leaf below an ancestor-or-self in w_list(t)

@@ -203,6 +203,16 @@ TEST(DistributedFmmPartition, IsTheWholeProblemsPartition) {
                std::ranges::equal(whole.tree().x_list(c), split.tree().x_list(c));
     }
     EXPECT_TRUE(on_every_rank(held)) << "the lists held: the own cells'";
+    // Every leaf's readers, one at a time and in a batch (in reverse, with repeats), from the
+    // lists held or formed: the whole tree's.
+    std::vector<int> leaves(split.partition().leaves().rbegin(), split.partition().leaves().rend());
+    leaves.insert(leaves.end(), leaves.begin(), leaves.begin() + leaves.size() / 2);
+    const std::vector<std::vector<int>> batch = split.partition().readers_of_leaves(leaves);
+    bool readers = batch.size() == leaves.size();
+    for (std::size_t i = 0; readers && i < leaves.size(); ++i)
+      readers = batch[i] == whole.partition().readers_of_leaf(leaves[i]) &&
+                split.partition().readers_of_leaf(leaves[i]) == batch[i];
+    EXPECT_TRUE(on_every_rank(readers)) << "the leaves' readers";
     bool cut = split.parts() == size && whole.partition().leaves() == split.partition().leaves();
     for (int q = 0; cut && q <= size; ++q)
       cut = whole.partition().first_leaf(q) == split.partition().first_leaf(q) &&

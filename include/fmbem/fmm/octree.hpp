@@ -184,6 +184,11 @@ class Octree {
     std::vector<int> near, w, x;
   };
   NearSourceLists near_source_lists_of(int leaf) const;
+  // The same for many leaves (any order), each passed to visit(leaf, lists) on the OpenMP threads
+  // (visit must be safe to call concurrently), from one top-down colleague search.
+  void visit_near_source_lists_of(
+      std::span<const int> leaves,
+      const std::function<void(int, const NearSourceLists&)>& visit) const;
   // Keeps the lists of `cells` alone (any order; repeats allowed), formed as list_of forms them:
   // a part of a split point set holds its own cells' lists instead of the whole tree's (the
   // lists are most of a tree's bytes). Only on a tree that holds no lists yet and has no part's
@@ -236,6 +241,8 @@ class Octree {
   void form_near_and_w(int cell, std::span<const std::span<const int>> chain,
                        std::vector<int>& near, std::vector<int>& w) const;
   void form_m2l(int cell, std::span<const std::span<const int>> chain, std::vector<int>& m2l) const;
+  NearSourceLists near_source_lists_from(int leaf,
+                                         std::span<const std::span<const int>> chain) const;
   void form_lists(int cell, std::span<const std::span<const int>> chain, CellListSet& lists) const;
   void form_x(int cell, std::span<const std::span<const int>> chain, std::vector<int>& x) const;
 

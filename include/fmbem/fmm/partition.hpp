@@ -139,6 +139,9 @@ class TreePartition {
   // of the targets whose near lists hold it. A source's density moves to these. Any leaf: the
   // lists the tree does not hold are formed (Octree::list_of).
   std::vector<int> readers_of_leaf(int leaf) const;
+  // readers_of_leaf of each of `leaves` (any order, repeats allowed), formed on the threads from
+  // one colleague search (Octree::visit_near_source_lists_of).
+  std::vector<std::vector<int>> readers_of_leaves(std::span<const int> leaves) const;
   // The cells with a leaf of `part` below or equal to them, ascending (the locally essential
   // tree's own_cells): their lists are all locally_essential_tree(part) reads.
   std::vector<int> own_cells(int part) const;
@@ -149,6 +152,7 @@ class TreePartition {
   LocallyEssentialTree locally_essential_tree(int part) const;
 
  private:
+  std::vector<int> readers_from(int leaf, const Octree::NearSourceLists& lists) const;
   // The parts owning a leaf with targets (with_targets) or with sources below `cell`.
   template <class Visit>
   void for_parts_below(int cell, bool with_targets, Visit&& visit) const;
