@@ -351,9 +351,16 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
     // its reach, the owners of the leaves within its pattern reach (their rows).
     const fmm::Octree& tree = partition->tree();
     const fmm::TreePartition& cut = partition->partition();
-    // Each leaf's readers, formed once by whichever thread first needs them.
+    // Each leaf's readers: the partition's for its slab's source leaves (formed in a batch),
+    // any other's formed once by whichever thread first needs them.
     std::vector<std::vector<int>> readers(tree.cells().size());
     std::vector<std::once_flag> readers_formed(tree.cells().size());
+    const auto readers_of = [&](int leaf) -> const std::vector<int>& {
+      if (const std::vector<int>* formed = partition->slab_leaf_readers(leaf)) return *formed;
+      std::call_once(readers_formed[std::size_t(leaf)],
+                     [&] { readers[std::size_t(leaf)] = cut.readers_of_leaf(leaf); });
+      return readers[std::size_t(leaf)];
+    };
     std::vector<std::pair<int, std::size_t>> sends;  // (part, slab element)
     // No exception may leave an OpenMP region: memory running out is caught per element and
     // raised after it, on every rank.
@@ -373,10 +380,7 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
                                [&](int leaf, double distance) {
                                  parts.push_back(cut.part_of_leaf(leaf));
                                  if (distance > r.reach) return;
-                                 std::call_once(readers_formed[std::size_t(leaf)], [&] {
-                                   readers[std::size_t(leaf)] = cut.readers_of_leaf(leaf);
-                                 });
-                                 const std::vector<int>& of_leaf = readers[std::size_t(leaf)];
+                                 const std::vector<int>& of_leaf = readers_of(leaf);
                                  parts.insert(parts.end(), of_leaf.begin(), of_leaf.end());
                                });
           std::sort(parts.begin(), parts.end());

@@ -174,17 +174,18 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
   // source points (readers_of_leaf, as TreePartition's send lists). The slab's rank tells both:
   // records {2 peer + 0, element} for the owner's send lists, {2 peer + 1, ...} for receive.
   // Each distinct leaf's readers, formed on the threads from one colleague search.
-  std::vector<int> read_leaves(source_leaves.begin(), source_leaves.end());
+  std::vector<int>& read_leaves = slab_source_leaves_;
+  read_leaves.assign(source_leaves.begin(), source_leaves.end());
   std::sort(read_leaves.begin(), read_leaves.end());
   read_leaves.erase(std::unique(read_leaves.begin(), read_leaves.end()), read_leaves.end());
-  const std::vector<std::vector<int>> readers = partition_->readers_of_leaves(read_leaves);
+  slab_source_leaf_readers_ = partition_->readers_of_leaves(read_leaves);
   std::vector<std::pair<std::size_t, int>> element_readers;
   for (std::size_t j = 0; j < sources.size(); ++j) {
     const std::size_t k =
         std::size_t(std::lower_bound(read_leaves.begin(), read_leaves.end(), source_leaves[j]) -
                     read_leaves.begin());
     const std::size_t i = source_element[j];
-    for (int q : readers[k])
+    for (int q : slab_source_leaf_readers_[k])
       if (q != slab_parts_[i]) element_readers.emplace_back(i, q);
   }
   std::sort(element_readers.begin(), element_readers.end());
@@ -225,6 +226,12 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
 
   slab_sizes_.resize(ranks);
   for (int r = 0; r < size; ++r) slab_sizes_[r] = slabs[3 * r + 1];
+}
+
+const std::vector<int>* DistributedFmmPartition::slab_leaf_readers(int leaf) const {
+  const auto at = std::lower_bound(slab_source_leaves_.begin(), slab_source_leaves_.end(), leaf);
+  if (at == slab_source_leaves_.end() || *at != leaf) return nullptr;
+  return &slab_source_leaf_readers_[std::size_t(at - slab_source_leaves_.begin())];
 }
 
 std::vector<std::size_t> DistributedFmmPartition::element_order() const {

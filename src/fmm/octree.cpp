@@ -154,6 +154,20 @@ struct Colleagues {
   std::span<const int> list() const { return std::span<const int>(cells).first(count); }
 };
 
+// The colleagues of `cell` (same-level adjacent cells and itself), each passed to push in
+// ascending order: the children of its parent's colleagues (ascending) adjacent to it, since
+// those hold every colleague of a child and siblings are contiguous. The one step of every
+// colleague search (the whole tree's table, a part's closure, one cell's chain).
+template <class Push>
+void append_colleagues(const std::vector<Cell>& cells, int cell,
+                       std::span<const int> parent_colleagues, Push&& push) {
+  for (int uncle : parent_colleagues) {
+    const Cell& u = cells[uncle];
+    for (int other = u.first_child; other < u.first_child + u.num_children; ++other)
+      if (same_level_adjacent(cells[cell], cells[other])) push(other);
+  }
+}
+
 // Built level by level from the parent's colleagues' children, which hold every colleague of a
 // child. Parents come in index order and siblings are contiguous, so each list is ascending.
 std::vector<Colleagues> find_colleagues(const std::vector<Cell>& cells,
@@ -165,11 +179,8 @@ std::vector<Colleagues> find_colleagues(const std::vector<Cell>& cells,
 #pragma omp parallel for if (level_begin[level + 1] - level_begin[level] > kParallelCells)
     for (int cell = level_begin[level]; cell < level_begin[level + 1]; ++cell) {
       Colleagues& mine = colleagues[cell];
-      for (int uncle : colleagues[cells[cell].parent].list()) {
-        const Cell& u = cells[uncle];
-        for (int other = u.first_child; other < u.first_child + u.num_children; ++other)
-          if (same_level_adjacent(cells[cell], cells[other])) mine.cells[mine.count++] = other;
-      }
+      append_colleagues(cells, cell, colleagues[cells[cell].parent].list(),
+                        [&](int other) { mine.cells[mine.count++] = other; });
     }
   }
   return colleagues;
@@ -644,14 +655,8 @@ std::vector<std::vector<int>> Octree::colleague_chain(int cell) const {
   // find_colleagues forms them (so each list is ascending), then turned to cell first.
   std::vector<std::vector<int>> chain(path.size());
   chain.back() = {0};
-  for (std::size_t i = path.size() - 1; i-- > 0;) {
-    const Cell& c = cells_[path[i]];
-    for (int uncle : chain[i + 1]) {
-      const Cell& u = cells_[uncle];
-      for (int other = u.first_child; other < u.first_child + u.num_children; ++other)
-        if (same_level_adjacent(c, cells_[other])) chain[i].push_back(other);
-    }
-  }
+  for (std::size_t i = path.size() - 1; i-- > 0;)
+    append_colleagues(cells_, path[i], chain[i + 1], [&](int other) { chain[i].push_back(other); });
   return chain;
 }
 
@@ -681,11 +686,8 @@ struct ColleagueClosure {
     for (std::size_t cell = 1; cell < cells.size(); ++cell) {
       if (row[cell] < 0) continue;
       Colleagues& mine = rows[row[cell]];
-      for (int uncle : rows[row[cells[cell].parent]].list()) {
-        const Cell& u = cells[uncle];
-        for (int other = u.first_child; other < u.first_child + u.num_children; ++other)
-          if (same_level_adjacent(cells[cell], cells[other])) mine.cells[mine.count++] = other;
-      }
+      append_colleagues(cells, int(cell), rows[row[cells[cell].parent]].list(),
+                        [&](int other) { mine.cells[mine.count++] = other; });
     }
   }
 
@@ -696,6 +698,21 @@ struct ColleagueClosure {
     return out;
   }
 };
+
+// visit(cell, chain) for each of `wanted` (any order) on the OpenMP threads, chain its
+// ColleagueClosure chain: the loop of every batch of lists formed from one colleague search.
+template <class Visit>
+void for_each_with_colleague_chain(const std::vector<Cell>& cells, std::span<const int> wanted,
+                                   Visit&& visit) {
+  const ColleagueClosure closure(cells, wanted);
+  const std::int64_t count = std::int64_t(wanted.size());
+#pragma omp parallel for schedule(dynamic, 16) if (count > kParallelCells)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const int cell = wanted[std::size_t(i)];
+    const std::vector<std::span<const int>> chain = closure.chain(cells, cell);
+    visit(cell, std::span<const std::span<const int>>(chain));
+  }
+}
 
 }  // namespace
 
@@ -798,14 +815,9 @@ void Octree::visit_near_source_lists_of(
     std::span<const int> leaves,
     const std::function<void(int, const NearSourceLists&)>& visit) const {
   for (int c : leaves) check_cell(c);
-  const ColleagueClosure closure(cells_, leaves);
-  const std::int64_t count = std::int64_t(leaves.size());
-#pragma omp parallel for schedule(dynamic, 16) if (count > kParallelCells)
-  for (std::int64_t i = 0; i < count; ++i) {
-    const int leaf = leaves[std::size_t(i)];
-    visit(leaf, cells_[leaf].is_leaf() ? near_source_lists_from(leaf, closure.chain(cells_, leaf))
-                                       : NearSourceLists{});
-  }
+  for_each_with_colleague_chain(cells_, leaves, [&](int leaf, const auto& chain) {
+    visit(leaf, cells_[leaf].is_leaf() ? near_source_lists_from(leaf, chain) : NearSourceLists{});
+  });
 }
 
 void Octree::check_cell(int cell) const {
@@ -842,19 +854,15 @@ void Octree::form_lists(int cell, std::span<const std::span<const int>> chain,
 void Octree::visit_lists_of(std::span<const int> cells,
                             const std::function<void(int, const CellListSet&)>& visit) const {
   for (int c : cells) check_cell(c);
-  const ColleagueClosure closure(cells_, cells);
-  const std::int64_t count = std::int64_t(cells.size());
-#pragma omp parallel for schedule(dynamic, 16) if (count > kParallelCells)
-  for (std::int64_t i = 0; i < count; ++i) {
-    const int cell = cells[std::size_t(i)];
+  for_each_with_colleague_chain(cells_, cells, [&](int cell, const auto& chain) {
     CellListSet lists;
     if (holds_lists_of(cell)) {
       lists = lists_of(cell);
     } else {
-      form_lists(cell, closure.chain(cells_, cell), lists);
+      form_lists(cell, chain, lists);
     }
     visit(cell, lists);
-  }
+  });
 }
 
 std::vector<int> Octree::list_of(ListKind kind, int cell) const {

@@ -93,6 +93,10 @@ class DistributedFmmPartition {
   const std::vector<std::size_t>& slab_new_indices() const { return slab_new_indices_; }
   // Per part, its element count (every rank).
   const std::vector<std::size_t>& part_sizes() const { return part_sizes_; }
+  // The readers (TreePartition::readers_of_leaf) of each leaf holding a source of the slab,
+  // formed in one batch for the density lists; or null for another leaf. A halo search reads
+  // many of the same leaves' readers.
+  const std::vector<int>* slab_leaf_readers(int leaf) const;
   // FmmPartition::element_order (new index -> input index) on every rank: 8 bytes an element,
   // for what still takes the whole mesh. Collective.
   std::vector<std::size_t> element_order() const;
@@ -106,6 +110,8 @@ class DistributedFmmPartition {
   std::vector<std::size_t> slab_new_indices_;
   std::vector<std::size_t> part_sizes_;
   std::vector<std::size_t> slab_sizes_;  // per rank
+  std::vector<int> slab_source_leaves_;  // ascending
+  std::vector<std::vector<int>> slab_source_leaf_readers_;
 };
 
 }  // namespace fmbem::fmm
