@@ -4,14 +4,17 @@
 // whole mesh, apart from the others), and the largest rank's partition tree (cells and the lists
 // it holds, MiB).
 //
-//   mpiexec -n P mesh_halo [-L 8] [-leaf 100] [-halo cbie|bm]
+//   mpiexec -n P mesh_halo [-L 8] [-leaf 100] [-halo cbie|bm] [-phases]
 //
+// -phases: a second line with each phase of the distribution (fmm::DistributionPhase), the
+// largest rank's seconds.
 // -halo: the reach of the conventional operator (the near pattern, no rings) or of
 // Burton-Miller's (the quadratic read: the refined pattern and three vertex rings), as
 // halo_reach gives them for bem_solve's defaults.
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -25,8 +28,23 @@ namespace {
 using namespace fmbem;
 using namespace fmbem::bench;
 
+// Seconds per phase of the distribution on this rank.
+class PhaseTimes final : public fmm::DistributionObserver {
+ public:
+  static constexpr int kCount = int(fmm::DistributionPhase::count);
+  void begin(fmm::DistributionPhase phase) override { started_[int(phase)] = Clock::now(); }
+  void end(fmm::DistributionPhase phase) override {
+    seconds[int(phase)] += seconds_since(started_[int(phase)]);
+  }
+  std::array<double, kCount> seconds{};
+
+ private:
+  std::array<Clock::time_point, kCount> started_{};
+};
+
 int run(int argc, char** argv) {
   int level = 8, leaf = 100;
+  bool phases = false;
   std::string halo = "cbie";
   for (Arguments args(argc, argv); args.next();) {
     if (args.key() == "-L")
@@ -35,6 +53,8 @@ int run(int argc, char** argv) {
       leaf = std::stoi(args.value());
     else if (args.key() == "-halo")
       halo = args.value();
+    else if (args.key() == "-phases")
+      phases = true;
     else
       throw std::runtime_error("unknown option " + args.key());
   }
@@ -54,8 +74,9 @@ int run(int argc, char** argv) {
       near, halo == "bm" ? DensityModel::quadratic : DensityModel::constant, halo == "bm");
   MPI_Barrier(MPI_COMM_WORLD);
   const auto start = Clock::now();
+  PhaseTimes times;
   const DistributedMesh local(MPI_COMM_WORLD, whole ? &*whole : nullptr, "icosphere", 3, options,
-                              reach);
+                              reach, &times);
   MPI_Barrier(MPI_COMM_WORLD);
   const double seconds = seconds_since(start);
   // The partition's tree a rank keeps as its FMMs' shape: its cells and the lists it holds.
@@ -78,6 +99,17 @@ int run(int argc, char** argv) {
         "%.2f | %.1f |\n",
         level, n, halo.c_str(), size, most[0], most[1], most[2], sum[2] / size, most[0] / n,
         sum[0] / n, peak_rss_gb(), read_peak, size > 1 ? most[4] : 0.0, seconds, most[5]);
+  }
+  if (phases) {
+    std::array<double, PhaseTimes::kCount> largest{};
+    MPI_Reduce(times.seconds.data(), largest.data(), PhaseTimes::kCount, MPI_DOUBLE, MPI_MAX, 0,
+               MPI_COMM_WORLD);
+    if (rank == 0) {
+      std::printf("| phases, s (largest rank) |");
+      for (int i = 0; i < PhaseTimes::kCount; ++i)
+        std::printf(" %s %.3f |", fmm::phase_name(fmm::DistributionPhase(i)), largest[i]);
+      std::printf("\n");
+    }
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/core/error.hpp"
+#include "fmbem/core/parallel_sort.hpp"
 #include "fmbem/mesh/neighbourhoods.hpp"
 
 namespace fmbem {
@@ -55,6 +56,7 @@ std::size_t slab_begin(std::size_t n, int rank, int size) {
 // formed by the ranks, distributed_neighbourhood_reach).
 std::vector<ElementRecord> slab_records(const Mesh& whole, std::size_t first, std::size_t last) {
   std::vector<ElementRecord> records(last - first);
+#pragma omp parallel for schedule(static)
   for (std::size_t e = first; e < last; ++e) {
     ElementRecord& r = records[e - first];
     for (int c = 0; c < 3; ++c) {
@@ -145,6 +147,7 @@ SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh
   SlabNeighbourhoodReach out;
   NeighbourhoodReach& bounds = out.bounds;
   bounds.reach.resize(n);
+#pragma omp parallel for schedule(static)
   for (std::size_t e = 0; e < n; ++e) bounds.reach[e] = element_corner_radius(slab, e);
   bounds.largest_corner_radius = bounds.reach;
 
@@ -192,11 +195,13 @@ SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh
   // Each corner's valence: its star's size.
   {
     std::vector<std::uint32_t> valence(members);
+#pragma omp parallel for schedule(static)
     for (std::size_t s = 0; s < stars; ++s)
       for (std::size_t k = star_begin[s]; k < star_begin[s + 1]; ++k)
         valence[by_vertex[k]] = std::uint32_t(star_begin[s + 1] - star_begin[s]);
     const std::vector<std::uint32_t> back = all_to_all(comm, valence, received_counts).values;
     out.valences.resize(corners);
+#pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < corners; ++i) out.valences[i] = back[slot[i]];
   }
   if (rings == 0) return out;
@@ -205,6 +210,7 @@ SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh
   std::vector<Vec3> star_centroids;
   {
     std::vector<Vec3> sent(corners);
+#pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < corners; ++i) sent[slot[i]] = centroids[i / 3];
     star_centroids = all_to_all(comm, sent, counts).values;
   }
@@ -271,7 +277,9 @@ HaloReach halo_reach(const NearFieldOptions& near, DensityModel double_density,
 
 DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::string& name,
                                  int quadrature_points, const fmm::FmmOptions& fmm,
-                                 const HaloReach& reach) {
+                                 const HaloReach& reach, fmm::DistributionObserver* observer) {
+  using fmm::DistributionPhase;
+  using Scope = fmm::DistributionPhaseScope;
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -294,7 +302,7 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
   // Rank 0 sends each rank its slab in turn: one slab's records at a time, not the whole mesh's.
   const ContiguousType<ElementRecord> record_type;
   std::vector<ElementRecord> slab;
-  if (rank == 0) {
+  if (Scope scope(observer, DistributionPhase::slabs); rank == 0) {
     for (int r = size - 1; r >= 0; --r) {
       slab = slab_records(*whole, slab_begin(whole_size_, r, size),
                           slab_begin(whole_size_, r + 1, size));
@@ -327,6 +335,7 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
     // The halo bounds and the corners' valences, from the whole mesh's neighbourhoods formed by
     // the ranks together.
     {
+      Scope scope(observer, DistributionPhase::bounds);
       const SlabNeighbourhoodReach formed = distributed_neighbourhood_reach(
           comm, slab_mesh, vertex_ids, extent.vertices, reach.rings);
       // Rounding in the distances tested against the bounds: far below any element's size.
@@ -345,70 +354,73 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
     const std::vector<Vec3> sources = quadrature_points_of(slab_mesh, rule, 0, slab_mesh.size());
     std::vector<std::size_t> source_element(sources.size());
     for (std::size_t s = 0; s < sources.size(); ++s) source_element[s] = s / rule.size();
-    partition = std::make_unique<fmm::DistributedFmmPartition>(comm, sources, slab_mesh.centroids(),
-                                                               source_element, first, fmm);
+    partition = std::make_unique<fmm::DistributedFmmPartition>(
+        comm, sources, slab_mesh.centroids(), source_element, first, fmm, observer);
     // Which parts need each slab element: its owner, the FMM's readers of the leaves within
     // its reach, the owners of the leaves within its pattern reach (their rows).
-    const fmm::Octree& tree = partition->tree();
-    const fmm::TreePartition& cut = partition->partition();
-    // Each leaf's readers: the partition's for its slab's source leaves (formed in a batch),
-    // any other's formed once by whichever thread first needs them.
-    std::vector<std::vector<int>> readers(tree.cells().size());
-    std::vector<std::once_flag> readers_formed(tree.cells().size());
-    const auto readers_of = [&](int leaf) -> const std::vector<int>& {
-      if (const std::vector<int>* formed = partition->slab_leaf_readers(leaf)) return *formed;
-      std::call_once(readers_formed[std::size_t(leaf)],
-                     [&] { readers[std::size_t(leaf)] = cut.readers_of_leaf(leaf); });
-      return readers[std::size_t(leaf)];
-    };
     std::vector<std::pair<int, std::size_t>> sends;  // (part, slab element)
-    // No exception may leave an OpenMP region: memory running out is caught per element and
-    // raised after it, on every rank.
-    std::atomic<bool> out_of_memory{false};
-#pragma omp parallel
     {
-      std::vector<std::pair<int, std::size_t>> own_sends;
-      std::vector<int> parts, stack;
+      Scope scope(observer, DistributionPhase::halo);
+      const fmm::Octree& tree = partition->tree();
+      const fmm::TreePartition& cut = partition->partition();
+      // Each leaf's readers: the partition's for its slab's source leaves (formed in a batch),
+      // any other's formed once by whichever thread first needs them.
+      std::vector<std::vector<int>> readers(tree.cells().size());
+      std::vector<std::once_flag> readers_formed(tree.cells().size());
+      const auto readers_of = [&](int leaf) -> const std::vector<int>& {
+        if (const std::vector<int>* formed = partition->slab_leaf_readers(leaf)) return *formed;
+        std::call_once(readers_formed[std::size_t(leaf)],
+                       [&] { readers[std::size_t(leaf)] = cut.readers_of_leaf(leaf); });
+        return readers[std::size_t(leaf)];
+      };
+      // No exception may leave an OpenMP region: memory running out is caught per element and
+      // raised after it, on every rank.
+      std::atomic<bool> out_of_memory{false};
+#pragma omp parallel
+      {
+        std::vector<std::pair<int, std::size_t>> own_sends;
+        std::vector<int> parts, stack;
 #pragma omp for schedule(dynamic, 1024) nowait
-      for (std::size_t e = 0; e < slab.size(); ++e) {
-        if (out_of_memory) continue;
+        for (std::size_t e = 0; e < slab.size(); ++e) {
+          if (out_of_memory) continue;
+          try {
+            ElementRecord& r = slab[e];
+            r.solver = partition->slab_new_indices()[e];
+            parts.assign(1, partition->slab_parts()[e]);
+            for_each_leaf_within(tree, slab_mesh.centroids()[e], r.pattern_reach, stack,
+                                 [&](int leaf, double distance) {
+                                   parts.push_back(cut.part_of_leaf(leaf));
+                                   if (distance > r.reach) return;
+                                   const std::vector<int>& of_leaf = readers_of(leaf);
+                                   parts.insert(parts.end(), of_leaf.begin(), of_leaf.end());
+                                 });
+            std::sort(parts.begin(), parts.end());
+            parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
+            for (int q : parts) own_sends.emplace_back(q, e);
+          } catch (const std::bad_alloc&) {
+            out_of_memory = true;
+          }
+        }
+#pragma omp critical(distributed_mesh_sends)
         try {
-          ElementRecord& r = slab[e];
-          r.solver = partition->slab_new_indices()[e];
-          parts.assign(1, partition->slab_parts()[e]);
-          for_each_leaf_within(tree, slab_mesh.centroids()[e], r.pattern_reach, stack,
-                               [&](int leaf, double distance) {
-                                 parts.push_back(cut.part_of_leaf(leaf));
-                                 if (distance > r.reach) return;
-                                 const std::vector<int>& of_leaf = readers_of(leaf);
-                                 parts.insert(parts.end(), of_leaf.begin(), of_leaf.end());
-                               });
-          std::sort(parts.begin(), parts.end());
-          parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
-          for (int q : parts) own_sends.emplace_back(q, e);
+          sends.insert(sends.end(), own_sends.begin(), own_sends.end());
         } catch (const std::bad_alloc&) {
           out_of_memory = true;
         }
       }
-#pragma omp critical(distributed_mesh_sends)
-      try {
-        sends.insert(sends.end(), own_sends.begin(), own_sends.end());
-      } catch (const std::bad_alloc&) {
-        out_of_memory = true;
-      }
+      if (out_of_memory)
+        error = "distributed mesh: out of memory finding rank " + std::to_string(rank) +
+                "'s halo recipients";
+      fmm::throw_if_any_rank(comm, error);
     }
-    if (out_of_memory)
-      error = "distributed mesh: out of memory finding rank " + std::to_string(rank) +
-              "'s halo recipients";
-    fmm::throw_if_any_rank(comm, error);
+    Scope scope(observer, DistributionPhase::records);
     // By part, then element: the same buffer whatever the threads' order.
-    std::sort(sends.begin(), sends.end());
+    parallel_sort(sends.begin(), sends.end());
     std::vector<ElementRecord> send_buffer(sends.size());
     std::vector<int> send_counts(std::size_t(size), 0), send_offsets(std::size_t(size), 0);
-    for (std::size_t i = 0; i < sends.size(); ++i) {
-      send_buffer[i] = slab[sends[i].second];
-      ++send_counts[std::size_t(sends[i].first)];
-    }
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < sends.size(); ++i) send_buffer[i] = slab[sends[i].second];
+    for (const auto& [q, e] : sends) ++send_counts[std::size_t(q)];
     std::exclusive_scan(send_counts.begin(), send_counts.end(), send_offsets.begin(), 0);
     std::vector<int> receive_counts(std::size_t(size), 0), receive_offsets(std::size_t(size), 0);
     MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm);
@@ -428,37 +440,50 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
 
   // The part with its halo, in solver order (the records sorted by index: 16 bytes moved, not
   // 144); vertices numbered by their whole-mesh index.
+  Scope local_mesh_scope(observer, DistributionPhase::local_mesh);
   const std::vector<ElementRecord>& part = slab;
-  std::vector<std::pair<std::uint64_t, std::size_t>> solver_order(part.size());
-  for (std::size_t i = 0; i < part.size(); ++i) solver_order[i] = {part[i].solver, i};
-  std::sort(solver_order.begin(), solver_order.end());
-  std::vector<std::int64_t> vertex_ids;
-  vertex_ids.reserve(3 * part.size());
-  for (const ElementRecord& r : part)
-    vertex_ids.insert(vertex_ids.end(), r.vertices.begin(), r.vertices.end());
-  std::sort(vertex_ids.begin(), vertex_ids.end());
-  vertex_ids.erase(std::unique(vertex_ids.begin(), vertex_ids.end()), vertex_ids.end());
-  std::vector<Vec3> vertices(vertex_ids.size());
-  std::vector<std::uint32_t> valence(vertex_ids.size(), 0), held(vertex_ids.size(), 0);
-  std::vector<Triangle> triangles(part.size());
-  solver_elements_.resize(part.size());
-  input_elements_.resize(part.size());
-  for (std::size_t e = 0; e < part.size(); ++e) {
+  const std::size_t n = part.size();
+  std::vector<std::pair<std::uint64_t, std::size_t>> solver_order(n);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) solver_order[i] = {part[i].solver, i};
+  parallel_sort(solver_order.begin(), solver_order.end());
+  // The corners by whole-mesh vertex (then corner slot 3 e + c of the part's element e): each run
+  // of one vertex is one local vertex, numbered in whole-mesh order, held by the run's length of
+  // triangles. Every write below has one writer.
+  std::vector<std::pair<std::int64_t, std::size_t>> corners_by_vertex(3 * n);
+#pragma omp parallel for schedule(static)
+  for (std::size_t e = 0; e < n; ++e) {
     const ElementRecord& r = part[solver_order[e].second];
-    for (std::size_t c = 0; c < 3; ++c) {
-      const std::size_t v =
-          std::size_t(std::lower_bound(vertex_ids.begin(), vertex_ids.end(), r.vertices[c]) -
-                      vertex_ids.begin());
-      triangles[e][c] = std::int32_t(v);
-      vertices[v] = r.corners[c];
-      valence[v] = r.valences[c];
-      ++held[v];
-    }
-    solver_elements_[e] = r.solver;
-    input_elements_[e] = r.input;
+    for (std::size_t c = 0; c < 3; ++c) corners_by_vertex[3 * e + c] = {r.vertices[c], 3 * e + c};
   }
-  std::vector<std::uint8_t> complete(vertices.size());
-  for (std::size_t v = 0; v < vertices.size(); ++v) complete[v] = held[v] == valence[v];
+  parallel_sort(corners_by_vertex.begin(), corners_by_vertex.end());
+  std::vector<std::size_t> run_begin;  // per local vertex, its first corner in corners_by_vertex
+  for (std::size_t k = 0; k < corners_by_vertex.size(); ++k)
+    if (k == 0 || corners_by_vertex[k].first != corners_by_vertex[k - 1].first)
+      run_begin.push_back(k);
+  run_begin.push_back(corners_by_vertex.size());
+  const std::size_t vertex_count = run_begin.size() - 1;
+  std::vector<Vec3> vertices(vertex_count);
+  std::vector<std::uint8_t> complete(vertex_count);
+  std::vector<Triangle> triangles(n);
+#pragma omp parallel for schedule(static)
+  for (std::size_t v = 0; v < vertex_count; ++v) {
+    const std::size_t first_slot = corners_by_vertex[run_begin[v]].second;
+    const ElementRecord& r = part[solver_order[first_slot / 3].second];
+    vertices[v] = r.corners[first_slot % 3];
+    complete[v] = run_begin[v + 1] - run_begin[v] == r.valences[first_slot % 3];
+    for (std::size_t k = run_begin[v]; k < run_begin[v + 1]; ++k) {
+      const std::size_t slot = corners_by_vertex[k].second;
+      triangles[slot / 3][slot % 3] = std::int32_t(v);
+    }
+  }
+  solver_elements_.resize(n);
+  input_elements_.resize(n);
+#pragma omp parallel for schedule(static)
+  for (std::size_t e = 0; e < n; ++e) {
+    solver_elements_[e] = part[solver_order[e].second].solver;
+    input_elements_[e] = part[solver_order[e].second].input;
+  }
   first_row_ = std::accumulate(part_sizes_.begin(), part_sizes_.begin() + rank, std::size_t(0));
   const auto row_begin =
       std::lower_bound(solver_elements_.begin(), solver_elements_.end(), first_row_) -

@@ -1,13 +1,16 @@
 #include "fmbem/fmm/distributed.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <string>
 #include <utility>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/core/parallel_sort.hpp"
 
 namespace fmbem::fmm {
 namespace {
@@ -94,7 +97,8 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
                                                  std::span<const Vec3> targets,
                                                  std::span<const std::size_t> source_element,
                                                  std::size_t first_element,
-                                                 const FmmOptions& options)
+                                                 const FmmOptions& options,
+                                                 DistributionObserver* observer)
     : comm_(comm) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -131,15 +135,29 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
 
   // The tree's cells on every rank; its lists per part: each rank forms those of its share of
   // the cells to count the work, then keeps its own cells' (all its LET and its FMMs read).
-  auto tree = std::make_shared<Octree>(sources, targets, targets, OctreeOptions{tree_size.max_leaf},
-                                       MpiPartReduction(comm));
-  const std::vector<double> work =
-      leaf_work(*tree, count_work(*tree, MpiPartReduction(comm), rank, size),
-                default_work_model(tree_size.order));
-  partition_ = std::make_unique<TreePartition>(*tree, work, size);
-  tree->hold_lists_of(partition_->own_cells(rank));
+  std::shared_ptr<Octree> tree;
+  {
+    DistributionPhaseScope scope(observer, DistributionPhase::tree);
+    tree = std::make_shared<Octree>(sources, targets, targets, OctreeOptions{tree_size.max_leaf},
+                                    MpiPartReduction(comm));
+  }
+  std::vector<double> work;
+  {
+    DistributionPhaseScope scope(observer, DistributionPhase::work);
+    work = leaf_work(*tree, count_work(*tree, MpiPartReduction(comm), rank, size),
+                     default_work_model(tree_size.order));
+  }
+  {
+    DistributionPhaseScope scope(observer, DistributionPhase::cut);
+    partition_ = std::make_unique<TreePartition>(*tree, work, size);
+    tree->hold_lists_of(partition_->own_cells(rank));
+  }
   tree_ = std::move(tree);
-  let_ = partition_->locally_essential_tree(rank);
+  {
+    DistributionPhaseScope scope(observer, DistributionPhase::let);
+    let_ = partition_->locally_essential_tree(rank);
+  }
+  DistributionPhaseScope densities_scope(observer, DistributionPhase::densities);
 
   // The slab's elements' parts: the owner of each target's leaf.
   const std::vector<int> target_leaves = tree_->leaf_of(targets);
@@ -180,15 +198,36 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
   read_leaves.erase(std::unique(read_leaves.begin(), read_leaves.end()), read_leaves.end());
   slab_source_leaf_readers_ = partition_->readers_of_leaves(read_leaves);
   std::vector<std::pair<std::size_t, int>> element_readers;
-  for (std::size_t j = 0; j < sources.size(); ++j) {
-    const std::size_t k =
-        std::size_t(std::lower_bound(read_leaves.begin(), read_leaves.end(), source_leaves[j]) -
-                    read_leaves.begin());
-    const std::size_t i = source_element[j];
-    for (int q : slab_source_leaf_readers_[k])
-      if (q != slab_parts_[i]) element_readers.emplace_back(i, q);
+  // No exception may leave an OpenMP region: memory running out is raised after it.
+  std::atomic<bool> out_of_memory{false};
+#pragma omp parallel
+  {
+    std::vector<std::pair<std::size_t, int>> found;
+#pragma omp for schedule(static) nowait
+    for (std::size_t j = 0; j < sources.size(); ++j) {
+      if (out_of_memory) continue;
+      const std::size_t k =
+          std::size_t(std::lower_bound(read_leaves.begin(), read_leaves.end(), source_leaves[j]) -
+                      read_leaves.begin());
+      const std::size_t i = source_element[j];
+      try {
+        for (int q : slab_source_leaf_readers_[k])
+          if (q != slab_parts_[i] && (found.empty() || found.back() != std::pair{i, q}))
+            found.emplace_back(i, q);
+      } catch (const std::bad_alloc&) {
+        out_of_memory = true;
+      }
+    }
+#pragma omp critical(distributed_partition_readers)
+    try {
+      element_readers.insert(element_readers.end(), found.begin(), found.end());
+    } catch (const std::bad_alloc&) {
+      out_of_memory = true;
+    }
   }
-  std::sort(element_readers.begin(), element_readers.end());
+  if (out_of_memory) throw std::bad_alloc();
+  // Sorted, the same list whatever the threads' order.
+  parallel_sort(element_readers.begin(), element_readers.end());
   element_readers.erase(std::unique(element_readers.begin(), element_readers.end()),
                         element_readers.end());
   std::vector<std::vector<std::uint64_t>> outgoing(ranks);
@@ -226,6 +265,12 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
 
   slab_sizes_.resize(ranks);
   for (int r = 0; r < size; ++r) slab_sizes_[r] = slabs[3 * r + 1];
+}
+
+const char* phase_name(DistributionPhase phase) {
+  static const char* names[] = {"Slabs", "Bounds",    "Tree", "Work",    "Cut",
+                                "LET",   "Densities", "Halo", "Records", "LocalMesh"};
+  return names[static_cast<int>(phase)];
 }
 
 const std::vector<int>* DistributedFmmPartition::slab_leaf_readers(int leaf) const {

@@ -15,21 +15,7 @@ namespace fmbem::fmm {
 
 namespace {
 
-class PhaseScope {
- public:
-  PhaseScope(FmmObserver* observer, FmmPhase phase) : observer_(observer), phase_(phase) {
-    if (observer_) observer_->begin(phase_);
-  }
-  ~PhaseScope() {
-    if (observer_) observer_->end(phase_);
-  }
-  PhaseScope(const PhaseScope&) = delete;
-  PhaseScope& operator=(const PhaseScope&) = delete;
-
- private:
-  FmmObserver* observer_;
-  FmmPhase phase_;
-};
+using PhaseScope = ObservedPhase<FmmPhase>;
 
 template <class Work>
 void run_phase(FmmObserver* observer, FmmPhase phase, Work&& work) {

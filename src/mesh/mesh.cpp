@@ -330,8 +330,8 @@ void Mesh::compute_geometry() {
   centroids_.resize(n);
   normals_.resize(n);
   areas_.resize(n);
-  volume_ = 0.0;
-  max_edge_ = 0.0;
+  double max_edge = 0.0;
+#pragma omp parallel for schedule(static) reduction(max : max_edge) if (n > 4096)
   for (std::size_t t = 0; t < n; ++t) {
     const Vec3 &a = corner(t, 0), &b = corner(t, 1), &c = corner(t, 2);
     const Vec3 twice_area_normal = cross(b - a, c - a);
@@ -339,9 +339,13 @@ void Mesh::compute_geometry() {
     centroids_[t] = (a + b + c) * (1.0 / 3.0);
     normals_[t] = twice_area_normal * (1.0 / twice_area);
     areas_[t] = 0.5 * twice_area;
-    volume_ += dot(a, cross(b, c)) / 6.0;
-    max_edge_ = std::max({max_edge_, norm(b - a), norm(c - b), norm(a - c)});
+    max_edge = std::max({max_edge, norm(b - a), norm(c - b), norm(a - c)});
   }
+  max_edge_ = max_edge;
+  // Summed in element order: the same bits on any thread count.
+  volume_ = 0.0;
+  for (std::size_t t = 0; t < n; ++t)
+    volume_ += dot(corner(t, 0), cross(corner(t, 1), corner(t, 2))) / 6.0;
   if (vertices_.empty()) return;  // a part without elements (part_of sets the whole's box)
   const auto [lo, hi] = bounding_box(vertices_);
   box_min_ = lo;

@@ -50,25 +50,31 @@ struct LogEvents {
   PetscLogEvent outputs;
 };
 
-// One PETSc event per FMM phase, so that -log_view shows them.
-class FmmEvents final : public fmm::FmmObserver {
+// One PETSc event per phase of an observed piece (the FMM's, the distribution's), named
+// prefix + phase_name(phase), so that -log_view shows them.
+template <class Phase>
+class PhaseEvents final : public fmm::PhaseObserver<Phase> {
  public:
-  explicit FmmEvents(PetscClassId class_id) {
-    for (int i = 0; i < int(fmm::FmmPhase::count); ++i) {
-      const std::string name = std::string("FMM") + fmm::phase_name(fmm::FmmPhase(i));
+  PhaseEvents(PetscClassId class_id, const char *prefix) {
+    for (int i = 0; i < int(Phase::count); ++i) {
+      const std::string name = std::string(prefix) + phase_name(Phase(i));
       PetscCallAbort(PETSC_COMM_SELF, PetscLogEventRegister(name.c_str(), class_id, &events_[i]));
     }
   }
-  void begin(fmm::FmmPhase phase) override {
+  void begin(Phase phase) override {
     PetscCallAbort(PETSC_COMM_SELF, PetscLogEventBegin(events_[int(phase)], 0, 0, 0, 0));
   }
-  void end(fmm::FmmPhase phase) override {
+  void end(Phase phase) override {
     PetscCallAbort(PETSC_COMM_SELF, PetscLogEventEnd(events_[int(phase)], 0, 0, 0, 0));
   }
 
  private:
-  std::array<PetscLogEvent, int(fmm::FmmPhase::count)> events_{};
+  std::array<PetscLogEvent, int(Phase::count)> events_{};
 };
+using FmmEvents = PhaseEvents<fmm::FmmPhase>;
+// Inside BEMPartition: Dist + Slabs, Bounds, Tree, Work, Cut, LET, Densities, Halo, Records,
+// LocalMesh (fmm::DistributionPhase).
+using DistributionEvents = PhaseEvents<fmm::DistributionPhase>;
 
 // MatShell context: the operator reads the density of every column its rows couple to (the far
 // field all of them), so MatMult gathers x into x_columns, then each rank computes its own rows.
@@ -1209,9 +1215,10 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     on_rank_zero(comm,
                  [&] { whole_mesh.emplace(Mesh::from_surface(std::move(surface), opt.mesh)); });
     distribution = std::make_unique<Distribution>();
+    DistributionEvents distribution_events(class_id, "Dist");
     distribution->local = std::make_unique<DistributedMesh>(
         comm, whole_mesh ? &*whole_mesh : nullptr, opt.mesh, opt.quadrature_points, opt.fmm,
-        halo_reach(opt.near, opt.double_density, opt.curvature_correction));
+        halo_reach(opt.near, opt.double_density, opt.curvature_correction), &distribution_events);
     PetscCall(PetscLogEventEnd(events.partition, 0, 0, 0, 0));
   }
   const Mesh &mesh = distribution ? distribution->local->mesh() : *whole_mesh;
@@ -1291,7 +1298,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
   const Discretization disc(mesh, opt.quadrature_points);
 
-  FmmEvents fmm_events(class_id);
+  FmmEvents fmm_events(class_id, "FMM");
   VecScatter gather = nullptr;
   Vec x_all = nullptr;
   // The whole density on every rank, unless each rank's operator reads its columns alone.

@@ -52,9 +52,10 @@ class DistributedMesh {
  public:
   // whole: the validated mesh on rank 0 (ignored elsewhere, may be null); name: the mesh's name
   // (every rank); quadrature_points and fmm: the discretisation's rule and the FMM's options
-  // (its leaf size), as the operator's.
+  // (its leaf size), as the operator's; observer (may be null): told of each phase on this rank.
   DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::string& name, int quadrature_points,
-                  const fmm::FmmOptions& fmm, const HaloReach& reach);
+                  const fmm::FmmOptions& fmm, const HaloReach& reach,
+                  fmm::DistributionObserver* observer = nullptr);
 
   // This rank's part: its elements and halo in ascending order of their solver index (a
   // Mesh::part_of: no closedness, per-vertex completeness, the whole mesh's extent).

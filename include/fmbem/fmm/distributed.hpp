@@ -56,6 +56,32 @@ class MpiPartReduction final : public Octree::PartReduction {
   MPI_Comm comm_;
 };
 
+// The phases of the distributed set-up, as DistributedFmmPartition and bem's DistributedMesh run
+// them, for -log_view and the benchmarks: slabs (rank 0 sends each rank its slab of the mesh),
+// bounds (the halo bounds and valences from the slabs), tree (the tree of the split points), work
+// (the work counted over the ranks' shares of the cells), cut (the cut and the own cells' lists),
+// let (the locally essential tree), densities (the slab's parts and new indices, the moved
+// densities' owners and readers), halo (which ranks need each slab element), records (the
+// elements' all-to-all), local_mesh (the part's mesh built).
+enum class DistributionPhase {
+  slabs,
+  bounds,
+  tree,
+  work,
+  cut,
+  let,
+  densities,
+  halo,
+  records,
+  local_mesh,
+  count
+};
+const char* phase_name(DistributionPhase phase);
+
+// Told when each phase begins and ends on this rank (as FmmObserver).
+using DistributionObserver = PhaseObserver<DistributionPhase>;
+using DistributionPhaseScope = ObservedPhase<DistributionPhase>;
+
 // The same fmbem::Error on every rank of comm where any rank's `error` is not empty (the lowest
 // such rank's message); returns where all are empty. Collective.
 void throw_if_any_rank(MPI_Comm comm, const std::string& error);
@@ -76,7 +102,7 @@ class DistributedFmmPartition {
   DistributedFmmPartition(MPI_Comm comm, std::span<const Vec3> sources,
                           std::span<const Vec3> targets,
                           std::span<const std::size_t> source_element, std::size_t first_element,
-                          const FmmOptions& options);
+                          const FmmOptions& options, DistributionObserver* observer = nullptr);
 
   // The tree's cells, without point orders, holding the lists of this rank's own cells alone
   // (TreePartition::own_cells: what its LET and its FMMs read; Octree::list_of forms any other);

@@ -94,13 +94,34 @@ FmmTreeSize chosen_tree_size(const FmmOptions& options);
 enum class FmmPhase { tree, translations, p2m, m2m, m2l, l2l, l2p, near_field, exchange, count };
 const char* phase_name(FmmPhase phase);
 
-// Told when each phase begins and ends (solver/ turns these into PETSc events;
-// benchmarks into timings). The FMM itself knows nothing of PETSc.
-class FmmObserver {
+// Told when each phase of a piece of work begins and ends (solver/ turns these into PETSc
+// events; benchmarks into timings). The FMM itself knows nothing of PETSc.
+template <class Phase>
+class PhaseObserver {
  public:
-  virtual ~FmmObserver() = default;
-  virtual void begin(FmmPhase phase) = 0;
-  virtual void end(FmmPhase phase) = 0;
+  virtual ~PhaseObserver() = default;
+  virtual void begin(Phase phase) = 0;
+  virtual void end(Phase phase) = 0;
+};
+using FmmObserver = PhaseObserver<FmmPhase>;
+
+// Tells an observer (may be null) of a scope's phase: begin(phase) now, end(phase) when the
+// scope closes (also by an exception).
+template <class Phase>
+class ObservedPhase {
+ public:
+  ObservedPhase(PhaseObserver<Phase>* observer, Phase phase) : observer_(observer), phase_(phase) {
+    if (observer_) observer_->begin(phase_);
+  }
+  ~ObservedPhase() {
+    if (observer_) observer_->end(phase_);
+  }
+  ObservedPhase(const ObservedPhase&) = delete;
+  ObservedPhase& operator=(const ObservedPhase&) = delete;
+
+ private:
+  PhaseObserver<Phase>* observer_;
+  Phase phase_;
 };
 
 struct FmmStatistics {
