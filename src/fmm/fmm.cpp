@@ -56,7 +56,10 @@ std::unique_ptr<Octree> part_view(const Octree& shape, const LocallyEssentialTre
       throw Error("FMM: the locally essential tree is not of this FMM's tree");
     if (cells[c].is_leaf()) read[c] = 1;
   }
-  for (int leaf : shape.leaf_of(targets)) {
+  std::vector<int> target_leaves = shape.leaf_of(targets);
+  std::sort(target_leaves.begin(), target_leaves.end());
+  target_leaves.erase(std::unique(target_leaves.begin(), target_leaves.end()), target_leaves.end());
+  for (int leaf : target_leaves) {
     if (leaf < 0) throw Error("FMM: a target lies outside the given tree");
     shape.for_each_near_source_cell(leaf, [&read](int c) { read[c] = 1; });
   }
@@ -80,7 +83,25 @@ std::unique_ptr<Octree> part_view(const Octree& shape, const LocallyEssentialTre
       throw Error("FMM: the given tree is not of this FMM's sources (leaf " + std::to_string(leaf) +
                   " holds " + std::to_string(shape.sources_in_whole(leaf)) +
                   " of the tree's sources, " + std::to_string(held_in_leaf[leaf]) + " of these)");
-  return std::make_unique<Octree>(shape, sources, held, targets);
+  // The cells the view holds: those read, the part's own and ghost cells, the M2L sources of the
+  // cells holding its targets, and their ancestors; not the whole tree's.
+  std::vector<char> kept(read.begin(), read.end());
+  kept[0] = 1;  // the root, also of a part without cells
+  for (int c : part.own_cells) kept[std::size_t(c)] = 1;
+  for (int c : part.ghost_cells) {
+    if (c < 0 || std::size_t(c) >= cells.size())
+      throw Error("FMM: the locally essential tree is not of this FMM's tree");
+    kept[std::size_t(c)] = 1;
+  }
+  for (int leaf : target_leaves)
+    for (int a = leaf; a >= 0; a = cells[a].parent)
+      for (int s : shape.m2l(a)) kept[std::size_t(s)] = 1;
+  for (std::size_t c = cells.size(); c-- > 1;)
+    if (kept[c]) kept[std::size_t(cells[c].parent)] = 1;
+  std::vector<int> held_cells;
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    if (kept[c]) held_cells.push_back(int(c));
+  return std::make_unique<Octree>(shape, held_cells, sources, held, targets);
 }
 
 }  // namespace
@@ -167,7 +188,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
         target_leaves_.push_back(leaf);
     upward_leaf_end_ = tree_->leaves().size();
     upward_leaves_ = tree_->leaves();
-    if (options.part) part_leaves = mark_part(*options.part);
+    if (options.part) part_leaves = mark_part(in_tree_cells(*options.part));
     build_near_lists();
     hold_sources(sources, source_normals);
     if (options.strengths_of_sources_read) number_strengths_by_sources_read();
@@ -177,7 +198,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     build_translations(gpu);
     set_up_gpu();
     if (options.part) {
-      finish_restriction(*options.part, part_leaves);
+      finish_restriction(in_tree_cells(*options.part), part_leaves);
       constructed_part_cells_ = options.part->own_cells;
     }
   }
@@ -505,8 +526,9 @@ void Fmm::distribute_upward_pass(const LocallyEssentialTree& let, PackedMultipol
         "takes the multipole array");
   if (!exchange.begin || !exchange.end)
     throw Error("FMM: the distributed upward pass needs an exchange");
-  auto packing = std::make_unique<GpuMultipolePacking>(let.packed_send_cells(),
-                                                       let.packed_receive_cells(), order_);
+  const LocallyEssentialTree in_tree = in_tree_cells(let);
+  auto packing = std::make_unique<GpuMultipolePacking>(in_tree.packed_send_cells(),
+                                                       in_tree.packed_receive_cells(), order_);
   restrict_upward_pass(let);
   gpu_packing_ = std::move(packing);
   statistics_.gpu_bytes += gpu_packing_->device_bytes();
@@ -514,6 +536,25 @@ void Fmm::distribute_upward_pass(const LocallyEssentialTree& let, PackedMultipol
   overlap_packed_exchange_ = overlap;
   combine_multipoles_ = nullptr;  // a share_upward_pass's before
   exchange_end_ = nullptr;
+}
+
+LocallyEssentialTree Fmm::in_tree_cells(const LocallyEssentialTree& let) const {
+  if (!tree_->holds_cell_subset()) return let;
+  LocallyEssentialTree out = let;
+  const auto renumber = [&](std::vector<int>& cells) {
+    for (int& c : cells) {
+      const int held = tree_->cell_of_whole_id(c);
+      if (held < 0)
+        throw Error("FMM: the locally essential tree names cell " + std::to_string(c) +
+                    ", which this FMM's part view does not hold (not the part it was built for)");
+      c = held;
+    }
+  };
+  renumber(out.own_cells);
+  renumber(out.ghost_cells);
+  for (auto* lists : {&out.send_multipoles, &out.receive_multipoles})
+    for (std::vector<int>& list : *lists) renumber(list);
+  return out;
 }
 
 std::vector<int> Fmm::mark_part(const LocallyEssentialTree& let) {
@@ -550,8 +591,9 @@ void Fmm::finish_restriction(const LocallyEssentialTree& let, const std::vector<
   const auto& cells = tree_->cells();
   if (gpu_far_field_) {
     // The GPU's P2M visits the part's leaves (their indices into leaves(), which is ascending)
-    // and its M2M the part's own cells; its expansions are the whole tree's, zero at the cells
-    // the part does not own until the exchange adds the received partials.
+    // and its M2M the part's own cells; its expansions are its tree's cells' (a part's view:
+    // the cells the part reads), zero at the cells the part does not own until the exchange
+    // adds the received partials.
     const auto& all = tree_->leaves();
     std::vector<std::size_t> indices;
     for (int leaf : leaves)
@@ -587,8 +629,9 @@ void Fmm::restrict_upward_pass(const LocallyEssentialTree& let) {
       throw Error("FMM: the locally essential tree differs from the part this FMM was built for");
     return;
   }
-  const std::vector<int> leaves = mark_part(let);
-  finish_restriction(let, leaves);
+  const LocallyEssentialTree in_tree = in_tree_cells(let);
+  const std::vector<int> leaves = mark_part(in_tree);
+  finish_restriction(in_tree, leaves);
 }
 
 void Fmm::hold_sources(std::span<const Vec3> sources, std::span<const Vec3> normals) {

@@ -128,8 +128,10 @@ void distribute(Fmm& fmm, const LocallyEssentialTree& let, MPI_Comm comm, bool o
   else
     fmm.distribute_upward_pass(
         let, [holder](std::span<cplx> multipoles) { (*holder)->exchange(multipoles); });
-  *holder = std::make_unique<MultipoleExchange>(
-      comm, let, std::size_t(fmm.order()) * std::size_t(fmm.order()), fmm.expansion_slots());
+  // The FMM's slots are of its tree's cells (a part's view numbers its cells anew).
+  *holder = std::make_unique<MultipoleExchange>(comm, fmm.in_tree_cells(let),
+                                                std::size_t(fmm.order()) * std::size_t(fmm.order()),
+                                                fmm.expansion_slots());
 }
 
 }  // namespace fmbem::fmm

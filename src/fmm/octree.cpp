@@ -407,16 +407,97 @@ Octree::Octree(const Octree& shape, std::span<const Vec3> sources,
       level_begin_(shape.level_begin_),
       cell_ids_(shape.cell_ids_),
       leaves_(shape.leaves_),
+      whole_cell_ids_(shape.whole_cell_ids_),
       lists_(shape.lists_) {
+  whole_source_ranges_.resize(cells_.size());
+  for (int cell = 0; cell < int(cells_.size()); ++cell)
+    whole_source_ranges_[cell] = shape.whole_source_range(cell);
+  sort_part_points(sources, held_sources, targets);
+}
+
+Octree::Octree(const Octree& shape, std::span<const int> cells, std::span<const Vec3> sources,
+               std::span<const std::size_t> held_sources, std::span<const Vec3> targets)
+    : options_(shape.options_), root_center_(shape.root_center_), root_width_(shape.root_width_) {
+  const int shape_cells = int(shape.cells_.size());
+  if (cells.empty() || cells[0] != 0)
+    throw Error("Octree: a view of held cells holds the root first");
+  for (std::size_t i = 1; i < cells.size(); ++i)
+    if (cells[i] <= cells[i - 1] || cells[i] >= shape_cells)
+      throw Error("Octree: a view's held cells must be ascending ids of the tree's cells");
+  whole_cell_ids_.resize(cells.size());
+  for (std::size_t i = 0; i < cells.size(); ++i) whole_cell_ids_[i] = shape.whole_cell_id(cells[i]);
+  const auto local = [&](int cell) {
+    const auto at = std::lower_bound(cells.begin(), cells.end(), cell);
+    return at != cells.end() && *at == cell ? int(at - cells.begin()) : -1;
+  };
+  // Children of one cell are contiguous in shape, so those held are contiguous here.
+  cells_.resize(cells.size());
+  whole_source_ranges_.resize(cells.size());
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    Cell c = shape.cells_[std::size_t(cells[i])];
+    whole_source_ranges_[i] = shape.whole_source_range(cells[i]);
+    if (i > 0) {
+      c.parent = local(c.parent);
+      if (c.parent < 0)
+        throw Error("Octree: a view of held cells must hold each held cell's parent (cell " +
+                    std::to_string(cells[i]) + ")");
+      Cell& parent = cells_[std::size_t(c.parent)];
+      if (parent.num_children++ == 0) parent.first_child = int(i);
+    }
+    c.first_child = -1;
+    c.num_children = 0;
+    cells_[i] = c;
+  }
+  // Levels in order (the shape's ids are breadth-first).
+  for (std::size_t i = 0; i < cells_.size(); ++i)
+    while (int(level_begin_.size()) <= cells_[i].level) level_begin_.push_back(int(i));
+  level_begin_.push_back(int(cells_.size()));
+  cell_ids_.resize(cells_.size());
+  std::iota(cell_ids_.begin(), cell_ids_.end(), 0);
+  for (int cell = 0; cell < int(cells_.size()); ++cell)
+    if (cells_[cell].is_leaf()) leaves_.push_back(cell);
+
+  // The shape's held lists of held cells, renumbered; a list naming a cell not held is dropped.
+  auto lists = std::make_shared<Lists>();
+  lists->row_of_cell.assign(cells_.size(), -1);
+  std::array<detail::CellLists*, 4> out = {&lists->near, &lists->m2l, &lists->w, &lists->x};
+  for (detail::CellLists* list : out) list->offsets.assign(1, 0);
+  int rows = 0;
+  for (int cell = 0; cell < int(cells_.size()); ++cell) {
+    const int whole = cells[std::size_t(cell)];
+    if (!shape.holds_lists_of(whole)) continue;
+    const std::array<std::span<const int>, 4> in = {shape.near(whole), shape.m2l(whole),
+                                                    shape.w_list(whole), shape.x_list(whole)};
+    bool complete = true;
+    for (const std::span<const int> list : in)
+      for (int entry : list) complete = complete && local(entry) >= 0;
+    if (!complete) continue;
+    for (std::size_t k = 0; k < 4; ++k) {
+      for (int entry : in[k]) out[k]->indices.push_back(local(entry));
+      out[k]->offsets.push_back(out[k]->indices.size());
+    }
+    lists->row_of_cell[std::size_t(cell)] = rows++;
+  }
+  lists_ = std::move(lists);
+  sort_part_points(sources, held_sources, targets);
+}
+
+int Octree::cell_of_whole_id(int whole_cell) const {
+  if (whole_cell_ids_.empty())
+    return whole_cell >= 0 && std::size_t(whole_cell) < cells_.size() ? whole_cell : -1;
+  const auto at = std::lower_bound(whole_cell_ids_.begin(), whole_cell_ids_.end(), whole_cell);
+  return at != whole_cell_ids_.end() && *at == whole_cell ? int(at - whole_cell_ids_.begin()) : -1;
+}
+
+void Octree::sort_part_points(std::span<const Vec3> sources,
+                              std::span<const std::size_t> held_sources,
+                              std::span<const Vec3> targets) {
   for (std::size_t i = 0; i < held_sources.size(); ++i)
     if (held_sources[i] >= sources.size() || (i > 0 && held_sources[i] <= held_sources[i - 1]))
       throw Error("Octree: a part's held sources must be ascending indices of its sources");
   std::size_t non_finite = count_non_finite(targets);
   for (std::size_t s : held_sources) non_finite += !is_finite(sources[s]);
   if (non_finite > 0) throw Error("Octree: non-finite coordinate among a part's points");
-  whole_source_ranges_.resize(cells_.size());
-  for (int cell = 0; cell < int(cells_.size()); ++cell)
-    whole_source_ranges_[cell] = shape.whole_source_range(cell);
 
   const int max_level = options_.max_level;
   const PointKeys key_of(root_center_ - Vec3{0.5, 0.5, 0.5} * root_width_, root_width_, max_level);
@@ -570,7 +651,7 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
             root_low +
             Vec3{child.coords[0] + 0.5, child.coords[1] + 0.5, child.coords[2] + 0.5} * child_width;
         child.parent = index;
-        child.octant = octant;
+        child.octant = std::int16_t(octant);
         child.source_begin = next[kSources];
         child.source_end = next[kSources] + count[kSources];
         child.target_begin = next[kTargets];
@@ -583,6 +664,7 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
         local_ranges.push_back(local);
         cells_.push_back(child);  // may reallocate: no references into cells_ are held here
         ++cells_[index].num_children;
+        cells_[index].leaf = false;
       }
     }
   }
@@ -648,7 +730,15 @@ void Octree::throw_lists_not_held(int cell) const {
               " are not held by this part (an internal error: a part reads its own cells' lists)");
 }
 
+void Octree::check_lists_can_be_formed() const {
+  if (holds_cell_subset())
+    throw Error(
+        "Octree: a view of held cells forms no lists (an internal error: a part reads its "
+        "own cells' lists)");
+}
+
 std::vector<std::vector<int>> Octree::colleague_chain(int cell) const {
+  check_lists_can_be_formed();
   std::vector<int> path;
   for (int a = cell; a >= 0; a = cells_[a].parent) path.push_back(a);
   // Root first, each level's colleagues from its parent's colleagues' children, as
@@ -788,6 +878,9 @@ void Octree::form_x(int cell, std::span<const std::span<const int>> chain,
 Octree::NearSourceLists Octree::near_source_lists_of(int leaf) const {
   check_cell(leaf);
   if (!cells_[leaf].is_leaf()) return {};
+  bool held = true;
+  for (int a = leaf; held && a >= 0; a = cells_[a].parent) held = holds_lists_of(a);
+  if (held) return near_source_lists_from(leaf, {});
   const std::vector<std::vector<int>> colleagues = colleague_chain(leaf);
   return near_source_lists_from(leaf, as_spans(colleagues));
 }
@@ -814,6 +907,7 @@ Octree::NearSourceLists Octree::near_source_lists_from(
 void Octree::visit_near_source_lists_of(
     std::span<const int> leaves,
     const std::function<void(int, const NearSourceLists&)>& visit) const {
+  check_lists_can_be_formed();
   for (int c : leaves) check_cell(c);
   for_each_with_colleague_chain(cells_, leaves, [&](int leaf, const auto& chain) {
     visit(leaf, cells_[leaf].is_leaf() ? near_source_lists_from(leaf, chain) : NearSourceLists{});
@@ -853,6 +947,7 @@ void Octree::form_lists(int cell, std::span<const std::span<const int>> chain,
 
 void Octree::visit_lists_of(std::span<const int> cells,
                             const std::function<void(int, const CellListSet&)>& visit) const {
+  check_lists_can_be_formed();
   for (int c : cells) check_cell(c);
   for_each_with_colleague_chain(cells_, cells, [&](int cell, const auto& chain) {
     CellListSet lists;
@@ -881,6 +976,7 @@ std::vector<int> Octree::list_of(ListKind kind, int cell) const {
 }
 
 void Octree::hold_lists_of(std::span<const int> cells) {
+  check_lists_can_be_formed();
   if (lists_.use_count() > 1 || lists_->row_of_cell.empty() || !lists_->near.indices.empty() ||
       lists_->near.offsets.size() > 1)
     throw Error("Octree: hold_lists_of is for a tree that holds no lists and shares none");

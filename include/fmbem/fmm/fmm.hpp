@@ -58,8 +58,11 @@ struct FmmOptions {
   // With part: the tree's cells and lists, given (the distributed partition's tree of the split
   // points, DistributedFmmPartition::tree; read during construction only). The FMM then neither
   // builds nor orders the whole tree: it finds which of the given sources lie in the leaves its
-  // part reads and sorts those alone, and its targets, into a part's view of the tree
-  // (Octree::is_part_view). Same answers as without, bit for bit on the CPU. The tree must be
+  // part reads and sorts those alone, and its targets, into a part's view of the tree holding
+  // the cells its part reads alone, numbered anew (Octree::holds_cell_subset: its own and ghost
+  // cells, its near, W and X lists' cells and the leaves below them, the M2L sources of its
+  // targets' cells, their ancestors), so that its cells, lists and expansions (host and GPU)
+  // scale with the part. Same answers as without, bit for bit on the CPU. The tree must be
   // that of these sources with every collocation point (splitting_points) as target and
   // splitting point, and of this FMM's leaf size (chosen_tree_size); or the sources and
   // collocation points may be a subset of those (a rank's part of the mesh with its halo,
@@ -255,6 +258,10 @@ class Fmm {
   // kernels do.
   void distribute_upward_pass(const LocallyEssentialTree& let, PackedMultipoleExchange exchange,
                               bool overlap);
+  // let with its cells numbered as this FMM's tree numbers them: a part's view of the given
+  // partition's tree (FmmOptions::part_tree) holds the cells its part reads alone, numbered
+  // anew; elsewhere the same ids. Throws fmbem::Error where the tree lacks one of let's cells.
+  LocallyEssentialTree in_tree_cells(const LocallyEssentialTree& let) const;
   // Whether the upward pass (P2M, M2M, the expansions) runs on the GPU.
   bool upward_pass_on_gpu() const { return gpu_far_field_ != nullptr; }
   // Where each cell's expansions lie in the arrays apply forms and exchange receives (per cell id:

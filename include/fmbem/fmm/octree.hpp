@@ -1,6 +1,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -24,11 +25,14 @@ struct Cell {
   int parent = -1;              // index into Octree::cells(), -1 for the root
   // Children are contiguous in cells(), in octant order; only non-empty ones are stored.
   int first_child = -1, num_children = 0;
-  int octant = 0;  // which child of its parent: bit0 = x, bit1 = y, bit2 = z high half
+  std::int16_t octant = 0;  // which child of its parent: bit0 = x, bit1 = y, bit2 = z high half
+  // Whether the tree's cell has no children. A part's view holding some cells alone (Octree's
+  // constructor with `cells`) may hold none of a cell's children: that cell is no leaf.
+  bool leaf = true;
   std::size_t source_begin = 0, source_end = 0;  // range in the sorted source order
   std::size_t target_begin = 0, target_end = 0;  // range in the sorted target order
 
-  bool is_leaf() const { return num_children == 0; }
+  bool is_leaf() const { return leaf; }
   friend bool operator==(const Cell&, const Cell&) = default;
 };
 
@@ -108,6 +112,24 @@ class Octree {
   // is not ascending or out of range, a point is not finite, or a point lies in no cell of `shape`.
   Octree(const Octree& shape, std::span<const Vec3> sources,
          std::span<const std::size_t> held_sources, std::span<const Vec3> targets);
+
+  // A part's view holding some of the cells of `shape` alone (the distributed FMM's: a rank's
+  // FMMs keep the cells their part reads, not the whole tree's): `cells` are ascending ids of
+  // shape's cells, the root first and every cell's parent among them, numbered 0, 1, ... in
+  // that order, so that every order by cell id is kept. A cell's children are those of its
+  // children held (contiguous still); is_leaf() stays the shape's. A held cell's lists are the
+  // shape's renumbered where shape holds them and every entry is a held cell (reading another's
+  // throws; a view of held cells forms no lists). Points as the view above, each in a held leaf.
+  // Throws fmbem::Error where `cells` is not so, or as the view above.
+  Octree(const Octree& shape, std::span<const int> cells, std::span<const Vec3> sources,
+         std::span<const std::size_t> held_sources, std::span<const Vec3> targets);
+  // A view of held cells: per cell, its id in the tree it was made from, and back (-1 where not
+  // held). The identity on any other tree.
+  bool holds_cell_subset() const { return !whole_cell_ids_.empty(); }
+  int whole_cell_id(int cell) const {
+    return whole_cell_ids_.empty() ? cell : whole_cell_ids_[std::size_t(cell)];
+  }
+  int cell_of_whole_id(int whole_cell) const;
 
   // Level by level (breadth-first), root first; within a level in Morton order.
   const std::vector<Cell>& cells() const { return cells_; }
@@ -232,6 +254,11 @@ class Octree {
     return row;
   }
   [[noreturn]] void throw_lists_not_held(int cell) const;
+  // Sorts a part's held sources and its targets into the cells (the views' common part).
+  void sort_part_points(std::span<const Vec3> sources, std::span<const std::size_t> held_sources,
+                        std::span<const Vec3> targets);
+  // Lists are formed from the colleagues of cells: not in a view of held cells alone.
+  void check_lists_can_be_formed() const;
   void check_cell(int cell) const;
   // Per ancestor-or-self of `cell` (the cell first, the root last), its colleagues (same-level
   // adjacent cells and itself), ascending: found from the root down, each level's from its
@@ -257,6 +284,8 @@ class Octree {
   bool holds_point_orders_ = true;
   // A part's view: per cell, its sources' range in the whole problem's sorted order.
   std::vector<std::array<std::size_t, 2>> whole_source_ranges_;
+  // A view of held cells: per cell its id in the tree it was made from (ascending).
+  std::vector<int> whole_cell_ids_;
   // Shared with the part's views made from this tree (they are of the same cells).
   struct Lists {
     detail::CellLists near, m2l, w, x;

@@ -699,6 +699,136 @@ TEST(OctreePartView, HoldsThePartsPointsInTheWholeOrder) {
   EXPECT_EQ(view.leaf_of(targets), whole.leaf_of(targets));
 }
 
+// A part's view holding some cells alone (the distributed FMM's: Octree's constructor with the
+// held cells): each held cell is the full view's cell (geometry, ranges of the part's points,
+// the whole ranges) renumbered in ascending order, its children the held ones, its lists the
+// whole tree's renumbered where all their cells are held, and reading any other list throws.
+TEST(OctreePartView, HeldCellsAloneAreTheFullViewsRenumbered) {
+  const Cloud cloud = non_uniform_cloud();
+  const Octree whole(cloud.sources, cloud.targets, {.max_leaf = 20});
+  const auto& cells = whole.cells();
+  // A part as the partition cuts one: a run of leaves (the middle third by id), with the cells
+  // its lists name and their ancestors.
+  const std::vector<int>& leaves = whole.leaves();
+  const std::vector<int> own(leaves.begin() + std::ptrdiff_t(leaves.size() / 3),
+                             leaves.begin() + std::ptrdiff_t(2 * leaves.size() / 3));
+  std::vector<char> kept(cells.size(), 0);
+  for (int leaf : own) {
+    kept[std::size_t(leaf)] = 1;
+    whole.for_each_near_source_cell(leaf, [&](int c) { kept[std::size_t(c)] = 1; });
+    for (int a = leaf; a >= 0; a = cells[a].parent)
+      for (int s : whole.m2l(a)) kept[std::size_t(s)] = 1;
+  }
+  for (std::size_t c = cells.size(); c-- > 1;)
+    if (kept[c]) kept[std::size_t(cells[c].parent)] = 1;
+  std::vector<int> held_cells;
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    if (kept[c]) held_cells.push_back(int(c));
+  ASSERT_LT(held_cells.size(), cells.size());
+  // The part's points: the sources of held leaves, the targets of its own leaves.
+  std::vector<std::size_t> held;
+  std::vector<Vec3> targets;
+  for (int leaf : leaves)
+    if (kept[std::size_t(leaf)])
+      for (std::size_t p = cells[leaf].source_begin; p < cells[leaf].source_end; ++p)
+        held.push_back(whole.source_order()[p]);
+  std::sort(held.begin(), held.end());
+  for (int leaf : own)
+    for (std::size_t p = cells[leaf].target_begin; p < cells[leaf].target_end; ++p)
+      targets.push_back(cloud.targets[whole.target_order()[p]]);
+  ASSERT_FALSE(targets.empty());
+  const Octree full(whole, cloud.sources, held, targets);
+  const Octree view(whole, held_cells, cloud.sources, held, targets);
+  EXPECT_TRUE(view.holds_cell_subset());
+  EXPECT_FALSE(full.holds_cell_subset());
+  EXPECT_TRUE(view.is_part_view());
+  ASSERT_EQ(view.cells().size(), held_cells.size());
+  ASSERT_EQ(view.levels(), full.levels());
+  for (int level = 0; level < view.levels(); ++level)
+    for (int c : view.cells_at_level(level)) ASSERT_EQ(view.cells()[c].level, level);
+  std::vector<int> held_leaves;
+  for (int leaf : full.leaves())
+    if (kept[std::size_t(leaf)]) held_leaves.push_back(view.cell_of_whole_id(leaf));
+  EXPECT_EQ(view.leaves(), held_leaves);
+  EXPECT_EQ(view.source_order().size(), held.size());
+  EXPECT_TRUE(std::ranges::equal(view.source_order(), full.source_order()));
+  EXPECT_TRUE(std::ranges::equal(view.target_order(), full.target_order()));
+  std::size_t lists_held = 0;
+  for (int c = 0; c < int(held_cells.size()); ++c) {
+    const int g = held_cells[std::size_t(c)];
+    ASSERT_EQ(view.whole_cell_id(c), g);
+    ASSERT_EQ(view.cell_of_whole_id(g), c);
+    const Cell& v = view.cells()[c];
+    const Cell& f = full.cells()[g];
+    ASSERT_EQ(v.level, f.level);
+    ASSERT_EQ(v.coords, f.coords);
+    ASSERT_EQ(v.center, f.center);
+    ASSERT_EQ(v.octant, f.octant);
+    ASSERT_EQ(v.is_leaf(), f.is_leaf());
+    ASSERT_EQ(v.source_begin, f.source_begin);
+    ASSERT_EQ(v.source_end, f.source_end);
+    ASSERT_EQ(v.target_begin, f.target_begin);
+    ASSERT_EQ(v.target_end, f.target_end);
+    ASSERT_EQ(view.whole_source_range(c), full.whole_source_range(g));
+    ASSERT_EQ(v.parent < 0 ? -1 : view.whole_cell_id(v.parent), f.parent);
+    std::vector<int> children, expected_children;
+    for (int ch = v.first_child; ch < v.first_child + v.num_children; ++ch)
+      children.push_back(view.whole_cell_id(ch));
+    for (int ch = f.first_child; ch < f.first_child + f.num_children; ++ch)
+      if (kept[std::size_t(ch)]) expected_children.push_back(ch);
+    ASSERT_EQ(children, expected_children) << "cell " << g;
+    // Lists: held where every entry is held, renumbered; otherwise reading throws.
+    bool complete = true;
+    for (const auto list : {whole.near(g), whole.m2l(g), whole.w_list(g), whole.x_list(g)})
+      for (int e : list) complete = complete && kept[std::size_t(e)];
+    ASSERT_EQ(view.holds_lists_of(c), complete) << "cell " << g;
+    if (!complete) {
+      EXPECT_THROW((void)view.near(c), Error);
+      EXPECT_THROW((void)view.lists_of(c), Error);  // no lists formed in such a view
+      continue;
+    }
+    ++lists_held;
+    const auto in_whole = [&](std::span<const int> list) {
+      std::vector<int> out;
+      for (int e : list) out.push_back(view.whole_cell_id(e));
+      return out;
+    };
+    ASSERT_TRUE(std::ranges::equal(in_whole(view.near(c)), whole.near(g)));
+    ASSERT_TRUE(std::ranges::equal(in_whole(view.m2l(c)), whole.m2l(g)));
+    ASSERT_TRUE(std::ranges::equal(in_whole(view.w_list(c)), whole.w_list(g)));
+    ASSERT_TRUE(std::ranges::equal(in_whole(view.x_list(c)), whole.x_list(g)));
+  }
+  // Every own leaf and its ancestors hold their lists (all the part reads).
+  for (int leaf : own)
+    for (int a = view.cell_of_whole_id(leaf); a >= 0; a = view.cells()[a].parent)
+      ASSERT_TRUE(view.holds_lists_of(a));
+  EXPECT_GT(lists_held, own.size());
+  // Leaves found as the full view's, renumbered.
+  std::vector<int> found = view.leaf_of(targets);
+  for (int& leaf : found) leaf = view.whole_cell_id(leaf);
+  EXPECT_EQ(found, full.leaf_of(targets));
+  EXPECT_EQ(view.cell_of_whole_id(-1), -1);
+  for (int c = 0; c < int(cells.size()); ++c)
+    if (!kept[std::size_t(c)]) {
+      EXPECT_EQ(view.cell_of_whole_id(c), -1);
+      break;
+    }
+  // Held cells must be ascending, start at the root and hold their parents; points must lie in
+  // held cells.
+  std::vector<int> unordered = held_cells;
+  std::swap(unordered[1], unordered[2]);
+  EXPECT_THROW(Octree(whole, unordered, cloud.sources, held, targets), Error);
+  EXPECT_THROW(
+      Octree(whole, std::span<const int>(held_cells).subspan(1), cloud.sources, held, targets),
+      Error);
+  std::vector<int> orphan = held_cells;
+  orphan.erase(std::ranges::find(orphan, cells[std::size_t(own[0])].parent));
+  EXPECT_THROW(Octree(whole, orphan, cloud.sources, held, targets), Error);
+  std::vector<std::size_t> all_sources(cloud.sources.size());
+  std::iota(all_sources.begin(), all_sources.end(), 0);
+  EXPECT_THROW(Octree(whole, held_cells, cloud.sources, all_sources, targets), Error);
+}
+
 TEST(OctreePartView, BadInputThrows) {
   std::mt19937_64 rng(3);
   // Points in two opposite corners of the root: its other octants hold no cell.
