@@ -93,9 +93,13 @@ std::unique_ptr<Octree> part_view(const Octree& shape, const LocallyEssentialTre
       throw Error("FMM: the locally essential tree is not of this FMM's tree");
     kept[std::size_t(c)] = 1;
   }
+  std::vector<char> holds_targets(cells.size(), 0);
   for (int leaf : target_leaves)
-    for (int a = leaf; a >= 0; a = cells[a].parent)
-      for (int s : shape.m2l(a)) kept[std::size_t(s)] = 1;
+    for (int a = leaf; a >= 0 && !holds_targets[std::size_t(a)]; a = cells[a].parent)
+      holds_targets[std::size_t(a)] = 1;
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    if (holds_targets[c])
+      for (int s : shape.m2l(int(c))) kept[std::size_t(s)] = 1;
   for (std::size_t c = cells.size(); c-- > 1;)
     if (kept[c]) kept[std::size_t(cells[c].parent)] = 1;
   std::vector<int> held_cells;
