@@ -433,7 +433,18 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
                   comm);
   }
   let_ = partition->locally_essential_tree();
-  tree_ = partition->shared_tree();
+  {
+    // The rank keeps, as its FMMs' shape, the partition tree's cells they can read (with every
+    // own leaf as a target's) and their lists, not the whole tree's cells.
+    const fmm::Octree& whole_tree = partition->tree();
+    std::vector<int> own_leaves;
+    for (int c : let_.own_cells)
+      if (whole_tree.cells()[std::size_t(c)].is_leaf()) own_leaves.push_back(c);
+    const std::vector<int> held = fmm::cells_read_by_part(whole_tree, let_, own_leaves).held;
+    tree_ = std::make_shared<const fmm::Octree>(whole_tree, held, std::span<const Vec3>{},
+                                                std::span<const std::size_t>{},
+                                                std::span<const Vec3>{});
+  }
   work_ = partition->partition().work(rank);
   part_sizes_ = partition->part_sizes();
   partition.reset();

@@ -45,25 +45,18 @@ std::unique_ptr<Octree> part_view(const Octree& shape, const LocallyEssentialTre
                 " points, this FMM's are of " + std::to_string(max_leaf));
   // The sources and splitting points of the whole problem, or of a rank's part of the mesh with
   // its halo (bem's DistributedMesh): never more than the tree's. Each leaf read is checked whole
-  // below.
+  // below. (A view of held cells of it holds no points: its whole source count is the check.)
   if (shape.sources_in_whole(0) < sources.size() ||
-      cells[0].target_end - cells[0].target_begin < splitting_points.size())
+      (!shape.holds_cell_subset() &&
+       cells[0].target_end - cells[0].target_begin < splitting_points.size()))
     throw Error("FMM: the given tree is not of this FMM's sources and splitting points");
-  // The cells whose sources the part reads, then every leaf below them (W cells may be coarse).
-  std::vector<char> read(cells.size(), 0);
-  for (int c : part.own_cells) {
-    if (c < 0 || std::size_t(c) >= cells.size())
-      throw Error("FMM: the locally essential tree is not of this FMM's tree");
-    if (cells[c].is_leaf()) read[c] = 1;
-  }
   std::vector<int> target_leaves = shape.leaf_of(targets);
   std::sort(target_leaves.begin(), target_leaves.end());
   target_leaves.erase(std::unique(target_leaves.begin(), target_leaves.end()), target_leaves.end());
-  for (int leaf : target_leaves) {
-    if (leaf < 0) throw Error("FMM: a target lies outside the given tree");
-    shape.for_each_near_source_cell(leaf, [&read](int c) { read[c] = 1; });
-  }
-  for (std::size_t c = 1; c < cells.size(); ++c) read[c] |= read[cells[c].parent];
+  // The cells whose sources the part reads (every leaf below them: W cells may be coarse), and
+  // the cells the view holds.
+  const PartCells part_cells = cells_read_by_part(shape, part, target_leaves);
+  const std::vector<char>& read = part_cells.read;
   // The sources' leaves a slice at a time: a few MB whatever the problem.
   constexpr std::size_t kSlice = std::size_t(1) << 20;
   std::vector<std::size_t> held;
@@ -72,6 +65,8 @@ std::unique_ptr<Octree> part_view(const Octree& shape, const LocallyEssentialTre
     const std::size_t count = std::min(kSlice, sources.size() - first);
     const std::vector<int> leaves = shape.leaf_of(sources.subspan(first, count));
     for (std::size_t i = 0; i < count; ++i) {
+      // In a view of held cells a source may lie in no held cell: one the part does not read.
+      if (leaves[i] < 0 && shape.holds_cell_subset()) continue;
       if (leaves[i] < 0) throw Error("FMM: a source lies outside the given tree");
       if (!read[leaves[i]]) continue;
       held.push_back(first + i);
@@ -83,29 +78,7 @@ std::unique_ptr<Octree> part_view(const Octree& shape, const LocallyEssentialTre
       throw Error("FMM: the given tree is not of this FMM's sources (leaf " + std::to_string(leaf) +
                   " holds " + std::to_string(shape.sources_in_whole(leaf)) +
                   " of the tree's sources, " + std::to_string(held_in_leaf[leaf]) + " of these)");
-  // The cells the view holds: those read, the part's own and ghost cells, the M2L sources of the
-  // cells holding its targets, and their ancestors; not the whole tree's.
-  std::vector<char> kept(read.begin(), read.end());
-  kept[0] = 1;  // the root, also of a part without cells
-  for (int c : part.own_cells) kept[std::size_t(c)] = 1;
-  for (int c : part.ghost_cells) {
-    if (c < 0 || std::size_t(c) >= cells.size())
-      throw Error("FMM: the locally essential tree is not of this FMM's tree");
-    kept[std::size_t(c)] = 1;
-  }
-  std::vector<char> holds_targets(cells.size(), 0);
-  for (int leaf : target_leaves)
-    for (int a = leaf; a >= 0 && !holds_targets[std::size_t(a)]; a = cells[a].parent)
-      holds_targets[std::size_t(a)] = 1;
-  for (std::size_t c = 0; c < cells.size(); ++c)
-    if (holds_targets[c])
-      for (int s : shape.m2l(int(c))) kept[std::size_t(s)] = 1;
-  for (std::size_t c = cells.size(); c-- > 1;)
-    if (kept[c]) kept[std::size_t(cells[c].parent)] = 1;
-  std::vector<int> held_cells;
-  for (std::size_t c = 0; c < cells.size(); ++c)
-    if (kept[c]) held_cells.push_back(int(c));
-  return std::make_unique<Octree>(shape, held_cells, sources, held, targets);
+  return std::make_unique<Octree>(shape, part_cells.held, sources, held, targets);
 }
 
 }  // namespace

@@ -126,6 +126,43 @@ std::size_t WorkCounts::total_m2l_pairs() const {
   return std::accumulate(m2l_pairs.begin(), m2l_pairs.end(), std::size_t(0));
 }
 
+PartCells cells_read_by_part(const Octree& tree, const LocallyEssentialTree& let,
+                             std::span<const int> target_leaves) {
+  const auto& cells = tree.cells();
+  const auto in_tree = [&](int whole_cell) {
+    const int cell = tree.cell_of_whole_id(whole_cell);
+    if (cell < 0) throw Error("FMM: the locally essential tree is not of this FMM's tree");
+    return std::size_t(cell);
+  };
+  PartCells out;
+  std::vector<char>& read = out.read;
+  read.assign(cells.size(), 0);
+  for (int c : let.own_cells)
+    if (cells[in_tree(c)].is_leaf()) read[in_tree(c)] = 1;
+  for (int leaf : target_leaves) {
+    if (leaf < 0 || std::size_t(leaf) >= cells.size() || !cells[std::size_t(leaf)].is_leaf())
+      throw Error("FMM: a target lies outside the given tree");
+    tree.for_each_near_source_cell(leaf, [&read](int c) { read[std::size_t(c)] = 1; });
+  }
+  for (std::size_t c = 1; c < cells.size(); ++c) read[c] |= read[std::size_t(cells[c].parent)];
+  std::vector<char> kept(read.begin(), read.end());
+  kept[0] = 1;  // the root, also of a part without cells
+  for (const std::vector<int>* list : {&let.own_cells, &let.ghost_cells})
+    for (int c : *list) kept[in_tree(c)] = 1;
+  std::vector<char> holds_targets(cells.size(), 0);
+  for (int leaf : target_leaves)
+    for (int a = leaf; a >= 0 && !holds_targets[std::size_t(a)]; a = cells[a].parent)
+      holds_targets[std::size_t(a)] = 1;
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    if (holds_targets[c])
+      for (int s : tree.m2l(int(c))) kept[std::size_t(s)] = 1;
+  for (std::size_t c = cells.size(); c-- > 1;)
+    if (kept[c]) kept[std::size_t(cells[c].parent)] = 1;
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    if (kept[c]) out.held.push_back(int(c));
+  return out;
+}
+
 WorkCounts count_work(const Octree& tree) {
   // A part's view counts its own points alone: the work is the whole problem's.
   if (tree.is_part_view()) throw Error("partition: the work is counted on the whole tree");

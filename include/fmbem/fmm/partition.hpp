@@ -109,6 +109,20 @@ struct LocallyEssentialTree {
 // The leaves of a tree cut into parts of balanced work along the Morton curve (min_max_cuts
 // over depth_first_leaves), each element owned by the part owning the leaf of its target. Holds
 // a reference to the tree, which must outlive it.
+// The cells of `tree` (a whole tree, or a view of held cells of it) that a part's FMM reads,
+// for the part's locally essential tree `let` (in the whole tree's cell ids) and its targets'
+// leaves (cells of `tree`): `read`, per cell of tree, marks those whose source points it sums
+// (its own leaves for P2M, the cells of its targets' near, W and X lists, every cell below
+// them); `held` adds its own and ghost cells, the M2L sources of the cells holding its targets
+// and the ancestors of all (ascending ids of tree: a view of held cells of them holds what the
+// FMM reads). Throws fmbem::Error where tree lacks a cell of let or a list it reads.
+struct PartCells {
+  std::vector<char> read;
+  std::vector<int> held;
+};
+PartCells cells_read_by_part(const Octree& tree, const LocallyEssentialTree& let,
+                             std::span<const int> target_leaves);
+
 class TreePartition {
  public:
   // leaf_work: per cell id (leaf_work()); source_element: per source, the element (target index)
