@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iomanip>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "fmbem/core/error.hpp"
@@ -152,6 +153,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
   options_.max_leaf = chosen.max_leaf;
   statistics_.max_leaf = options_.max_leaf;
   std::vector<int> part_leaves;
+  std::optional<LocallyEssentialTree> part_in_tree;
   {
     PhaseScope scope(observer, FmmPhase::tree);
     if (options.part_tree && !options.part)
@@ -165,7 +167,11 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
         target_leaves_.push_back(leaf);
     upward_leaf_end_ = tree_->leaves().size();
     upward_leaves_ = tree_->leaves();
-    if (options.part) part_leaves = mark_part(in_tree_cells(*options.part));
+    // The part's LocallyEssentialTree in this tree's cell ids, renumbered once.
+    if (options.part) {
+      part_in_tree = in_tree_cells(*options.part);
+      part_leaves = mark_part(*part_in_tree);
+    }
     build_near_lists();
     hold_sources(sources, source_normals);
     if (options.strengths_of_sources_read) number_strengths_by_sources_read();
@@ -175,7 +181,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     build_translations(gpu);
     set_up_gpu();
     if (options.part) {
-      finish_restriction(in_tree_cells(*options.part), part_leaves);
+      finish_restriction(*part_in_tree, part_leaves);
       constructed_part_cells_ = options.part->own_cells;
     }
   }

@@ -875,12 +875,17 @@ void Octree::form_x(int cell, std::span<const std::span<const int>> chain,
   std::sort(x.begin() + begin, x.end());
 }
 
+// A part holds its own leaves' lists and their ancestors' (TreePartition::own_cells).
+bool Octree::holds_near_source_lists_of(int leaf) const {
+  for (int a = leaf; a >= 0; a = cells_[a].parent)
+    if (!holds_lists_of(a)) return false;
+  return true;
+}
+
 Octree::NearSourceLists Octree::near_source_lists_of(int leaf) const {
   check_cell(leaf);
   if (!cells_[leaf].is_leaf()) return {};
-  bool held = true;
-  for (int a = leaf; held && a >= 0; a = cells_[a].parent) held = holds_lists_of(a);
-  if (held) return near_source_lists_from(leaf, {});
+  if (holds_near_source_lists_of(leaf)) return near_source_lists_from(leaf, {});
   const std::vector<std::vector<int>> colleagues = colleague_chain(leaf);
   return near_source_lists_from(leaf, as_spans(colleagues));
 }
@@ -888,10 +893,7 @@ Octree::NearSourceLists Octree::near_source_lists_of(int leaf) const {
 Octree::NearSourceLists Octree::near_source_lists_from(
     int leaf, std::span<const std::span<const int>> chain) const {
   NearSourceLists lists;
-  // A part holds its own leaves' lists and their ancestors' (TreePartition::own_cells).
-  bool held = true;
-  for (int a = leaf; held && a >= 0; a = cells_[a].parent) held = holds_lists_of(a);
-  if (held) {
+  if (holds_near_source_lists_of(leaf)) {
     lists.near.assign(near(leaf).begin(), near(leaf).end());
     lists.w.assign(w_list(leaf).begin(), w_list(leaf).end());
     for (int a = leaf; a >= 0; a = cells_[a].parent)

@@ -268,6 +268,9 @@ class Octree {
   void form_near_and_w(int cell, std::span<const std::span<const int>> chain,
                        std::vector<int>& near, std::vector<int>& w) const;
   void form_m2l(int cell, std::span<const std::span<const int>> chain, std::vector<int>& m2l) const;
+  // Whether the lists for_each_near_source_cell reads for `leaf` are held (its own and its
+  // ancestors').
+  bool holds_near_source_lists_of(int leaf) const;
   NearSourceLists near_source_lists_from(int leaf,
                                          std::span<const std::span<const int>> chain) const;
   void form_lists(int cell, std::span<const std::span<const int>> chain, CellListSet& lists) const;
