@@ -1,11 +1,15 @@
 // The mesh distributed with its halo (issue 13 step 4, bem's DistributedMesh) under mpiexec: how
 // many elements each rank holds (its rows and the halo its operator reads) against the whole
 // mesh, how long the distribution takes, and each rank's peak memory (rank 0, which reads the
-// whole mesh, apart from the others), and the largest rank's partition tree (cells and the lists
-// it holds, MiB).
+// whole mesh, apart from the others), the largest rank's partition tree (cells and the lists
+// it holds, MiB), and how the mesh was read with the largest rank's seconds for it (the
+// distribution's seconds do not include them).
 //
-//   mpiexec -n P mesh_halo [-L 8] [-leaf 100] [-halo cbie|bm] [-phases]
+//   mpiexec -n P mesh_halo [-L 8] [-leaf 100] [-halo cbie|bm] [-read slabs|whole] [-phases]
 //
+// -read: each rank generates its own slab of the icosphere (slabs, bem_solve's way since stop
+// 33), or rank 0 generates and validates the whole mesh and sends the slabs (whole, as for a
+// Gmsh file).
 // -phases: a second line with each phase of the distribution (fmm::DistributionPhase), the
 // largest rank's seconds.
 // -halo: the reach of the conventional operator (the near pattern, no rings) or of
@@ -45,7 +49,7 @@ class PhaseTimes final : public fmm::DistributionObserver {
 int run(int argc, char** argv) {
   int level = 8, leaf = 100;
   bool phases = false;
-  std::string halo = "cbie";
+  std::string halo = "cbie", read = "slabs";
   for (Arguments args(argc, argv); args.next();) {
     if (args.key() == "-L")
       level = std::stoi(args.value());
@@ -53,18 +57,32 @@ int run(int argc, char** argv) {
       leaf = std::stoi(args.value());
     else if (args.key() == "-halo")
       halo = args.value();
+    else if (args.key() == "-read")
+      read = args.value();
     else if (args.key() == "-phases")
       phases = true;
     else
       throw std::runtime_error("unknown option " + args.key());
   }
   if (halo != "cbie" && halo != "bm") throw std::runtime_error("-halo is cbie or bm");
+  if (read != "slabs" && read != "whole") throw std::runtime_error("-read is slabs or whole");
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto read_start = Clock::now();
   std::optional<Mesh> whole;
-  if (rank == 0) whole.emplace(Mesh::from_surface(make_icosphere(level, 1.0), "icosphere"));
+  std::optional<MeshSlab> slab;
+  if (read == "whole" && rank == 0)
+    whole.emplace(Mesh::from_surface(make_icosphere(level, 1.0), "icosphere"));
+  if (read == "slabs") {
+    const std::size_t n = 20 * (std::size_t(1) << (2 * level));
+    slab.emplace(icosphere_slab(level, 1.0, mesh_slab_begin(n, rank, size),
+                                mesh_slab_begin(n, rank + 1, size)));
+  }
   const double read_peak = peak_rss_gb();
+  double read_seconds = seconds_since(read_start);
+  MPI_Allreduce(MPI_IN_PLACE, &read_seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   fmm::FmmOptions options;
   options.order = 8;
   options.max_leaf = leaf;
@@ -75,8 +93,12 @@ int run(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   const auto start = Clock::now();
   PhaseTimes times;
-  const DistributedMesh local(MPI_COMM_WORLD, whole ? &*whole : nullptr, "icosphere", 3, options,
-                              reach, &times);
+  const DistributedMesh local =
+      slab ? DistributedMesh(MPI_COMM_WORLD, *slab, "icosphere", 3, options, reach, &times)
+           : DistributedMesh(MPI_COMM_WORLD, whole ? &*whole : nullptr, "icosphere", 3, options,
+                             reach, &times);
+  slab.reset();
+  whole.reset();
   MPI_Barrier(MPI_COMM_WORLD);
   const double seconds = seconds_since(start);
   // The partition's tree a rank keeps as its FMMs' shape: its cells and the lists it holds.
@@ -96,9 +118,10 @@ int run(int argc, char** argv) {
     const double n = double(local.whole_size());
     std::printf(
         "| %d | %.0f | %s | %d | %.0f | %.0f | %.0f / %.0f | %.3f | %.3f | %.3f / %.3f | %.3f | "
-        "%.2f | %.1f |\n",
+        "%.2f | %.1f | %s %.2f |\n",
         level, n, halo.c_str(), size, most[0], most[1], most[2], sum[2] / size, most[0] / n,
-        sum[0] / n, peak_rss_gb(), read_peak, size > 1 ? most[4] : 0.0, seconds, most[5]);
+        sum[0] / n, peak_rss_gb(), read_peak, size > 1 ? most[4] : 0.0, seconds, most[5],
+        read.c_str(), read_seconds);
   }
   if (phases) {
     std::array<double, PhaseTimes::kCount> largest{};

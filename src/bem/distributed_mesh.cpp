@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <numeric>
@@ -16,11 +17,9 @@
 #include "fmbem/mesh/neighbourhoods.hpp"
 
 namespace fmbem {
-namespace {
 
-// One element as it travels: its corners, their vertices in the whole mesh and how many
-// triangles each has there, its reach bounds, and its indices.
-struct ElementRecord {
+namespace detail {
+struct DistributedElementRecord {
   std::array<Vec3, 3> corners;
   std::array<std::int64_t, 3> vertices;
   std::array<std::uint32_t, 3> valences;
@@ -30,7 +29,14 @@ struct ElementRecord {
   double reach = 0.0, pattern_reach = 0.0;
   std::uint64_t input = 0, solver = 0;
 };
+}  // namespace detail
 
+namespace {
+
+using ElementRecord = detail::DistributedElementRecord;
+
+// One element as it travels: its corners, their vertices in the whole mesh and how many
+// triangles each has there, its reach bounds, and its indices.
 // An MPI datatype of one T (counts in records, not bytes: no int overflow below 2^31 records).
 template <class T>
 class ContiguousType {
@@ -47,10 +53,6 @@ class ContiguousType {
  private:
   MPI_Datatype type_;
 };
-
-std::size_t slab_begin(std::size_t n, int rank, int size) {
-  return n * std::size_t(rank) / std::size_t(size);
-}
 
 // Rank r's slab of the whole mesh: corners, vertices and indices (the bounds and valences are
 // formed by the ranks, distributed_neighbourhood_reach).
@@ -122,7 +124,50 @@ Received<T> all_to_all(MPI_Comm comm, const std::vector<T>& send, const std::vec
   return received;
 }
 
+// Each vertex's rank: blocks of ceil(V / P) vertices in rank order.
+struct VertexBlocks {
+  VertexBlocks(std::size_t vertex_count, int ranks)
+      : per_rank((std::uint64_t(vertex_count) + std::uint64_t(ranks) - 1) /
+                 std::max<std::uint64_t>(1, std::uint64_t(ranks))) {}
+  int owner(std::int64_t v) const { return int(std::uint64_t(v) / per_rank); }
+  std::uint64_t per_rank;
+};
+
 }  // namespace
+
+std::vector<Vec3> slab_vertex_block(MPI_Comm comm, const MeshSlab& slab) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  struct Corner {
+    std::int64_t vertex;
+    Vec3 point;
+  };
+  const VertexBlocks blocks(slab.whole_vertices, size);
+  std::string error;
+  for (std::int64_t v : slab.vertices)
+    if (v < 0 || std::uint64_t(v) >= slab.whole_vertices) {
+      error = "slab vertices: vertex " + std::to_string(v) + " is not one of the " +
+              std::to_string(slab.whole_vertices) + " of the mesh";
+      break;
+    }
+  fmm::throw_if_any_rank(comm, error);
+  std::vector<int> counts(std::size_t(size), 0);
+  for (std::int64_t v : slab.vertices) ++counts[std::size_t(blocks.owner(v))];
+  std::vector<int> next(std::size_t(size), 0);
+  std::exclusive_scan(counts.begin(), counts.end(), next.begin(), 0);
+  std::vector<Corner> sent(slab.vertices.size());
+  for (std::size_t i = 0; i < slab.vertices.size(); ++i)
+    sent[std::size_t(next[std::size_t(blocks.owner(slab.vertices[i]))]++)] = {slab.vertices[i],
+                                                                              slab.corners[i]};
+  std::vector<Corner> received = all_to_all(comm, sent, counts).values;
+  // A vertex's corners carry the same point: the first of each vertex stands for it.
+  std::stable_sort(received.begin(), received.end(),
+                   [](const Corner& a, const Corner& b) { return a.vertex < b.vertex; });
+  std::vector<Vec3> block;
+  for (std::size_t i = 0; i < received.size(); ++i)
+    if (i == 0 || received[i].vertex != received[i - 1].vertex) block.push_back(received[i].point);
+  return block;
+}
 
 SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh& slab,
                                                        std::span<const std::int64_t> vertices,
@@ -153,9 +198,9 @@ SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh
 
   // Each corner goes to its vertex's rank (blocks of vertices), in rank order: slot[i] is corner
   // i's place in what is sent, and in what comes back.
-  const std::uint64_t per_rank = (std::uint64_t(vertex_count) + std::uint64_t(size) - 1) /
-                                 std::max<std::uint64_t>(1, std::uint64_t(size));
-  const auto owner = [&](std::int64_t v) { return int(std::uint64_t(v) / per_rank); };
+  const VertexBlocks blocks(vertex_count, size);
+  const std::uint64_t per_rank = blocks.per_rank;
+  const auto owner = [&](std::int64_t v) { return blocks.owner(v); };
   std::vector<int> counts(std::size_t(size), 0);
   for (std::int64_t v : vertices) ++counts[std::size_t(owner(v))];
   std::vector<int> next(std::size_t(size), 0);
@@ -275,6 +320,82 @@ HaloReach halo_reach(const NearFieldOptions& near, DensityModel double_density,
   return reach;
 }
 
+std::size_t mesh_slab_begin(std::size_t n, int rank, int ranks) {
+  return n * std::size_t(rank) / std::size_t(ranks);
+}
+
+MeshExtent slab_extent(MPI_Comm comm, const MeshSlab& slab, const std::string& name) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::string error;
+  if (slab.vertices.size() != slab.corners.size() || slab.corners.size() % 3 != 0)
+    error = "mesh '" + name + "': rank " + std::to_string(rank) +
+            "'s slab needs three corners and three vertex indices an element";
+  for (const Vec3& p : slab.corners)
+    if (error.empty() && (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)))
+      error = "mesh '" + name + "': a vertex has a non-finite coordinate";
+  fmm::throw_if_any_rank(comm, error);
+  // Per slab: the box, the largest coordinate and edge (exact under min and max: the whole
+  // mesh's bits in any order), and the volume in element order, as Mesh::compute_geometry.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  std::array<double, 3> low{inf, inf, inf}, high{-inf, -inf, -inf};
+  double extremes[2] = {0.0, 0.0};  // largest |coordinate|, longest edge
+  double volume = 0.0;
+  for (std::size_t e = 0; e < slab.size(); ++e) {
+    const Vec3 &a = slab.corners[3 * e], &b = slab.corners[3 * e + 1], &c = slab.corners[3 * e + 2];
+    for (const Vec3& p : {a, b, c}) {
+      low = {std::min(low[0], p.x), std::min(low[1], p.y), std::min(low[2], p.z)};
+      high = {std::max(high[0], p.x), std::max(high[1], p.y), std::max(high[2], p.z)};
+      extremes[0] = std::max({extremes[0], std::abs(p.x), std::abs(p.y), std::abs(p.z)});
+    }
+    extremes[1] = std::max({extremes[1], norm(b - a), norm(c - b), norm(a - c)});
+    volume += dot(a, cross(b, c)) / 6.0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, low.data(), 3, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(MPI_IN_PLACE, high.data(), 3, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_DOUBLE, MPI_MAX, comm);
+  std::vector<double> volumes(std::size_t(size), 0.0);
+  MPI_Allgather(&volume, 1, MPI_DOUBLE, volumes.data(), 1, MPI_DOUBLE, comm);
+  // Every rank the same slab split of the same mesh.
+  const std::uint64_t mine[3] = {slab.first, slab.size(), slab.whole_elements};
+  std::vector<std::uint64_t> slabs(3 * std::size_t(size));
+  MPI_Allgather(mine, 3, MPI_UINT64_T, slabs.data(), 3, MPI_UINT64_T, comm);
+  const std::uint64_t whole = slabs[2], vertices = slab.whole_vertices;
+  std::uint64_t all_vertices[2] = {vertices, vertices};
+  MPI_Allreduce(MPI_IN_PLACE, &all_vertices[0], 1, MPI_UINT64_T, MPI_MIN, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &all_vertices[1], 1, MPI_UINT64_T, MPI_MAX, comm);
+  for (int r = 0; r < size && error.empty(); ++r) {
+    const std::size_t first = mesh_slab_begin(whole, r, size),
+                      last = mesh_slab_begin(whole, r + 1, size);
+    if (slabs[3 * r + 2] != whole || slabs[3 * r] != first || slabs[3 * r + 1] != last - first)
+      error = "mesh '" + name + "': rank " + std::to_string(r) + "'s slab is elements [" +
+              std::to_string(slabs[3 * r]) + ", " +
+              std::to_string(slabs[3 * r] + slabs[3 * r + 1]) + ") of " +
+              std::to_string(slabs[3 * r + 2]) + ", not [" + std::to_string(first) + ", " +
+              std::to_string(last) + ") of " + std::to_string(whole) + " (a defect)";
+  }
+  if (error.empty() && whole == 0) error = "mesh '" + name + "': contains no triangles";
+  if (error.empty() && all_vertices[0] != all_vertices[1])
+    error = "mesh '" + name + "': the ranks' slabs give different vertex counts (a defect)";
+  for (std::int64_t v : slab.vertices)
+    if (error.empty() && (v < 0 || std::uint64_t(v) >= vertices))
+      error = "mesh '" + name + "': a triangle refers to a missing vertex";
+  fmm::throw_if_any_rank(comm, error);
+  check_coordinate_scale(name, extremes[0], Vec3{low[0], low[1], low[2]},
+                         Vec3{high[0], high[1], high[2]});
+  MeshExtent extent;
+  extent.box_min = {low[0], low[1], low[2]};
+  extent.box_max = {high[0], high[1], high[2]};
+  extent.volume = 0.0;
+  for (double v : volumes) extent.volume += v;
+  extent.max_edge = extremes[1];
+  extent.elements = whole;
+  extent.flipped = 0;
+  extent.vertices = vertices;
+  return extent;
+}
+
 DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::string& name,
                                  int quadrature_points, const fmm::FmmOptions& fmm,
                                  const HaloReach& reach, fmm::DistributionObserver* observer) {
@@ -287,31 +408,69 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
   if (rank == 0 && whole == nullptr) error = "distributed mesh: rank 0 needs the whole mesh";
   if (rank == 0 && whole != nullptr && whole->is_part())
     error = "distributed mesh: rank 0's mesh is a part, not the whole mesh";
-  if (reach.rings < 0 || !(reach.pattern_factor >= 0.0) || !std::isfinite(reach.pattern_factor))
-    error = "distributed mesh: the halo's rings and pattern factor must be 0 or more";
   fmm::throw_if_any_rank(comm, error);
 
   // The whole mesh's extent and size, from rank 0.
   MeshExtent extent;
   if (rank == 0) extent = whole->extent();
   MPI_Bcast(&extent, int(sizeof(extent)), MPI_BYTE, 0, comm);
-  whole_size_ = extent.elements;
-  const std::size_t first = slab_begin(whole_size_, rank, size),
-                    last = slab_begin(whole_size_, rank + 1, size);
+  const std::size_t first = mesh_slab_begin(extent.elements, rank, size),
+                    last = mesh_slab_begin(extent.elements, rank + 1, size);
 
   // Rank 0 sends each rank its slab in turn: one slab's records at a time, not the whole mesh's.
   const ContiguousType<ElementRecord> record_type;
   std::vector<ElementRecord> slab;
   if (Scope scope(observer, DistributionPhase::slabs); rank == 0) {
     for (int r = size - 1; r >= 0; --r) {
-      slab = slab_records(*whole, slab_begin(whole_size_, r, size),
-                          slab_begin(whole_size_, r + 1, size));
+      slab = slab_records(*whole, mesh_slab_begin(extent.elements, r, size),
+                          mesh_slab_begin(extent.elements, r + 1, size));
       if (r > 0) MPI_Send(slab.data(), int(slab.size()), record_type.get(), r, 0, comm);
     }
   } else {
     slab.resize(last - first);
     MPI_Recv(slab.data(), int(slab.size()), record_type.get(), 0, 0, comm, MPI_STATUS_IGNORE);
   }
+  distribute(comm, slab, extent, name, quadrature_points, fmm, reach, observer);
+}
+
+DistributedMesh::DistributedMesh(MPI_Comm comm, const MeshSlab& mesh_slab, const std::string& name,
+                                 int quadrature_points, const fmm::FmmOptions& fmm,
+                                 const HaloReach& reach, fmm::DistributionObserver* observer) {
+  std::vector<ElementRecord> slab;
+  MeshExtent extent;
+  {
+    fmm::DistributionPhaseScope scope(observer, fmm::DistributionPhase::slabs);
+    extent = slab_extent(comm, mesh_slab, name);
+    slab.resize(mesh_slab.size());
+#pragma omp parallel for schedule(static)
+    for (std::size_t e = 0; e < slab.size(); ++e) {
+      ElementRecord& r = slab[e];
+      for (std::size_t c = 0; c < 3; ++c) {
+        r.corners[c] = mesh_slab.corners[3 * e + c];
+        r.vertices[c] = mesh_slab.vertices[3 * e + c];
+      }
+      r.input = mesh_slab.first + e;
+    }
+  }
+  distribute(comm, slab, extent, name, quadrature_points, fmm, reach, observer);
+}
+
+void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab,
+                                 const MeshExtent& extent, const std::string& name,
+                                 int quadrature_points, const fmm::FmmOptions& fmm,
+                                 const HaloReach& reach, fmm::DistributionObserver* observer) {
+  using fmm::DistributionPhase;
+  using Scope = fmm::DistributionPhaseScope;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::string error;
+  if (reach.rings < 0 || !(reach.pattern_factor >= 0.0) || !std::isfinite(reach.pattern_factor))
+    error = "distributed mesh: the halo's rings and pattern factor must be 0 or more";
+  fmm::throw_if_any_rank(comm, error);
+  whole_size_ = extent.elements;
+  const std::size_t first = mesh_slab_begin(whole_size_, rank, size);
+  const ContiguousType<ElementRecord> record_type;
 
   std::unique_ptr<fmm::DistributedFmmPartition> partition;
   {

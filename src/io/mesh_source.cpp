@@ -25,7 +25,12 @@ bool parse_whole(std::string_view text, Number& value) {
   return error == std::errc() && stop == end && !text.empty();
 }
 
-Surface icosphere_from_spec(const std::string& spec) {
+struct IcosphereSpec {
+  int level = 0;
+  double radius = 1.0;
+};
+
+IcosphereSpec parse_icosphere_spec(const std::string& spec) {
   const std::string usage = "bad -mesh '" + spec + "': expected icosphere:L or icosphere:L:R";
   if (spec.size() == kIcosphere.size() || spec[kIcosphere.size()] != ':')
     throw Error(usage + " (the level L is missing)");
@@ -45,7 +50,7 @@ Surface icosphere_from_spec(const std::string& spec) {
       throw Error(usage + " with the radius R a positive number, not '" + std::string(radius_text) +
                   "'");
   }
-  return make_icosphere(level, radius);
+  return {level, radius};
 }
 
 bool is_icosphere_spec(const std::string& spec) {
@@ -57,8 +62,24 @@ bool is_icosphere_spec(const std::string& spec) {
 
 SurfaceRead read_surface(const std::string& spec) {
   if (spec.empty()) throw Error("bad -mesh: empty; give a .msh file or icosphere:L[:R]");
-  if (is_icosphere_spec(spec)) return {icosphere_from_spec(spec), {}};
+  if (is_icosphere_spec(spec)) {
+    const IcosphereSpec sphere = parse_icosphere_spec(spec);
+    return {make_icosphere(sphere.level, sphere.radius), {}};
+  }
   return read_gmsh(spec);
+}
+
+bool reads_in_slabs(const std::string& spec) { return is_icosphere_spec(spec); }
+
+std::size_t slab_source_elements(const std::string& spec) {
+  if (!reads_in_slabs(spec)) throw Error("bad -mesh '" + spec + "': not read in slabs");
+  return 20 * (std::size_t(1) << (2 * parse_icosphere_spec(spec).level));
+}
+
+MeshSlab read_slab(const std::string& spec, std::size_t first, std::size_t last) {
+  if (!reads_in_slabs(spec)) throw Error("bad -mesh '" + spec + "': not read in slabs");
+  const IcosphereSpec sphere = parse_icosphere_spec(spec);
+  return icosphere_slab(sphere.level, sphere.radius, first, last);
 }
 
 Mesh load_mesh(const std::string& spec) {

@@ -1,6 +1,7 @@
 #include "fmbem/mesh/mesh.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <iomanip>
@@ -15,11 +16,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw Error("mesh '" + name + "': " + what);
-}
-
-std::uint64_t edge_key(std::int32_t a, std::int32_t b) {
-  if (a > b) std::swap(a, b);
-  return (std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b);
 }
 
 std::array<Vec3, 2> bounding_box(const std::vector<Vec3>& points) {
@@ -110,6 +106,122 @@ double check_scale(const Surface& s, const std::string& name) {
     hi = first ? p : Vec3{std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
     first = false;
   }
+  return check_coordinate_scale(name, largest, lo, hi);
+}
+
+// The icosahedron (unit vertices) and its 30 edges, each as (lower, higher) vertex, ascending.
+struct Icosahedron {
+  std::array<Vec3, 12> vertices;
+  std::array<Triangle, 20> faces;
+  std::array<std::array<std::int32_t, 2>, 30> edges;
+};
+
+const Icosahedron& icosahedron() {
+  static const Icosahedron shape = [] {
+    Icosahedron s;
+    const double phi = (1.0 + std::sqrt(5.0)) / 2.0;
+    s.vertices = {Vec3{-1, phi, 0}, {1, phi, 0}, {-1, -phi, 0}, {1, -phi, 0},
+                  {0, -1, phi},     {0, 1, phi}, {0, -1, -phi}, {0, 1, -phi},
+                  {phi, 0, -1},     {phi, 0, 1}, {-phi, 0, -1}, {-phi, 0, 1}};
+    for (Vec3& p : s.vertices) p = normalized(p);
+    s.faces = {Triangle{0, 11, 5}, {0, 5, 1},  {0, 1, 7},   {0, 7, 10}, {0, 10, 11},
+               {1, 5, 9},          {5, 11, 4}, {11, 10, 2}, {10, 7, 6}, {7, 1, 8},
+               {3, 9, 4},          {3, 4, 2},  {3, 2, 6},   {3, 6, 8},  {3, 8, 9},
+               {4, 9, 5},          {2, 4, 11}, {6, 2, 10},  {8, 6, 7},  {9, 8, 1}};
+    std::vector<std::array<std::int32_t, 2>> edges;
+    for (const Triangle& f : s.faces)
+      for (int c = 0; c < 3; ++c)
+        edges.push_back({std::min(f[c], f[(c + 1) % 3]), std::max(f[c], f[(c + 1) % 3])});
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    std::copy(edges.begin(), edges.end(), s.edges.begin());
+    return s;
+  }();
+  return shape;
+}
+
+// A point of an icosphere of level L: its face of the icosahedron and its weights on the face's
+// three corners, in units of 1 / 2^L (they sum to 2^L).
+using FaceWeights = std::array<std::int64_t, 3>;
+
+// The point's index: where it lies (a corner, inside an edge, inside a face), not on the face it
+// was reached from, so the faces sharing an edge number its points alike.
+std::int64_t icosphere_vertex(int face, const FaceWeights& w, std::int64_t n) {
+  const Icosahedron& shape = icosahedron();
+  const Triangle& f = shape.faces[std::size_t(face)];
+  const int zeros = int(w[0] == 0) + int(w[1] == 0) + int(w[2] == 0);
+  if (zeros == 2) return f[w[0] == n ? 0 : w[1] == n ? 1 : 2];
+  if (zeros == 1) {
+    const int missing = w[0] == 0 ? 0 : w[1] == 0 ? 1 : 2;
+    const int a = (missing + 1) % 3, b = (missing + 2) % 3;
+    const std::int32_t lower = std::min(f[a], f[b]), higher = std::max(f[a], f[b]);
+    const std::int64_t along = f[a] == higher ? w[a] : w[b];  // the weight on the higher corner
+    const auto edge = std::lower_bound(shape.edges.begin(), shape.edges.end(),
+                                       std::array<std::int32_t, 2>{lower, higher}) -
+                      shape.edges.begin();
+    return 12 + edge * (n - 1) + (along - 1);
+  }
+  const std::int64_t i = w[0], j = w[1];  // both 1.., i + j <= n - 1
+  return 12 + 30 * (n - 1) + face * ((n - 1) * (n - 2) / 2) + (i - 1) * (n - 1) - (i - 1) * i / 2 +
+         (j - 1);
+}
+
+// Calls visit(t, corners, vertices) for each triangle t in [first, last) of the icosphere of
+// `level` (unit sphere), in order. Each midpoint is normalized(p + q) of its edge's ends, as the
+// level-by-level refinement forms it (p + q == q + p: the same bits from either triangle).
+template <class Visit>
+void for_each_icosphere_triangle(int level, std::size_t first, std::size_t last, Visit&& visit) {
+  const Icosahedron& shape = icosahedron();
+  const std::int64_t n = std::int64_t(1) << level;
+  struct Node {
+    std::array<Vec3, 3> p;
+    std::array<FaceWeights, 3> w;
+  };
+  const auto mid = [](const FaceWeights& a, const FaceWeights& b) {
+    return FaceWeights{(a[0] + b[0]) / 2, (a[1] + b[1]) / 2, (a[2] + b[2]) / 2};
+  };
+  // Depth first over the subtrees that meet [first, last).
+  const auto descend = [&](auto&& self, int face, int depth, std::size_t begin,
+                           const Node& node) -> void {
+    const std::size_t count = std::size_t(1) << (2 * depth);
+    if (begin >= last || begin + count <= first) return;
+    if (depth == 0) {
+      std::array<std::int64_t, 3> ids;
+      for (int c = 0; c < 3; ++c) ids[std::size_t(c)] = icosphere_vertex(face, node.w[c], n);
+      visit(begin, node.p, ids);
+      return;
+    }
+    const auto& [a, b, c] = node.p;
+    const Vec3 ab = normalized(a + b), bc = normalized(b + c), ca = normalized(c + a);
+    const FaceWeights wab = mid(node.w[0], node.w[1]), wbc = mid(node.w[1], node.w[2]),
+                      wca = mid(node.w[2], node.w[0]);
+    const std::size_t quarter = count / 4;
+    self(self, face, depth - 1, begin, Node{{a, ab, ca}, {node.w[0], wab, wca}});
+    self(self, face, depth - 1, begin + quarter, Node{{b, bc, ab}, {node.w[1], wbc, wab}});
+    self(self, face, depth - 1, begin + 2 * quarter, Node{{c, ca, bc}, {node.w[2], wca, wbc}});
+    self(self, face, depth - 1, begin + 3 * quarter, Node{{ab, bc, ca}, {wab, wbc, wca}});
+  };
+  const std::size_t per_face = std::size_t(1) << (2 * level);
+  for (int face = 0; face < 20; ++face) {
+    const Triangle& f = shape.faces[std::size_t(face)];
+    descend(descend, face, level, std::size_t(face) * per_face,
+            Node{{shape.vertices[std::size_t(f[0])], shape.vertices[std::size_t(f[1])],
+                  shape.vertices[std::size_t(f[2])]},
+                 {FaceWeights{n, 0, 0}, {0, n, 0}, {0, 0, n}}});
+  }
+}
+
+void check_icosphere(int level, double radius, const Vec3& center) {
+  if (level < 0 || level > 10) throw Error("icosphere level must be between 0 and 10");
+  if (!(radius > 0.0) || !std::isfinite(radius)) throw Error("icosphere radius must be positive");
+  if (!std::isfinite(center.x) || !std::isfinite(center.y) || !std::isfinite(center.z))
+    throw Error("icosphere centre must be finite");
+}
+
+}  // namespace
+
+double check_coordinate_scale(const std::string& name, double largest, const Vec3& lo,
+                              const Vec3& hi) {
   if (largest > kLargestCoordinate)
     fail(name, "its coordinates reach " + number(largest) +
                    ", too large to compute with (products of them overflow); fmbem needs "
@@ -127,8 +239,6 @@ double check_scale(const Surface& s, const std::string& name) {
                    "move it near the origin");
   return diameter;
 }
-
-}  // namespace
 
 Mesh Mesh::from_surface(Surface surface, const std::string& name) {
   if (surface.triangles.empty()) fail(name, "contains no triangles");
@@ -353,38 +463,44 @@ void Mesh::compute_geometry() {
 }
 
 Surface make_icosphere(int level, double radius, const Vec3& center) {
-  if (level < 0 || level > 10) throw Error("icosphere level must be between 0 and 10");
-  if (!(radius > 0.0) || !std::isfinite(radius)) throw Error("icosphere radius must be positive");
-  const double phi = (1.0 + std::sqrt(5.0)) / 2.0;
-  std::vector<Vec3> v = {{-1, phi, 0}, {1, phi, 0}, {-1, -phi, 0}, {1, -phi, 0},
-                         {0, -1, phi}, {0, 1, phi}, {0, -1, -phi}, {0, 1, -phi},
-                         {phi, 0, -1}, {phi, 0, 1}, {-phi, 0, -1}, {-phi, 0, 1}};
-  for (Vec3& p : v) p = normalized(p);
-  std::vector<Triangle> t = {{0, 11, 5}, {0, 5, 1},  {0, 1, 7},   {0, 7, 10}, {0, 10, 11},
-                             {1, 5, 9},  {5, 11, 4}, {11, 10, 2}, {10, 7, 6}, {7, 1, 8},
-                             {3, 9, 4},  {3, 4, 2},  {3, 2, 6},   {3, 6, 8},  {3, 8, 9},
-                             {4, 9, 5},  {2, 4, 11}, {6, 2, 10},  {8, 6, 7},  {9, 8, 1}};
-  for (int l = 0; l < level; ++l) {
-    std::unordered_map<std::uint64_t, std::int32_t> midpoint;
-    midpoint.reserve(t.size() * 2);
-    auto mid = [&](std::int32_t a, std::int32_t b) {
-      auto [it, inserted] = midpoint.try_emplace(edge_key(a, b), std::int32_t(v.size()));
-      if (inserted) v.push_back(normalized(v[a] + v[b]));
-      return it->second;
-    };
-    std::vector<Triangle> refined;
-    refined.reserve(4 * t.size());
-    for (const auto& [a, b, c] : t) {
-      const std::int32_t ab = mid(a, b), bc = mid(b, c), ca = mid(c, a);
-      refined.push_back({a, ab, ca});
-      refined.push_back({b, bc, ab});
-      refined.push_back({c, ca, bc});
-      refined.push_back({ab, bc, ca});
-    }
-    t = std::move(refined);
-  }
-  for (Vec3& p : v) p = center + p * radius;
-  return {std::move(v), std::move(t)};
+  check_icosphere(level, radius, center);
+  const std::size_t triangles = 20 * (std::size_t(1) << (2 * level));
+  Surface surface;
+  surface.vertices.resize(10 * (std::size_t(1) << (2 * level)) + 2);
+  surface.triangles.resize(triangles);
+  for_each_icosphere_triangle(
+      level, 0, triangles,
+      [&](std::size_t t, const std::array<Vec3, 3>& p, const std::array<std::int64_t, 3>& ids) {
+        for (std::size_t c = 0; c < 3; ++c) {
+          surface.triangles[t][c] = std::int32_t(ids[c]);
+          surface.vertices[std::size_t(ids[c])] = center + p[c] * radius;
+        }
+      });
+  return surface;
+}
+
+MeshSlab icosphere_slab(int level, double radius, std::size_t first, std::size_t last,
+                        const Vec3& center) {
+  check_icosphere(level, radius, center);
+  const std::size_t triangles = 20 * (std::size_t(1) << (2 * level));
+  if (first > last || last > triangles)
+    throw Error("icosphere slab [" + std::to_string(first) + ", " + std::to_string(last) +
+                ") is not a range of the " + std::to_string(triangles) + " triangles");
+  MeshSlab slab;
+  slab.first = first;
+  slab.whole_elements = triangles;
+  slab.whole_vertices = 10 * (std::size_t(1) << (2 * level)) + 2;
+  slab.corners.resize(3 * (last - first));
+  slab.vertices.resize(3 * (last - first));
+  for_each_icosphere_triangle(
+      level, first, last,
+      [&](std::size_t t, const std::array<Vec3, 3>& p, const std::array<std::int64_t, 3>& ids) {
+        for (std::size_t c = 0; c < 3; ++c) {
+          slab.corners[3 * (t - first) + c] = center + p[c] * radius;
+          slab.vertices[3 * (t - first) + c] = ids[c];
+        }
+      });
+  return slab;
 }
 
 Surface make_box(int divisions, double side) {

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <numbers>
+#include <span>
 #include <sstream>
 
+#include "fmbem/bem/distributed_mesh.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/exact/sphere.hpp"
 
@@ -76,24 +78,53 @@ Vec3 closest_point_on_triangle(const Vec3 &x, const Vec3 &a, const Vec3 &b, cons
   return a + ab * (vb * denom) + ac * (vc * denom);
 }
 
-SurfaceDistance distance_to_surface(const Mesh &mesh, const Vec3 &x) {
+namespace {
+
+// The nearest of elements [0, count) to x (the first of equals), corner(e, c) giving corners.
+template <class Corner>
+SurfaceDistance nearest_element(std::size_t count, Corner &&corner, const Vec3 &x) {
   SurfaceDistance nearest{INFINITY, 0.0};
-  for (std::size_t e = 0; e < mesh.size(); ++e) {
-    const Vec3 &a = mesh.corner(e, 0), &b = mesh.corner(e, 1), &c = mesh.corner(e, 2);
+  for (std::size_t e = 0; e < count; ++e) {
+    const Vec3 &a = corner(e, 0), &b = corner(e, 1), &c = corner(e, 2);
     const double d = norm(x - closest_point_on_triangle(x, a, b, c));
     if (d < nearest.distance) nearest = {d, std::max({norm(b - a), norm(c - b), norm(a - c)})};
   }
   return nearest;
 }
 
-std::optional<SphereFit> fit_sphere(const Mesh &mesh) {
+// The solid angles of elements [0, count) seen from x, summed in element order: Van Oosterom &
+// Strackee's formula.
+template <class Corner>
+double solid_angle_sum(std::size_t count, Corner &&corner, const Vec3 &x) {
+  double total = 0.0;
+  for (std::size_t e = 0; e < count; ++e) {
+    const Vec3 a = corner(e, 0) - x, b = corner(e, 1) - x, c = corner(e, 2) - x;
+    const double la = norm(a), lb = norm(b), lc = norm(c);
+    total += 2.0 * std::atan2(dot(a, cross(b, c)),
+                              la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la);
+  }
+  return total;
+}
+
+// The sphere fit of vertices held in pieces (a rank's each, issue 13): sum(values) sums a
+// rank's partial sums over every piece in place, extremes(low, high) takes the smallest low and
+// the largest high. With one piece (both doing nothing) the whole mesh's fit.
+template <class Sum, class Extremes>
+std::optional<SphereFit> fit_sphere_of(std::span<const Vec3> vs, Sum &&sum, Extremes &&extremes) {
   // Linear least squares for |v|^2 = 2 c.v + (R^2 - |c|^2), about the vertex
   // mean for conditioning; then every vertex must lie at R to 1e-6.
-  const auto &vs = mesh.vertices();
-  if (vs.size() < 12) return std::nullopt;
-  Vec3 mean{};
-  for (const Vec3 &v : vs) mean += v;
-  mean *= 1.0 / double(vs.size());
+  double count_and_sum[4] = {double(vs.size()), 0.0, 0.0, 0.0};
+  {
+    Vec3 total{};
+    for (const Vec3 &v : vs) total += v;
+    count_and_sum[1] = total.x;
+    count_and_sum[2] = total.y;
+    count_and_sum[3] = total.z;
+  }
+  sum(std::span<double>(count_and_sum));
+  if (count_and_sum[0] < 12) return std::nullopt;
+  Vec3 mean{count_and_sum[1], count_and_sum[2], count_and_sum[3]};
+  mean *= 1.0 / count_and_sum[0];
   double ata[4][4] = {}, atb[4] = {};
   for (const Vec3 &w : vs) {
     const Vec3 v = w - mean;
@@ -103,6 +134,8 @@ std::optional<SphereFit> fit_sphere(const Mesh &mesh) {
       for (int j = 0; j < 4; ++j) ata[i][j] += row[i] * row[j];
     }
   }
+  sum(std::span<double>(&ata[0][0], 16));
+  sum(std::span<double>(atb, 4));
   // Gaussian elimination with partial pivoting on the 4x4 normal equations.
   for (int c = 0; c < 4; ++c) {
     int pivot = c;
@@ -129,20 +162,28 @@ std::optional<SphereFit> fit_sphere(const Mesh &mesh) {
     r_min = std::min(r_min, norm(v - center));
     r_max = std::max(r_max, norm(v - center));
   }
+  extremes(r_min, r_max);
   if (r_max - r_min > 1e-6 * r_max) return std::nullopt;
   return SphereFit{center, 0.5 * (r_min + r_max)};
 }
 
+}  // namespace
+
+SurfaceDistance distance_to_surface(const Mesh &mesh, const Vec3 &x) {
+  return nearest_element(
+      mesh.size(), [&](std::size_t e, int c) -> const Vec3 & { return mesh.corner(e, c); }, x);
+}
+
+std::optional<SphereFit> fit_sphere(const Mesh &mesh) {
+  return fit_sphere_of(
+      mesh.vertices(), [](std::span<double>) {}, [](double &, double &) {});
+}
+
 double winding_number(const Mesh &mesh, const Vec3 &x) {
-  // Van Oosterom & Strackee's solid angle of each triangle seen from x.
-  double total = 0.0;
-  for (std::size_t e = 0; e < mesh.size(); ++e) {
-    const Vec3 a = mesh.corner(e, 0) - x, b = mesh.corner(e, 1) - x, c = mesh.corner(e, 2) - x;
-    const double la = norm(a), lb = norm(b), lc = norm(c);
-    total += 2.0 * std::atan2(dot(a, cross(b, c)),
-                              la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la);
-  }
-  return total / (4.0 * std::numbers::pi);
+  return solid_angle_sum(
+             mesh.size(), [&](std::size_t e, int c) -> const Vec3 & { return mesh.corner(e, c); },
+             x) /
+         (4.0 * std::numbers::pi);
 }
 
 ErrorSums error_sums(const Mesh &mesh, RowRange rows, std::span<const cplx> solution,
@@ -178,6 +219,49 @@ SurfaceFacts surface_facts(const Mesh &mesh, const ProblemSpec &spec) {
     facts.has_source = true;
     facts.source_distance = distance_to_surface(mesh, *source);
     facts.source_winding = winding_number(mesh, *source);
+  }
+  return facts;
+}
+
+SurfaceFacts surface_facts(MPI_Comm comm, const MeshSlab &slab, const ProblemSpec &spec) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  // Each rank's partial values gathered on every rank and combined in rank order: the same bits
+  // on every rank, whatever MPI's reduction order.
+  const auto sum = [&](std::span<double> values) {
+    std::vector<double> all(values.size() * std::size_t(size));
+    MPI_Allgather(values.data(), int(values.size()), MPI_DOUBLE, all.data(), int(values.size()),
+                  MPI_DOUBLE, comm);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      values[i] = 0.0;
+      for (int r = 0; r < size; ++r) values[i] += all[std::size_t(r) * values.size() + i];
+    }
+  };
+  const auto extremes = [&](double &low, double &high) {
+    MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_DOUBLE, MPI_MIN, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &high, 1, MPI_DOUBLE, MPI_MAX, comm);
+  };
+  SurfaceFacts facts;
+  if (const auto sphere = fit_sphere_of(slab_vertex_block(comm, slab), sum, extremes)) {
+    facts.is_sphere = true;
+    facts.sphere = *sphere;
+  }
+  if (const auto source = source_of(spec)) {
+    facts.has_source = true;
+    const auto corner = [&](std::size_t e, int c) -> const Vec3 & {
+      return slab.corners[3 * e + std::size_t(c)];
+    };
+    // The first nearest in rank order is the whole mesh's first nearest: the slabs are in order.
+    const SurfaceDistance own = nearest_element(slab.size(), corner, *source);
+    std::vector<SurfaceDistance> nearest(static_cast<std::size_t>(size));
+    static_assert(sizeof(SurfaceDistance) == 2 * sizeof(double));
+    MPI_Allgather(&own, 2, MPI_DOUBLE, nearest.data(), 2, MPI_DOUBLE, comm);
+    facts.source_distance = nearest.front();
+    for (const SurfaceDistance &d : nearest)
+      if (d.distance < facts.source_distance.distance) facts.source_distance = d;
+    double angle = solid_angle_sum(slab.size(), corner, *source);
+    sum(std::span<double>(&angle, 1));
+    facts.source_winding = angle / (4.0 * std::numbers::pi);
   }
   return facts;
 }

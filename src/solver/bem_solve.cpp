@@ -523,6 +523,8 @@ void refuse_unused_options() {
 // the user's mesh only for the outputs gathered there.
 struct Distribution {
   std::unique_ptr<DistributedMesh> local;
+  // Whether each rank read its own slab of the mesh (io::reads_in_slabs), or rank 0 the whole.
+  bool read_in_slabs = false;
   // Solver index -> user index of every element, on rank 0 when an output gathers the solution.
   std::vector<std::size_t> element_order;
   // The user's mesh as read, on rank 0 for the gathered outputs (.vtu, CSV, field, far field),
@@ -1001,9 +1003,11 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                             distribution_sums[1], distribution_sums[2] / 1e6));
     if (sweep.distribution)
       PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                            "  distributed     mesh read on rank 0; a rank holds at most %llu of "
+                            "  distributed     mesh read %s; a rank holds at most %llu of "
                             "the %" PetscInt_FMT " elements (its part and the halo its operator "
                             "reads)\n",
+                            sweep.distribution->read_in_slabs ? "in slabs, each rank its own"
+                                                              : "on rank 0",
                             held_elements[0], n));
     if (fitted_elements > 0)
       PetscCall(PetscPrintf(
@@ -1198,27 +1202,45 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         opt.wavenumbers.size());
   });
   std::vector<std::string> warnings;
-  // The distributed FMM (issue 13): rank 0 alone reads and validates the mesh, and each rank
+  // The distributed FMM (issue 13): rank 0 alone reads and validates the mesh (a generated
+  // icosphere: each rank its own slab, io::read_slab), and each rank
   // builds its operator on its part with the halo the operator reads (DistributedMesh: the tree
   // partitioned over the ranks, the elements numbered part by part, so that each rank's rows are
   // a contiguous range, PETSc's layout); the files keep the user's order. Otherwise every rank
   // holds the whole mesh.
   const bool distribute = size > 1 && opt.fmm_distribute && opt.operator_backend == "fmm";
   std::optional<Mesh> whole_mesh;
+  std::optional<MeshSlab> mesh_slab;  // this rank's, where each rank reads its own
   std::unique_ptr<Distribution> distribution;
   if (!distribute) {
     whole_mesh.emplace(
         Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings), opt.mesh));
   } else {
     PetscCall(PetscLogEventBegin(events.partition, 0, 0, 0, 0));
-    Surface surface = read_surface_on_rank_zero(comm, opt.mesh, warnings);
-    on_rank_zero(comm,
-                 [&] { whole_mesh.emplace(Mesh::from_surface(std::move(surface), opt.mesh)); });
     distribution = std::make_unique<Distribution>();
     DistributionEvents distribution_events(class_id, "Dist");
-    distribution->local = std::make_unique<DistributedMesh>(
-        comm, whole_mesh ? &*whole_mesh : nullptr, opt.mesh, opt.quadrature_points, opt.fmm,
-        halo_reach(opt.near, opt.double_density, opt.curvature_correction), &distribution_events);
+    const HaloReach reach = halo_reach(opt.near, opt.double_density, opt.curvature_correction);
+    if (io::reads_in_slabs(opt.mesh)) {
+      // Each rank reads its own slab (a generated icosphere): no rank holds the whole mesh.
+      on_every_rank(comm, [&] {
+        const std::size_t elements = io::slab_source_elements(opt.mesh);
+        mesh_slab.emplace(io::read_slab(opt.mesh, mesh_slab_begin(elements, rank, size),
+                                        mesh_slab_begin(elements, rank + 1, size)));
+      });
+      distribution->read_in_slabs = true;
+      distribution->local = std::make_unique<DistributedMesh>(
+          comm, *mesh_slab, opt.mesh, opt.quadrature_points, opt.fmm, reach, &distribution_events);
+      // The gathered outputs are written on rank 0 from the user's mesh, read whole there.
+      if (gathers_solution(opt))
+        on_rank_zero(comm, [&] { whole_mesh.emplace(io::load_mesh(opt.mesh)); });
+    } else {
+      Surface surface = read_surface_on_rank_zero(comm, opt.mesh, warnings);
+      on_rank_zero(comm,
+                   [&] { whole_mesh.emplace(Mesh::from_surface(std::move(surface), opt.mesh)); });
+      distribution->local = std::make_unique<DistributedMesh>(
+          comm, whole_mesh ? &*whole_mesh : nullptr, opt.mesh, opt.quadrature_points, opt.fmm,
+          reach, &distribution_events);
+    }
     PetscCall(PetscLogEventEnd(events.partition, 0, 0, 0, 0));
   }
   const Mesh &mesh = distribution ? distribution->local->mesh() : *whole_mesh;
@@ -1241,9 +1263,14 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   if (!distribution) {
     facts = surface_facts(mesh, opt.problem);
   } else {
-    static_assert(std::is_trivially_copyable_v<SurfaceFacts>);
-    on_rank_zero(comm, [&] { facts = surface_facts(*whole_mesh, opt.problem); });
-    broadcast_bytes(comm, &facts, sizeof facts);
+    if (mesh_slab) {
+      facts = surface_facts(comm, *mesh_slab, opt.problem);
+      mesh_slab.reset();
+    } else {
+      static_assert(std::is_trivially_copyable_v<SurfaceFacts>);
+      on_rank_zero(comm, [&] { facts = surface_facts(*whole_mesh, opt.problem); });
+      broadcast_bytes(comm, &facts, sizeof facts);
+    }
     // The gathered outputs' element order (solver -> user) and the user's mesh, on rank 0.
     const DistributedMesh &local = *distribution->local;
     if (gathers_solution(opt)) {

@@ -15,9 +15,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <random>
+#include <ranges>
 #include <vector>
 
 #include "fmbem/bem/boundary_operator.hpp"
@@ -515,6 +518,139 @@ TEST(DistributedMesh, TooThinHaloIsRefused) {
   if (world_size() > 1) EXPECT_EQ(refused, 1);
   // One rank holds every element: nothing is missing.
   if (world_size() == 1) EXPECT_EQ(refused, 0);
+}
+
+bool same_bits(const Vec3& a, const Vec3& b) { return std::memcmp(&a, &b, sizeof(Vec3)) == 0; }
+
+// This rank's slab of an icosphere, generated alone.
+MeshSlab own_icosphere_slab(int level, double radius, const Vec3& center = {}) {
+  const std::size_t n = 20 * (std::size_t(1) << (2 * level));
+  return icosphere_slab(level, radius, mesh_slab_begin(n, world_rank(), world_size()),
+                        mesh_slab_begin(n, world_rank() + 1, world_size()), center);
+}
+
+// Each rank generating its own slab gives what rank 0's whole mesh gives: the same parts, halos,
+// local meshes (bit for bit, vertex for vertex), locally essential trees and kept trees.
+void expect_generated_slabs_give_the_whole_meshs_parts(int level, int max_leaf,
+                                                       const HaloReach& reach) {
+  const fmm::FmmOptions options{.order = 8, .max_leaf = max_leaf};
+  const Vec3 center{0.3, -0.1, 0.2};
+  const Mesh user_mesh = Mesh::from_surface(make_icosphere(level, 1.3, center), "test");
+  const DistributedMesh from_whole(MPI_COMM_WORLD, world_rank() == 0 ? &user_mesh : nullptr, "test",
+                                   3, options, reach);
+  const DistributedMesh from_slabs(MPI_COMM_WORLD, own_icosphere_slab(level, 1.3, center), "test",
+                                   3, options, reach);
+  EXPECT_EQ(from_slabs.whole_size(), from_whole.whole_size());
+  EXPECT_EQ(from_slabs.first_row(), from_whole.first_row());
+  EXPECT_EQ(from_slabs.rows().begin, from_whole.rows().begin);
+  EXPECT_EQ(from_slabs.rows().end, from_whole.rows().end);
+  EXPECT_EQ(from_slabs.part_sizes(), from_whole.part_sizes());
+  EXPECT_EQ(from_slabs.work(), from_whole.work());
+  EXPECT_TRUE(std::ranges::equal(from_slabs.solver_elements(), from_whole.solver_elements()));
+  EXPECT_TRUE(std::ranges::equal(from_slabs.input_elements(), from_whole.input_elements()));
+  const Mesh &a = from_slabs.mesh(), &b = from_whole.mesh();
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_EQ(a.vertices().size(), b.vertices().size());
+  EXPECT_EQ(a.triangles(), b.triangles());
+  std::size_t differ = 0;
+  for (std::size_t v = 0; v < a.vertices().size(); ++v)
+    differ += !same_bits(a.vertices()[v], b.vertices()[v]) ||
+              a.vertex_complete(v) != b.vertex_complete(v);
+  for (std::size_t e = 0; e < a.size(); ++e)
+    differ += !same_bits(a.centroids()[e], b.centroids()[e]) || a.areas()[e] != b.areas()[e];
+  EXPECT_EQ(differ, 0u);
+  // The extent: exact under min, max and counts; the volume summed in another order.
+  const MeshExtent x = a.extent(), y = b.extent();
+  EXPECT_TRUE(same_bits(x.box_min, y.box_min) && same_bits(x.box_max, y.box_max));
+  EXPECT_EQ(x.max_edge, y.max_edge);
+  EXPECT_EQ(x.elements, y.elements);
+  EXPECT_EQ(x.vertices, y.vertices);
+  EXPECT_EQ(x.flipped, 0u);
+  EXPECT_EQ(y.flipped, 0u);
+  // Summing n terms of at most |v_max| in two orders: within 2 n eps sum |v_e| of each other.
+  double volume_terms = 0.0;
+  for (std::size_t e = 0; e < user_mesh.size(); ++e)
+    volume_terms += std::abs(
+        dot(user_mesh.corner(e, 0), cross(user_mesh.corner(e, 1), user_mesh.corner(e, 2))) / 6.0);
+  EXPECT_LE(std::abs(x.volume - y.volume),
+            2.0 * double(user_mesh.size()) * std::numeric_limits<double>::epsilon() * volume_terms);
+  EXPECT_TRUE(from_slabs.locally_essential_tree() == from_whole.locally_essential_tree());
+  EXPECT_EQ(from_slabs.tree()->cells().size(), from_whole.tree()->cells().size());
+}
+
+TEST(DistributedMesh, GeneratedSlabsGiveTheWholeMeshsParts) {
+  expect_generated_slabs_give_the_whole_meshs_parts(
+      4, 40, halo_reach(NearFieldOptions{}, DensityModel::constant, false));
+  expect_generated_slabs_give_the_whole_meshs_parts(
+      3, 20, halo_reach(NearFieldOptions{}, DensityModel::quadratic, true));
+}
+
+// The surface's facts formed from the slabs: the whole mesh's (the nearest element bit for bit;
+// the sums within the bound of summing them in another order).
+TEST(DistributedMesh, SurfaceFactsFromTheSlabsAreTheWholeMeshs) {
+  constexpr double eps = std::numeric_limits<double>::epsilon();
+  const int level = 3;
+  const double radius = 1.3;
+  const Vec3 center{0.3, -0.1, 0.2};
+  const Mesh whole = Mesh::from_surface(make_icosphere(level, radius, center), "test");
+  const MeshSlab slab = own_icosphere_slab(level, radius, center);
+  std::vector<ProblemSpec> specs(3);
+  specs[1].kind = ProblemKind::Radiation;
+  specs[1].source = center + Vec3{0.1, -0.2, 0.15};
+  specs[2].incident = exact::Incident::point_source(center + Vec3{2.0, 0.5, -1.0});
+  for (const ProblemSpec& spec : specs) {
+    const SurfaceFacts x = surface_facts(MPI_COMM_WORLD, slab, spec),
+                       y = surface_facts(whole, spec);
+    ASSERT_TRUE(x.is_sphere && y.is_sphere);
+    // The fit's sums of V terms of size R^4 (the normal equations, well conditioned on a whole
+    // sphere): the centre and radius within V eps R of each other.
+    const double bound = double(whole.vertices().size()) * eps * radius;
+    EXPECT_LE(norm(x.sphere.center - y.sphere.center), bound);
+    EXPECT_LE(std::abs(x.sphere.radius - y.sphere.radius), bound);
+    EXPECT_LE(norm(x.sphere.center - center), 1e-12 * radius);
+    ASSERT_EQ(x.has_source, y.has_source);
+    if (!y.has_source) continue;
+    EXPECT_EQ(x.source_distance.distance, y.source_distance.distance);
+    EXPECT_EQ(x.source_distance.element_size, y.source_distance.element_size);
+    // The solid angles (each at most 2 pi, summing to 4 pi inside and 0 outside; their
+    // magnitudes to at most 4 pi either way): within 2 n eps of each other over 4 pi.
+    EXPECT_LE(std::abs(x.source_winding - y.source_winding), 2.0 * double(whole.size()) * eps);
+    EXPECT_NEAR(x.source_winding, spec.kind == ProblemKind::Radiation ? 1.0 : 0.0, 1e-12);
+  }
+  // Each vertex once: V in all.
+  std::size_t held = slab_vertex_block(MPI_COMM_WORLD, slab).size();
+  MPI_Allreduce(MPI_IN_PLACE, &held, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(held, whole.vertices().size());
+}
+
+// Slabs that are not the split, or not a mesh the solver can compute with, are refused on every
+// rank, with what is wrong.
+TEST(DistributedMesh, BadSlabsAreRefusedOnEveryRank) {
+  const fmm::FmmOptions options{.order = 8, .max_leaf = 20};
+  const auto refused_with = [&](const MeshSlab& slab, const std::string& needle) {
+    try {
+      const DistributedMesh local(MPI_COMM_WORLD, slab, "test", 3, options, HaloReach{});
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      return;
+    }
+    ADD_FAILURE() << "not refused: " << needle;
+  };
+  // The last rank holds one element too few.
+  MeshSlab short_slab = own_icosphere_slab(2, 1.0);
+  if (world_rank() == world_size() - 1) {
+    short_slab.corners.resize(short_slab.corners.size() - 3);
+    short_slab.vertices.resize(short_slab.vertices.size() - 3);
+  }
+  refused_with(short_slab, "slab is elements");
+  MeshSlab not_finite = own_icosphere_slab(2, 1.0);
+  if (world_rank() == world_size() - 1) not_finite.corners.back().y = std::nan("");
+  refused_with(not_finite, "non-finite");
+  MeshSlab missing_vertex = own_icosphere_slab(2, 1.0);
+  if (world_rank() == world_size() - 1) missing_vertex.vertices.back() = 162;
+  refused_with(missing_vertex, "missing vertex");
+  refused_with(own_icosphere_slab(2, 1e-40), "too small to compute with");
+  refused_with(own_icosphere_slab(2, 1.0, Vec3{1e14, 0, 0}), "move it near the origin");
 }
 
 // Bad input is refused on every rank.

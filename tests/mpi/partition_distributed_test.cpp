@@ -221,16 +221,8 @@ TEST(DistributedFmmPartition, IsTheWholeProblemsPartition) {
     // This rank's locally essential tree, the densities' lists included.
     const LocallyEssentialTree expected = whole.partition().locally_essential_tree(rank);
     const LocallyEssentialTree& let = split.locally_essential_tree();
-    EXPECT_TRUE(on_every_rank(let.part == rank && let.own_cells == expected.own_cells &&
-                              let.ghost_cells == expected.ghost_cells &&
-                              let.receive_multipoles == expected.receive_multipoles &&
-                              let.send_multipoles == expected.send_multipoles &&
-                              let.m2l_pairs == expected.m2l_pairs &&
-                              let.near_pairs == expected.near_pairs))
-        << "the LET's cells";
-    EXPECT_TRUE(on_every_rank(let.receive_densities == expected.receive_densities &&
-                              let.send_densities == expected.send_densities))
-        << "the LET's densities";
+    EXPECT_TRUE(on_every_rank(let.part == rank && let == expected))
+        << "the LET's cells and densities";
     unsigned long long moved = let.received_densities();
     MPI_Allreduce(MPI_IN_PLACE, &moved, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (size > 1) EXPECT_GT(moved, 0u) << "no density moves: the lists are not tested";

@@ -35,9 +35,31 @@ struct HaloReach {
 HaloReach halo_reach(const NearFieldOptions& near, DensityModel double_density,
                      bool curvature_correction);
 
-// A mesh distributed over the ranks of `comm` for the distributed FMM (issue 13). Rank 0 holds
-// the whole mesh as read and sends each rank its slab (N/P consecutive elements of the input
-// order); the ranks partition the FMM's tree from their slabs (fmm::DistributedFmmPartition:
+namespace detail {
+struct DistributedElementRecord;  // an element as the distribution moves it (distributed_mesh.cpp)
+}
+
+// Rank r's slab of a mesh of n elements over `ranks` ranks: elements [mesh_slab_begin(n, r,
+// ranks), mesh_slab_begin(n, r + 1, ranks)) of the input order.
+std::size_t mesh_slab_begin(std::size_t n, int rank, int ranks);
+
+// The whole mesh's extent formed by the ranks of `comm` from their slabs (each rank's as
+// mesh_slab_begin gives it), without any rank holding it: its box, longest edge, counts and no
+// flips, bit for bit Mesh::from_surface's; its volume summed over each slab in element order,
+// then over the slabs in rank order (equal to the whole mesh's to rounding). Checks what
+// Mesh::from_surface checks of the coordinates (finite, their scale), naming `name`.
+// Collective; errors are raised on every rank.
+MeshExtent slab_extent(MPI_Comm comm, const MeshSlab& slab, const std::string& name);
+
+// The whole mesh's vertices in this rank's block (vertex v on rank v P / V, as the stars of
+// distributed_neighbourhood_reach), each once, in ascending order, with their coordinates, from
+// the ranks' slabs: the vertices that no triangle uses are not there. Collective.
+std::vector<Vec3> slab_vertex_block(MPI_Comm comm, const MeshSlab& slab);
+
+// A mesh distributed over the ranks of `comm` for the distributed FMM (issue 13). Each rank
+// starts from its slab (N/P consecutive elements of the input order): rank 0 holds the whole
+// mesh as read and sends each rank its slab, or each rank generates or reads its own
+// (MeshSlab); the ranks partition the FMM's tree from their slabs (fmm::DistributedFmmPartition:
 // the elements numbered part by part, each part a contiguous range of the solver's numbering),
 // and each rank receives its part's elements and the halo its operator reads: every element
 // with a source point in a leaf its FMM reads (the LET's readers of the leaf), every element
@@ -55,6 +77,13 @@ class DistributedMesh {
   // (its leaf size), as the operator's; observer (may be null): told of each phase on this rank.
   DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::string& name, int quadrature_points,
                   const fmm::FmmOptions& fmm, const HaloReach& reach,
+                  fmm::DistributionObserver* observer = nullptr);
+  // slab: this rank's, generated or read by it (elements [mesh_slab_begin(N, rank, P),
+  // mesh_slab_begin(N, rank + 1, P)), e.g. icosphere_slab), so that no rank holds the whole
+  // mesh; its extent is formed by the ranks (slab_extent). The rest as above: from the same
+  // slabs, the same parts, halos and local meshes as the whole mesh's on rank 0 gives.
+  DistributedMesh(MPI_Comm comm, const MeshSlab& slab, const std::string& name,
+                  int quadrature_points, const fmm::FmmOptions& fmm, const HaloReach& reach,
                   fmm::DistributionObserver* observer = nullptr);
 
   // This rank's part: its elements and halo in ascending order of their solver index (a
@@ -77,6 +106,12 @@ class DistributedMesh {
   const std::vector<std::size_t>& part_sizes() const { return part_sizes_; }
 
  private:
+  // From this rank's slab and the whole mesh's extent: the partition, the halo, the local mesh.
+  void distribute(MPI_Comm comm, std::vector<detail::DistributedElementRecord>& slab,
+                  const MeshExtent& extent, const std::string& name, int quadrature_points,
+                  const fmm::FmmOptions& fmm, const HaloReach& reach,
+                  fmm::DistributionObserver* observer);
+
   std::optional<Mesh> mesh_;  // set by the constructor
   std::vector<std::size_t> solver_elements_, input_elements_;
   RowRange rows_;

@@ -104,6 +104,8 @@ struct LocallyEssentialTree {
   std::size_t received_densities() const;
   std::size_t sent_multipoles() const;
   std::size_t sent_densities() const;
+
+  bool operator==(const LocallyEssentialTree&) const = default;
 };
 
 // The leaves of a tree cut into parts of balanced work along the Morton curve (min_max_cuts

@@ -24,6 +24,16 @@ struct SurfaceRead {
 // Throws fmbem::Error on a malformed spec or an unreadable or malformed file.
 SurfaceRead read_surface(const std::string& spec);
 
+// Whether each rank can read its own slab of the mesh `spec` names (issue 13): a generated
+// icosphere. A Gmsh file is read whole on one rank (the Gmsh SDK reads a file whole).
+bool reads_in_slabs(const std::string& spec);
+// The element count of such a mesh, known before it is read.
+std::size_t slab_source_elements(const std::string& spec);
+// Elements [first, last) of such a mesh as read_surface reads it whole (the same coordinates,
+// bit for bit, and vertex indices): a valid closed surface's slab. Throws fmbem::Error for a
+// malformed spec, a spec not read in slabs, or a range outside the mesh.
+MeshSlab read_slab(const std::string& spec, std::size_t first, std::size_t last);
+
 // Mesh::from_surface(read_surface(spec).surface, spec): the warnings are dropped
 // (call read_surface to report them). Throws fmbem::Error as read_surface and
 // Mesh::from_surface do.

@@ -91,8 +91,39 @@ class Mesh {
 };
 
 // Icosahedral sphere: 20 * 4^level triangles, vertices projected on the
-// sphere of `radius` about `center`, normals outward.
+// sphere of `radius` about `center`, normals outward. Triangle t's parent at the level above is
+// t / 4 (each of the 20 faces subdivided in turn, depth first); vertices are numbered by where
+// they lie, not by when they were made: the 12 corners of the icosahedron, then the points inside
+// its 30 edges (2^level - 1 each), then those inside its 20 faces, so that any range of triangles
+// can be generated alone with the same coordinates and indices (icosphere_slab). A valid closed
+// surface that Mesh::from_surface keeps as it is (no flips, no merged vertices).
 Surface make_icosphere(int level, double radius, const Vec3& center = {});
+
+// A slab of a whole mesh's elements as one rank holds it (issue 13): the elements
+// [first, first + size()) of the whole mesh's order, each with its three corners (in the
+// element's corner order) and their vertices' indices in the whole mesh, and the whole mesh's
+// element and vertex counts. Its triangles are those of a valid, consistently oriented closed
+// surface (the generator's or reader's promise: a slab is not validated whole).
+struct MeshSlab {
+  std::size_t first = 0;
+  std::vector<Vec3> corners;           // 3 per element
+  std::vector<std::int64_t> vertices;  // 3 per element
+  std::size_t whole_elements = 0, whole_vertices = 0;
+  std::size_t size() const { return corners.size() / 3; }
+};
+
+// Triangles [first, last) of make_icosphere(level, radius, center), generated alone (O(last -
+// first + level) work): the same coordinates, bit for bit, and vertex indices. Throws
+// fmbem::Error as make_icosphere does, and for a range outside 0..20 * 4^level.
+MeshSlab icosphere_slab(int level, double radius, std::size_t first, std::size_t last,
+                        const Vec3& center = {});
+
+// What Mesh::from_surface requires of a surface's coordinates, from the largest magnitude of
+// any coordinate and the bounding box of the used vertices: throws fmbem::Error naming `name`
+// for coordinates beyond 1e30, a mesh under 1e-30 across, or one too far from the origin for
+// its size. Returns the box's diameter.
+double check_coordinate_scale(const std::string& name, double largest, const Vec3& lo,
+                              const Vec3& hi);
 
 // The cube [-side/2, side/2]^3, each face a divisions x divisions grid of squares split into two
 // triangles each (12 divisions^2 triangles), normals outward: a body whose only sharp edges are

@@ -1,4 +1,6 @@
 #pragma once
+#include <mpi.h>
+
 #include <memory>
 #include <optional>
 #include <span>
@@ -61,6 +63,12 @@ struct SurfaceFacts {
 };
 // Of the whole mesh `mesh` for `spec` (its source, if any; not k). Throws for a mesh part.
 SurfaceFacts surface_facts(const Mesh &mesh, const ProblemSpec &spec);
+// Of the whole mesh formed by the ranks of `comm` from their slabs (issue 13: no rank holds the
+// whole): the sphere fit from each vertex once (slab_vertex_block), the source's nearest element
+// (the same as the whole mesh's, bit for bit) and winding number. The fit's and the winding
+// number's sums are taken over each rank's share, then over the ranks in rank order: equal to
+// the whole mesh's to rounding, the same bits on every rank. Collective.
+SurfaceFacts surface_facts(MPI_Comm comm, const MeshSlab &slab, const ProblemSpec &spec);
 
 // The boundary integral equation of a problem, with n pointing out of the
 // body and u = u_inc + D u - S q in the exterior:

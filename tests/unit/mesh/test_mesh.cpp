@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <map>
 #include <numbers>
 #include <random>
 
@@ -40,6 +43,98 @@ TEST(Icosphere, RejectsBadParameters) {
   EXPECT_THROW(make_icosphere(11, 1.0), Error);
   EXPECT_THROW(make_icosphere(2, 0.0), Error);
   EXPECT_THROW(make_icosphere(2, -1.0), Error);
+}
+
+// The icosphere as refined level by level, vertices numbered as they are made (the generator
+// before vertices were numbered by where they lie): the reference for coordinates and triangles.
+Surface refined_icosphere(int level, double radius, const Vec3& center) {
+  const double phi = (1.0 + std::sqrt(5.0)) / 2.0;
+  std::vector<Vec3> v = {{-1, phi, 0}, {1, phi, 0}, {-1, -phi, 0}, {1, -phi, 0},
+                         {0, -1, phi}, {0, 1, phi}, {0, -1, -phi}, {0, 1, -phi},
+                         {phi, 0, -1}, {phi, 0, 1}, {-phi, 0, -1}, {-phi, 0, 1}};
+  for (Vec3& p : v) p = normalized(p);
+  std::vector<Triangle> t = {{0, 11, 5}, {0, 5, 1},  {0, 1, 7},   {0, 7, 10}, {0, 10, 11},
+                             {1, 5, 9},  {5, 11, 4}, {11, 10, 2}, {10, 7, 6}, {7, 1, 8},
+                             {3, 9, 4},  {3, 4, 2},  {3, 2, 6},   {3, 6, 8},  {3, 8, 9},
+                             {4, 9, 5},  {2, 4, 11}, {6, 2, 10},  {8, 6, 7},  {9, 8, 1}};
+  for (int l = 0; l < level; ++l) {
+    std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t> midpoint;
+    const auto mid = [&](std::int32_t a, std::int32_t b) {
+      const auto [at, added] =
+          midpoint.try_emplace({std::min(a, b), std::max(a, b)}, std::int32_t(v.size()));
+      if (added) v.push_back(normalized(v[std::size_t(a)] + v[std::size_t(b)]));
+      return at->second;
+    };
+    std::vector<Triangle> refined;
+    for (const auto& [a, b, c] : t) {
+      const std::int32_t ab = mid(a, b), bc = mid(b, c), ca = mid(c, a);
+      refined.insert(refined.end(), {{a, ab, ca}, {b, bc, ab}, {c, ca, bc}, {ab, bc, ca}});
+    }
+    t = std::move(refined);
+  }
+  for (Vec3& p : v) p = center + p * radius;
+  return {std::move(v), std::move(t)};
+}
+
+bool same_bits(const Vec3& a, const Vec3& b) { return std::memcmp(&a, &b, sizeof(Vec3)) == 0; }
+
+TEST(Icosphere, TheRefinedSpheresTrianglesNumberedByWhereTheyLie) {
+  const Vec3 center{0.25, -1.5, 3.0};
+  for (int level = 0; level <= 5; ++level) {
+    const Surface made = make_icosphere(level, 1.7, center);
+    const Surface reference = refined_icosphere(level, 1.7, center);
+    ASSERT_EQ(made.triangles.size(), reference.triangles.size());
+    ASSERT_EQ(made.vertices.size(), reference.vertices.size());
+    // Each triangle's corners are the reference's, bit for bit, and one vertex index means one
+    // reference vertex: the numbering is a one-to-one renaming.
+    std::vector<std::int32_t> renamed(made.vertices.size(), -1);
+    for (std::size_t t = 0; t < made.triangles.size(); ++t)
+      for (std::size_t c = 0; c < 3; ++c) {
+        const std::int32_t ours = made.triangles[t][c], theirs = reference.triangles[t][c];
+        ASSERT_TRUE(
+            same_bits(made.vertices[std::size_t(ours)], reference.vertices[std::size_t(theirs)]))
+            << "level " << level << " triangle " << t << " corner " << c;
+        if (renamed[std::size_t(ours)] < 0) renamed[std::size_t(ours)] = theirs;
+        ASSERT_EQ(renamed[std::size_t(ours)], theirs) << "level " << level;
+      }
+    std::sort(renamed.begin(), renamed.end());
+    for (std::size_t v = 0; v < renamed.size(); ++v) ASSERT_EQ(renamed[v], std::int32_t(v));
+    // Validation keeps it as made: no flips, no merges, the same triangles.
+    const Mesh mesh = Mesh::from_surface(made, "ico");
+    EXPECT_EQ(mesh.flipped_triangles(), 0u);
+    EXPECT_EQ(mesh.vertices().size(), made.vertices.size());
+    EXPECT_EQ(mesh.triangles(), made.triangles);
+  }
+}
+
+TEST(Icosphere, SlabsAreTheWholeSpheresTriangles) {
+  const Vec3 center{-2.0, 0.5, 1.0};
+  for (int level : {0, 1, 3, 4}) {
+    const Surface whole = make_icosphere(level, 0.8, center);
+    const std::size_t n = whole.triangles.size();
+    for (std::size_t parts : {1u, 2u, 3u, 7u, 64u}) {
+      for (std::size_t p = 0; p < parts; ++p) {
+        const std::size_t first = n * p / parts, last = n * (p + 1) / parts;
+        const MeshSlab slab = icosphere_slab(level, 0.8, first, last, center);
+        EXPECT_EQ(slab.first, first);
+        EXPECT_EQ(slab.whole_elements, n);
+        EXPECT_EQ(slab.whole_vertices, whole.vertices.size());
+        ASSERT_EQ(slab.size(), last - first);
+        ASSERT_EQ(slab.vertices.size(), 3 * slab.size());
+        for (std::size_t e = 0; e < slab.size(); ++e)
+          for (std::size_t c = 0; c < 3; ++c) {
+            const std::int32_t v = whole.triangles[first + e][c];
+            EXPECT_EQ(slab.vertices[3 * e + c], v);
+            EXPECT_TRUE(same_bits(slab.corners[3 * e + c], whole.vertices[std::size_t(v)]));
+          }
+      }
+    }
+  }
+  EXPECT_THROW(icosphere_slab(2, 1.0, 5, 4), Error);
+  EXPECT_THROW(icosphere_slab(2, 1.0, 0, 321), Error);
+  EXPECT_THROW(icosphere_slab(11, 1.0, 0, 1), Error);
+  EXPECT_THROW(icosphere_slab(2, -1.0, 0, 1), Error);
+  EXPECT_EQ(icosphere_slab(2, 1.0, 320, 320).size(), 0u);
 }
 
 TEST(Mesh, GeometryOfTetrahedron) {
