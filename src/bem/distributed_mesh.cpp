@@ -71,6 +71,15 @@ std::vector<ElementRecord> slab_records(const Mesh& whole, std::size_t first, st
   return records;
 }
 
+// The distance from x to cell c's cube (0 inside it).
+double cube_distance(const fmm::Octree& tree, int c, const Vec3& x) {
+  const fmm::Cell& cell = tree.cells()[std::size_t(c)];
+  const double half = 0.5 * tree.width(cell.level);
+  const auto outside = [half](double offset) { return std::max(std::abs(offset) - half, 0.0); };
+  return norm(Vec3{outside(x.x - cell.center.x), outside(x.y - cell.center.y),
+                   outside(x.z - cell.center.z)});
+}
+
 // Calls visit(leaf, distance) for each leaf of `tree` whose cube lies within `radius` of x
 // (distance: from x to the cube, 0 inside it). `stack`: the descent's work space, kept by the
 // caller from one call to the next (no allocation an element).
@@ -82,11 +91,7 @@ void for_each_leaf_within(const fmm::Octree& tree, const Vec3& x, double radius,
   while (!stack.empty()) {
     const int c = stack.back();
     stack.pop_back();
-    const double half = 0.5 * tree.width(cells[c].level);
-    const auto outside = [half](double offset) { return std::max(std::abs(offset) - half, 0.0); };
-    const Vec3 d{outside(x.x - cells[c].center.x), outside(x.y - cells[c].center.y),
-                 outside(x.z - cells[c].center.z)};
-    const double distance = norm(d);
+    const double distance = cube_distance(tree, c, x);
     if (distance > radius) continue;
     if (cells[c].is_leaf()) {
       visit(c, distance);
@@ -532,30 +537,97 @@ void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab
                        [&] { readers[std::size_t(leaf)] = cut.readers_of_leaf(leaf); });
         return readers[std::size_t(leaf)];
       };
-      // No exception may leave an OpenMP region: memory running out is caught per element and
+      // The elements grouped by the leaf holding their centroid (a split point of the tree: each
+      // lies in a leaf, DistributedFmmPartition::slab_leaves): one descent a group finds the leaves
+      // within its elements' largest reach of the leaf's centre o, and each element tests those
+      // alone. A leaf within r of c_e lies within r + |c_e - o| of o, so an element finds every
+      // leaf a descent of its own finds (that descent also drops a leaf whose parent's distance
+      // rounds above r: a leaf more here, within r, is still only a recipient more).
+      const std::vector<Vec3>& centroids = slab_mesh.centroids();
+      std::vector<std::pair<int, std::size_t>> by_leaf(slab.size());
+      {
+        const std::vector<int>& leaves = partition->slab_leaves();
+#pragma omp parallel for schedule(static)
+        for (std::size_t e = 0; e < slab.size(); ++e) by_leaf[e] = {leaves[e], e};
+      }
+      parallel_sort(by_leaf.begin(), by_leaf.end());
+      std::vector<std::size_t> group_begin;
+      for (std::size_t i = 0; i < by_leaf.size(); ++i)
+        if (i == 0 || by_leaf[i].first != by_leaf[i - 1].first) group_begin.push_back(i);
+      group_begin.push_back(by_leaf.size());
+      // No exception may leave an OpenMP region: memory running out is caught per group and
       // raised after it, on every rank.
       std::atomic<bool> out_of_memory{false};
 #pragma omp parallel
       {
         std::vector<std::pair<int, std::size_t>> own_sends;
-        std::vector<int> parts, stack;
-#pragma omp for schedule(dynamic, 1024) nowait
-        for (std::size_t e = 0; e < slab.size(); ++e) {
+        std::vector<int> stack;
+        // A group's leaves within reach, with what each element's test and recipients need.
+        struct Candidate {
+          Vec3 center;
+          double half;
+          int leaf, part;
+          const std::vector<int>* readers;  // formed when an element first needs them
+        };
+        std::vector<Candidate> candidates;
+        // The parts an element is sent to, each once: marked with the element's number.
+        std::vector<std::size_t> marked(std::size_t(size), std::numeric_limits<std::size_t>::max());
+        const auto send = [&](int q, std::size_t e) {
+          if (marked[std::size_t(q)] == e) return;
+          marked[std::size_t(q)] = e;
+          own_sends.emplace_back(q, e);
+        };
+        const std::size_t groups = group_begin.size() - 1;
+#pragma omp for schedule(dynamic, 16) nowait
+        for (std::size_t g = 0; g < groups; ++g) {
           if (out_of_memory) continue;
           try {
-            ElementRecord& r = slab[e];
-            r.solver = partition->slab_new_indices()[e];
-            parts.assign(1, partition->slab_parts()[e]);
-            for_each_leaf_within(tree, slab_mesh.centroids()[e], r.pattern_reach, stack,
-                                 [&](int leaf, double distance) {
-                                   parts.push_back(cut.part_of_leaf(leaf));
-                                   if (distance > r.reach) return;
-                                   const std::vector<int>& of_leaf = readers_of(leaf);
-                                   parts.insert(parts.end(), of_leaf.begin(), of_leaf.end());
-                                 });
-            std::sort(parts.begin(), parts.end());
-            parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
-            for (int q : parts) own_sends.emplace_back(q, e);
+            const int group_leaf = by_leaf[group_begin[g]].first;
+            // A centroid in no leaf (none, by construction) searches from its own centroid.
+            const bool grouped = group_leaf >= 0;
+            const Vec3 origin = grouped ? tree.cells()[std::size_t(group_leaf)].center : Vec3{};
+            double radius = 0.0;
+            for (std::size_t i = group_begin[g]; i < group_begin[g + 1]; ++i) {
+              const std::size_t e = by_leaf[i].second;
+              radius = std::max(radius, slab[e].pattern_reach + norm(centroids[e] - origin));
+            }
+            candidates.clear();
+            if (grouped)
+              for_each_leaf_within(tree, origin, radius, stack, [&](int leaf, double) {
+                const fmm::Cell& cell = tree.cells()[std::size_t(leaf)];
+                candidates.push_back({cell.center, 0.5 * tree.width(cell.level), leaf,
+                                      cut.part_of_leaf(leaf), nullptr});
+              });
+            for (std::size_t i = group_begin[g]; i < group_begin[g + 1]; ++i) {
+              const std::size_t e = by_leaf[i].second;
+              ElementRecord& r = slab[e];
+              r.solver = partition->slab_new_indices()[e];
+              send(partition->slab_parts()[e], e);
+              const Vec3& x = centroids[e];
+              if (!grouped) {
+                for_each_leaf_within(tree, x, r.pattern_reach, stack,
+                                     [&](int leaf, double distance) {
+                                       send(cut.part_of_leaf(leaf), e);
+                                       if (distance <= r.reach)
+                                         for (int q : readers_of(leaf)) send(q, e);
+                                     });
+                continue;
+              }
+              for (Candidate& c : candidates) {
+                // cube_distance's arithmetic, with the cube's half width formed once a group.
+                const auto outside = [&c](double offset) {
+                  return std::max(std::abs(offset) - c.half, 0.0);
+                };
+                const double distance =
+                    norm(Vec3{outside(x.x - c.center.x), outside(x.y - c.center.y),
+                              outside(x.z - c.center.z)});
+                if (distance > r.pattern_reach) continue;
+                send(c.part, e);
+                if (distance > r.reach) continue;
+                if (!c.readers) c.readers = &readers_of(c.leaf);
+                for (int q : *c.readers) send(q, e);
+              }
+            }
           } catch (const std::bad_alloc&) {
             out_of_memory = true;
           }

@@ -160,7 +160,8 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
   DistributionPhaseScope densities_scope(observer, DistributionPhase::densities);
 
   // The slab's elements' parts: the owner of each target's leaf.
-  const std::vector<int> target_leaves = tree_->leaf_of(targets);
+  slab_leaves_ = tree_->leaf_of(targets);
+  const std::vector<int>& target_leaves = slab_leaves_;
   const std::vector<int> source_leaves = tree_->leaf_of(sources);
   // The tree was built from these very points: each lies in a leaf (checked on every rank
   // together, as a rank that stopped alone would leave the others waiting).

@@ -116,6 +116,8 @@ class DistributedFmmPartition {
   // Per element of the slab: its part, and its index in FmmPartition::element_order's numbering
   // (parts in turn, each part's elements in input order).
   const std::vector<int>& slab_parts() const { return slab_parts_; }
+  // Per element of the slab: the leaf holding its target (its centroid).
+  const std::vector<int>& slab_leaves() const { return slab_leaves_; }
   const std::vector<std::size_t>& slab_new_indices() const { return slab_new_indices_; }
   // Per part, its element count (every rank).
   const std::vector<std::size_t>& part_sizes() const { return part_sizes_; }
@@ -132,7 +134,7 @@ class DistributedFmmPartition {
   std::shared_ptr<const Octree> tree_;
   std::unique_ptr<TreePartition> partition_;
   LocallyEssentialTree let_;
-  std::vector<int> slab_parts_;
+  std::vector<int> slab_parts_, slab_leaves_;
   std::vector<std::size_t> slab_new_indices_;
   std::vector<std::size_t> part_sizes_;
   std::vector<std::size_t> slab_sizes_;  // per rank
