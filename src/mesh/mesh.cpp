@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/core/parallel_sort.hpp"
 
 namespace fmbem {
 namespace {
@@ -62,6 +63,19 @@ void merge_coincident_vertices(Surface& s, double tolerance) {
   for (Triangle& t : s.triangles)
     for (std::int32_t& v : t) v = new_index[representative[v]];
   s.vertices = std::move(kept);
+}
+
+// Below this many triangles the validation's loops run on one thread.
+constexpr std::size_t kThreadedTriangles = 16384;
+
+// The first t in [0, n) where bad(t), or n: on the threads, the lowest index found by any.
+template <class Bad>
+std::size_t first_triangle_where(std::size_t n, Bad&& bad) {
+  std::size_t first = n;
+#pragma omp parallel for schedule(static) reduction(min : first) if (n > kThreadedTriangles)
+  for (std::size_t t = 0; t < n; ++t)
+    if (t < first && bad(t)) first = t;
+  return first;
 }
 
 // Vertices closer than this fraction of the mesh size are one vertex.
@@ -251,10 +265,14 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
     if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
       fail(name, "a vertex has a non-finite coordinate");
 
-  for (std::size_t t = 0; t < surface.triangles.size(); ++t) {
-    const auto [a, b, c] = surface.triangles[t];
-    if (a == b || b == c || a == c)
-      fail(name, "triangle " + std::to_string(t) + " is degenerate (repeated vertex)");
+  {
+    const auto& tris = surface.triangles;
+    const std::size_t first = first_triangle_where(tris.size(), [&](std::size_t t) {
+      const auto [a, b, c] = tris[t];
+      return a == b || b == c || a == c;
+    });
+    if (first < tris.size())
+      fail(name, "triangle " + std::to_string(first) + " is degenerate (repeated vertex)");
   }
   const double diameter = check_scale(surface, name);
   merge_coincident_vertices(surface, kCoincident * diameter);
@@ -263,29 +281,41 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
   const std::size_t n = tris.size();
 
   // Degenerate triangles, by tolerances relative to the mesh and to the triangle:
-  // corners merged as coincident, or (numerically) zero area for its size.
-  for (std::size_t t = 0; t < n; ++t) {
-    const auto [a, b, c] = tris[t];
-    if (a == b || b == c || a == c)
-      fail(name, "triangle " + std::to_string(t) +
+  // corners merged as coincident, or (numerically) zero area for its size. The first such
+  // triangle is named, as a loop in order would.
+  {
+    const auto merged = [&](std::size_t t) {
+      const auto [a, b, c] = tris[t];
+      return a == b || b == c || a == c;
+    };
+    const auto collinear = [&](std::size_t t) {
+      const auto [a, b, c] = tris[t];
+      const Vec3 e1 = verts[b] - verts[a], e2 = verts[c] - verts[a], e3 = verts[c] - verts[b];
+      const double longest = std::max({norm(e1), norm(e2), norm(e3)});
+      return norm(cross(e1 * (1.0 / longest), e2 * (1.0 / longest))) <= 1e-10;
+    };
+    const std::size_t first =
+        first_triangle_where(n, [&](std::size_t t) { return merged(t) || collinear(t); });
+    if (first < n && merged(first))
+      fail(name, "triangle " + std::to_string(first) +
                      " is degenerate: two of its corners coincide (closer than " +
                      number(kCoincident) + " of the mesh size)");
-    const Vec3 e1 = verts[b] - verts[a], e2 = verts[c] - verts[a], e3 = verts[c] - verts[b];
-    const double longest = std::max({norm(e1), norm(e2), norm(e3)});
-    if (norm(cross(e1 * (1.0 / longest), e2 * (1.0 / longest))) <= 1e-10)
-      fail(name, "triangle " + std::to_string(t) +
+    if (first < n)
+      fail(name, "triangle " + std::to_string(first) +
                      " is degenerate (zero area: its corners are collinear)");
   }
 
-  // Duplicate triangles: the same three vertices in any order.
+  // Duplicate triangles: the same three vertices in any order (sorted with the triangle's
+  // index: a total order, the same sequence on any number of threads).
   {
     std::vector<std::pair<Triangle, std::size_t>> sorted(n);
+#pragma omp parallel for schedule(static) if (n > kThreadedTriangles)
     for (std::size_t t = 0; t < n; ++t) {
       Triangle k = tris[t];
       std::sort(k.begin(), k.end());
       sorted[t] = {k, t};
     }
-    std::sort(sorted.begin(), sorted.end());
+    parallel_sort(sorted.begin(), sorted.end());
     for (std::size_t i = 1; i < n; ++i)
       if (sorted[i].first == sorted[i - 1].first)
         fail(name, "triangles " + std::to_string(sorted[i - 1].second) + " and " +
@@ -309,6 +339,8 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
   std::vector<std::int64_t> neighbour(3 * n, -1);
   bool non_manifold = false;
   std::size_t open_edges = 0;
+#pragma omp parallel for schedule(static) reduction(|| : non_manifold) \
+    reduction(+ : open_edges) if (n > kThreadedTriangles)
   for (std::size_t t = 0; t < n; ++t)
     for (int e = 0; e < 3; ++e) {
       const std::int32_t a = tris[t][e], b = tris[t][(e + 1) % 3];
