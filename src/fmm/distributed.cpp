@@ -141,6 +141,9 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
     tree = std::make_shared<Octree>(sources, targets, targets, OctreeOptions{tree_size.max_leaf},
                                     MpiPartReduction(comm));
   }
+  // The slab's points' leaves, from the build.
+  slab_leaves_ = tree->take_target_leaves();
+  const std::vector<int> source_leaves = tree->take_source_leaves();
   std::vector<double> work;
   {
     DistributionPhaseScope scope(observer, DistributionPhase::work);
@@ -160,9 +163,7 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
   DistributionPhaseScope densities_scope(observer, DistributionPhase::densities);
 
   // The slab's elements' parts: the owner of each target's leaf.
-  slab_leaves_ = tree_->leaf_of(targets);
   const std::vector<int>& target_leaves = slab_leaves_;
-  const std::vector<int> source_leaves = tree_->leaf_of(sources);
   // The tree was built from these very points: each lies in a leaf (checked on every rank
   // together, as a rank that stopped alone would leave the others waiting).
   const bool all_in_leaves =

@@ -672,6 +672,21 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
   std::iota(cell_ids_.begin(), cell_ids_.end(), 0);
   for (int index = 0; index < int(cells_.size()); ++index)
     if (cells_[index].is_leaf()) leaves_.push_back(index);
+  if (holds_point_orders_) return;
+  // A part's given points' leaves: each leaf's range of this part's sorted points, the ones the
+  // octants' bounds put there by the keys leaf_of descends by.
+  given_source_leaves_.assign(sources.size(), -1);
+  given_target_leaves_.assign(targets.size(), -1);
+  const std::int64_t leaf_count = std::int64_t(leaves_.size());
+#pragma omp parallel for schedule(static) if (leaf_count > kParallelCells)
+  for (std::int64_t l = 0; l < leaf_count; ++l) {
+    const int leaf = leaves_[std::size_t(l)];
+    for (const auto& [kind, out] :
+         {std::pair{kSources, &given_source_leaves_}, std::pair{kTargets, &given_target_leaves_}}) {
+      const auto [begin, end] = local_ranges[std::size_t(leaf)][kind];
+      for (std::size_t i = begin; i < end; ++i) (*out)[(*items[kind])[i].index] = leaf;
+    }
+  }
 }
 
 std::vector<int> Octree::leaf_of(std::span<const Vec3> points) const {

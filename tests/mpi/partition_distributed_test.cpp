@@ -87,8 +87,8 @@ void expect_split_tree_is_whole(const std::vector<Vec3>& sources, const std::vec
       splitting ? Octree(sources, targets, *splitting, options) : Octree(sources, targets, options);
   const MpiPartReduction parts(MPI_COMM_WORLD);
   const std::span<const Vec3> own_targets = slab_of(targets);
-  const Octree split(slab_of(sources), own_targets, splitting ? slab_of(*splitting) : own_targets,
-                     options, parts);
+  Octree split(slab_of(sources), own_targets, splitting ? slab_of(*splitting) : own_targets,
+               options, parts);
   expect_same_tree(whole, split);
   EXPECT_GT(whole.leaves().size(), 8u) << "a tree of one leaf tests little";
   // The work counted by the ranks' shares of the cells: every count the whole tree's, bit for bit.
@@ -105,8 +105,16 @@ void expect_split_tree_is_whole(const std::vector<Vec3>& sources, const std::vec
     const auto [begin, end] = slab(points.size(), world_rank(), world_size());
     const std::vector<int> expected = leaves_by_order(whole, of_sources);
     const std::vector<int> found = split.leaf_of(slab_of(points));
-    EXPECT_TRUE(on_every_rank(std::equal(found.begin(), found.end(), expected.begin() + begin)))
+    EXPECT_TRUE(on_every_rank(found.size() == end - begin &&
+                              std::equal(found.begin(), found.end(), expected.begin() + begin)))
         << (of_sources ? "the sources' leaves" : "the targets' leaves");
+    // The same leaves read off the build, taken once.
+    const std::vector<int> given =
+        of_sources ? split.take_source_leaves() : split.take_target_leaves();
+    const std::vector<int> again =
+        of_sources ? split.take_source_leaves() : split.take_target_leaves();
+    EXPECT_TRUE(on_every_rank(given == found && again.empty()))
+        << (of_sources ? "the given sources' leaves" : "the given targets' leaves");
   }
 }
 

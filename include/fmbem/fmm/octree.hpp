@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "fmbem/core/vec3.hpp"
@@ -92,7 +93,8 @@ class Octree {
   // empty on a part): cells(), the levels, the leaves and the lists are those of the Octree of
   // all parts' points (part 0's first, then part 1's, ...), bit for bit, and the cells' ranges are
   // positions in that union's sorted order; no part holds more than its points and the cells.
-  // source_order() and target_order() are empty: a part finds its points' leaves by leaf_of.
+  // source_order() and target_order() are empty: a part finds its points' leaves by leaf_of,
+  // or for the points it gave here by take_source_leaves() and take_target_leaves().
   // It holds no cell's interaction lists (each part keeps those of its own cells: hold_lists_of;
   // list_of forms any cell's). The checks above are made over the union, so every part throws the
   // same fmbem::Error.
@@ -170,6 +172,11 @@ class Octree {
   // that position is sorted into), or -1 where the tree has no cell for it: a point of none of
   // the point sets the tree was built from may fall outside every stored cell.
   std::vector<int> leaf_of(std::span<const Vec3> points) const;
+  // The tree of a split point set: per source (target) this part gave the constructor, its
+  // leaf, leaf_of's, read off the build's sorted points (no descents). Taken once: empty after,
+  // and for any other tree.
+  std::vector<int> take_source_leaves() { return std::exchange(given_source_leaves_, {}); }
+  std::vector<int> take_target_leaves() { return std::exchange(given_target_leaves_, {}); }
 
   // Interaction lists, each sorted by cell index; empty where not defined for the cell. A tree
   // holds every cell's, except the tree of a split point set, which holds those hold_lists_of
@@ -285,6 +292,8 @@ class Octree {
   std::vector<int> leaves_;
   std::vector<std::size_t> source_order_, target_order_;
   bool holds_point_orders_ = true;
+  // The tree of a split point set: the given points' leaves until taken.
+  std::vector<int> given_source_leaves_, given_target_leaves_;
   // A part's view: per cell, its sources' range in the whole problem's sorted order.
   std::vector<std::array<std::size_t, 2>> whole_source_ranges_;
   // A view of held cells: per cell its id in the tree it was made from (ascending).

@@ -276,6 +276,10 @@ TEST(OctreePoints, LevelsAreContiguousAndBreadthFirst) {
   }
   EXPECT_EQ(expected_first, int(tree.cells().size()));
   EXPECT_DOUBLE_EQ(tree.width(3), tree.root_width() / 8);
+  // A whole tree gives its points' leaves by its orders: none to take (a split one's: the MPI
+  // tests).
+  Octree whole(sphere_points(300, 3), sphere_points(300, 4), {.max_leaf = 10});
+  EXPECT_TRUE(whole.take_source_leaves().empty() && whole.take_target_leaves().empty());
 }
 
 TEST(OctreeSplitting, LeavesRespectMaxLeafAndNoCellIsEmpty) {
