@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -35,6 +36,37 @@ TEST(LoadMesh, IcosphereLevelOnly) {
   EXPECT_EQ(mesh.name(), "icosphere:2");
   EXPECT_LE(largest_radius_error(mesh, 1.0), 1e-14);
   EXPECT_GT(mesh.volume(), 0.0);
+}
+
+// A spec read in slabs gives the whole read's triangles, corner for corner and bit for bit.
+TEST(ReadSlab, AnIcosphereSlabIsTheWholeReadsTriangles) {
+  const std::string spec = "icosphere:3:0.5";
+  ASSERT_TRUE(reads_in_slabs(spec));
+  const Surface whole = read_surface(spec).surface;
+  EXPECT_EQ(slab_source_elements(spec), whole.triangles.size());
+  const MeshSlab slab = read_slab(spec, 100, 740);
+  EXPECT_EQ(slab.first, 100u);
+  EXPECT_EQ(slab.whole_elements, whole.triangles.size());
+  EXPECT_EQ(slab.whole_vertices, whole.vertices.size());
+  ASSERT_EQ(slab.size(), 640u);
+  for (std::size_t e = 0; e < slab.size(); ++e)
+    for (std::size_t c = 0; c < 3; ++c) {
+      const std::int32_t v = whole.triangles[100 + e][c];
+      ASSERT_EQ(slab.vertices[3 * e + c], v);
+      ASSERT_EQ(
+          std::memcmp(&slab.corners[3 * e + c], &whole.vertices[std::size_t(v)], sizeof(Vec3)), 0);
+    }
+}
+
+// A Gmsh file is read whole; a bad spec or range is refused.
+TEST(ReadSlab, RefusesWhatIsNotReadInSlabs) {
+  EXPECT_FALSE(reads_in_slabs("sphere.msh"));
+  EXPECT_FALSE(reads_in_slabs("icospheres.msh"));
+  EXPECT_THROW(read_slab("sphere.msh", 0, 1), Error);
+  EXPECT_THROW(slab_source_elements("sphere.msh"), Error);
+  EXPECT_THROW(read_slab("icosphere:x", 0, 1), Error);
+  EXPECT_THROW(read_slab("icosphere:1", 0, 81), Error);
+  EXPECT_THROW(read_slab("icosphere:1", 5, 4), Error);
 }
 
 TEST(LoadMesh, IcosphereLevelAndRadius) {
