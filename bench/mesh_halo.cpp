@@ -76,7 +76,7 @@ int run(int argc, char** argv) {
   if (read == "whole" && rank == 0)
     whole.emplace(Mesh::from_surface(make_icosphere(level, 1.0), "icosphere"));
   if (read == "slabs") {
-    const std::size_t n = 20 * (std::size_t(1) << (2 * level));
+    const std::size_t n = icosphere_triangles(level);
     slab.emplace(icosphere_slab(level, 1.0, mesh_slab_begin(n, rank, size),
                                 mesh_slab_begin(n, rank + 1, size)));
   }

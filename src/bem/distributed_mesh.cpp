@@ -19,6 +19,8 @@
 namespace fmbem {
 
 namespace detail {
+// One element as it travels: its corners, their vertices in the whole mesh and how many
+// triangles each has there, its reach bounds, and its indices.
 struct DistributedElementRecord {
   std::array<Vec3, 3> corners;
   std::array<std::int64_t, 3> vertices;
@@ -35,8 +37,6 @@ namespace {
 
 using ElementRecord = detail::DistributedElementRecord;
 
-// One element as it travels: its corners, their vertices in the whole mesh and how many
-// triangles each has there, its reach bounds, and its indices.
 // An MPI datatype of one T (counts in records, not bytes: no int overflow below 2^31 records).
 template <class T>
 class ContiguousType {
@@ -71,13 +71,15 @@ std::vector<ElementRecord> slab_records(const Mesh& whole, std::size_t first, st
   return records;
 }
 
-// The distance from x to cell c's cube (0 inside it).
-double cube_distance(const fmm::Octree& tree, int c, const Vec3& x) {
-  const fmm::Cell& cell = tree.cells()[std::size_t(c)];
-  const double half = 0.5 * tree.width(cell.level);
+// The distance from x to the cube of half width `half` about `center` (0 inside it).
+double distance_to_cube(const Vec3& center, double half, const Vec3& x) {
   const auto outside = [half](double offset) { return std::max(std::abs(offset) - half, 0.0); };
-  return norm(Vec3{outside(x.x - cell.center.x), outside(x.y - cell.center.y),
-                   outside(x.z - cell.center.z)});
+  return norm(Vec3{outside(x.x - center.x), outside(x.y - center.y), outside(x.z - center.z)});
+}
+
+// A cell's cube's half width.
+double half_width(const fmm::Octree& tree, int c) {
+  return 0.5 * tree.width(tree.cells()[std::size_t(c)].level);
 }
 
 // Calls visit(leaf, distance) for each leaf of `tree` whose cube lies within `radius` of x
@@ -91,7 +93,7 @@ void for_each_leaf_within(const fmm::Octree& tree, const Vec3& x, double radius,
   while (!stack.empty()) {
     const int c = stack.back();
     stack.pop_back();
-    const double distance = cube_distance(tree, c, x);
+    const double distance = distance_to_cube(cells[c].center, half_width(tree, c), x);
     if (distance > radius) continue;
     if (cells[c].is_leaf()) {
       visit(c, distance);
@@ -129,6 +131,16 @@ Received<T> all_to_all(MPI_Comm comm, const std::vector<T>& send, const std::vec
   return received;
 }
 
+// The error naming the first of `vertices` that is not one of the mesh's vertex_count, or empty.
+std::string vertex_out_of_range(std::span<const std::int64_t> vertices, std::size_t vertex_count,
+                                const char* what) {
+  for (std::int64_t v : vertices)
+    if (v < 0 || std::uint64_t(v) >= vertex_count)
+      return std::string(what) + ": vertex " + std::to_string(v) + " is not one of the " +
+             std::to_string(vertex_count) + " of the mesh";
+  return {};
+}
+
 // Each vertex's rank: blocks of ceil(V / P) vertices in rank order.
 struct VertexBlocks {
   VertexBlocks(std::size_t vertex_count, int ranks)
@@ -148,14 +160,8 @@ std::vector<Vec3> slab_vertex_block(MPI_Comm comm, const MeshSlab& slab) {
     Vec3 point;
   };
   const VertexBlocks blocks(slab.whole_vertices, size);
-  std::string error;
-  for (std::int64_t v : slab.vertices)
-    if (v < 0 || std::uint64_t(v) >= slab.whole_vertices) {
-      error = "slab vertices: vertex " + std::to_string(v) + " is not one of the " +
-              std::to_string(slab.whole_vertices) + " of the mesh";
-      break;
-    }
-  fmm::throw_if_any_rank(comm, error);
+  fmm::throw_if_any_rank(comm,
+                         vertex_out_of_range(slab.vertices, slab.whole_vertices, "slab vertices"));
   std::vector<int> counts(std::size_t(size), 0);
   for (std::int64_t v : slab.vertices) ++counts[std::size_t(blocks.owner(v))];
   std::vector<int> next(std::size_t(size), 0);
@@ -184,12 +190,9 @@ SlabNeighbourhoodReach distributed_neighbourhood_reach(MPI_Comm comm, const Mesh
   if (vertices.size() != 3 * slab.size())
     error = "neighbourhood reach: 3 vertices an element are needed, " +
             std::to_string(vertices.size()) + " given for " + std::to_string(slab.size());
-  for (std::int64_t v : vertices)
-    if (v < 0 || std::uint64_t(v) >= vertex_count) {
-      error = "neighbourhood reach: vertex " + std::to_string(v) + " is not one of the " +
-              std::to_string(vertex_count) + " of the mesh";
-      break;
-    }
+  if (const std::string out = vertex_out_of_range(vertices, vertex_count, "neighbourhood reach");
+      !out.empty())
+    error = out;
   fmm::throw_if_any_rank(comm, error);
 
   const std::size_t n = slab.size(), corners = 3 * n;
@@ -362,27 +365,25 @@ MeshExtent slab_extent(MPI_Comm comm, const MeshSlab& slab, const std::string& n
   MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_DOUBLE, MPI_MAX, comm);
   std::vector<double> volumes(std::size_t(size), 0.0);
   MPI_Allgather(&volume, 1, MPI_DOUBLE, volumes.data(), 1, MPI_DOUBLE, comm);
-  // Every rank the same slab split of the same mesh.
-  const std::uint64_t mine[3] = {slab.first, slab.size(), slab.whole_elements};
-  std::vector<std::uint64_t> slabs(3 * std::size_t(size));
-  MPI_Allgather(mine, 3, MPI_UINT64_T, slabs.data(), 3, MPI_UINT64_T, comm);
-  const std::uint64_t whole = slabs[2], vertices = slab.whole_vertices;
-  std::uint64_t all_vertices[2] = {vertices, vertices};
-  MPI_Allreduce(MPI_IN_PLACE, &all_vertices[0], 1, MPI_UINT64_T, MPI_MIN, comm);
-  MPI_Allreduce(MPI_IN_PLACE, &all_vertices[1], 1, MPI_UINT64_T, MPI_MAX, comm);
+  // Every rank the same slab split of the same mesh: per rank its first element, its size, the
+  // whole mesh's elements and vertices.
+  const std::uint64_t mine[4] = {slab.first, slab.size(), slab.whole_elements, slab.whole_vertices};
+  std::vector<std::uint64_t> slabs(4 * std::size_t(size));
+  MPI_Allgather(mine, 4, MPI_UINT64_T, slabs.data(), 4, MPI_UINT64_T, comm);
+  const std::uint64_t whole = slabs[2], vertices = slabs[3];
   for (int r = 0; r < size && error.empty(); ++r) {
+    const std::uint64_t* of_r = &slabs[4 * std::size_t(r)];
     const std::size_t first = mesh_slab_begin(whole, r, size),
                       last = mesh_slab_begin(whole, r + 1, size);
-    if (slabs[3 * r + 2] != whole || slabs[3 * r] != first || slabs[3 * r + 1] != last - first)
+    if (of_r[2] != whole || of_r[0] != first || of_r[1] != last - first)
       error = "mesh '" + name + "': rank " + std::to_string(r) + "'s slab is elements [" +
-              std::to_string(slabs[3 * r]) + ", " +
-              std::to_string(slabs[3 * r] + slabs[3 * r + 1]) + ") of " +
-              std::to_string(slabs[3 * r + 2]) + ", not [" + std::to_string(first) + ", " +
+              std::to_string(of_r[0]) + ", " + std::to_string(of_r[0] + of_r[1]) + ") of " +
+              std::to_string(of_r[2]) + ", not [" + std::to_string(first) + ", " +
               std::to_string(last) + ") of " + std::to_string(whole) + " (a defect)";
+    else if (of_r[3] != vertices)
+      error = "mesh '" + name + "': the ranks' slabs give different vertex counts (a defect)";
   }
   if (error.empty() && whole == 0) error = "mesh '" + name + "': contains no triangles";
-  if (error.empty() && all_vertices[0] != all_vertices[1])
-    error = "mesh '" + name + "': the ranks' slabs give different vertex counts (a defect)";
   for (std::int64_t v : slab.vertices)
     if (error.empty() && (v < 0 || std::uint64_t(v) >= vertices))
       error = "mesh '" + name + "': a triangle refers to a missing vertex";
@@ -538,7 +539,8 @@ void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab
         return readers[std::size_t(leaf)];
       };
       // The elements grouped by the leaf holding their centroid (a split point of the tree: each
-      // lies in a leaf, DistributedFmmPartition::slab_leaves): one descent a group finds the leaves
+      // lies in a leaf, DistributedFmmPartition::slab_leaves, which the partition checks on
+      // every rank): one descent a group finds the leaves
       // within its elements' largest reach of the leaf's centre o, and each element tests those
       // alone. A leaf within r of c_e lies within r + |c_e - o| of o, so an element finds every
       // leaf a descent of its own finds (that descent also drops a leaf whose parent's distance
@@ -582,45 +584,24 @@ void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab
         for (std::size_t g = 0; g < groups; ++g) {
           if (out_of_memory) continue;
           try {
-            const int group_leaf = by_leaf[group_begin[g]].first;
-            // A centroid in no leaf (none, by construction) searches from its own centroid.
-            const bool grouped = group_leaf >= 0;
-            const Vec3 origin = grouped ? tree.cells()[std::size_t(group_leaf)].center : Vec3{};
+            const Vec3 origin = tree.cells()[std::size_t(by_leaf[group_begin[g]].first)].center;
             double radius = 0.0;
             for (std::size_t i = group_begin[g]; i < group_begin[g + 1]; ++i) {
               const std::size_t e = by_leaf[i].second;
               radius = std::max(radius, slab[e].pattern_reach + norm(centroids[e] - origin));
             }
             candidates.clear();
-            if (grouped)
-              for_each_leaf_within(tree, origin, radius, stack, [&](int leaf, double) {
-                const fmm::Cell& cell = tree.cells()[std::size_t(leaf)];
-                candidates.push_back({cell.center, 0.5 * tree.width(cell.level), leaf,
-                                      cut.part_of_leaf(leaf), nullptr});
-              });
+            for_each_leaf_within(tree, origin, radius, stack, [&](int leaf, double) {
+              candidates.push_back({tree.cells()[std::size_t(leaf)].center, half_width(tree, leaf),
+                                    leaf, cut.part_of_leaf(leaf), nullptr});
+            });
             for (std::size_t i = group_begin[g]; i < group_begin[g + 1]; ++i) {
               const std::size_t e = by_leaf[i].second;
               ElementRecord& r = slab[e];
               r.solver = partition->slab_new_indices()[e];
               send(partition->slab_parts()[e], e);
-              const Vec3& x = centroids[e];
-              if (!grouped) {
-                for_each_leaf_within(tree, x, r.pattern_reach, stack,
-                                     [&](int leaf, double distance) {
-                                       send(cut.part_of_leaf(leaf), e);
-                                       if (distance <= r.reach)
-                                         for (int q : readers_of(leaf)) send(q, e);
-                                     });
-                continue;
-              }
               for (Candidate& c : candidates) {
-                // cube_distance's arithmetic, with the cube's half width formed once a group.
-                const auto outside = [&c](double offset) {
-                  return std::max(std::abs(offset) - c.half, 0.0);
-                };
-                const double distance =
-                    norm(Vec3{outside(x.x - c.center.x), outside(x.y - c.center.y),
-                              outside(x.z - c.center.z)});
+                const double distance = distance_to_cube(c.center, c.half, centroids[e]);
                 if (distance > r.pattern_reach) continue;
                 send(c.part, e);
                 if (distance > r.reach) continue;

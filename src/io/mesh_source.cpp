@@ -73,7 +73,7 @@ bool reads_in_slabs(const std::string& spec) { return is_icosphere_spec(spec); }
 
 std::size_t slab_source_elements(const std::string& spec) {
   if (!reads_in_slabs(spec)) throw Error("bad -mesh '" + spec + "': not read in slabs");
-  return 20 * (std::size_t(1) << (2 * parse_icosphere_spec(spec).level));
+  return icosphere_triangles(parse_icosphere_spec(spec).level);
 }
 
 MeshSlab read_slab(const std::string& spec, std::size_t first, std::size_t last) {

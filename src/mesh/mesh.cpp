@@ -494,11 +494,14 @@ void Mesh::compute_geometry() {
   box_max_ = hi;
 }
 
+std::size_t icosphere_triangles(int level) { return 20 * (std::size_t(1) << (2 * level)); }
+std::size_t icosphere_vertices(int level) { return 10 * (std::size_t(1) << (2 * level)) + 2; }
+
 Surface make_icosphere(int level, double radius, const Vec3& center) {
   check_icosphere(level, radius, center);
-  const std::size_t triangles = 20 * (std::size_t(1) << (2 * level));
+  const std::size_t triangles = icosphere_triangles(level);
   Surface surface;
-  surface.vertices.resize(10 * (std::size_t(1) << (2 * level)) + 2);
+  surface.vertices.resize(icosphere_vertices(level));
   surface.triangles.resize(triangles);
   for_each_icosphere_triangle(
       level, 0, triangles,
@@ -514,14 +517,14 @@ Surface make_icosphere(int level, double radius, const Vec3& center) {
 MeshSlab icosphere_slab(int level, double radius, std::size_t first, std::size_t last,
                         const Vec3& center) {
   check_icosphere(level, radius, center);
-  const std::size_t triangles = 20 * (std::size_t(1) << (2 * level));
+  const std::size_t triangles = icosphere_triangles(level);
   if (first > last || last > triangles)
     throw Error("icosphere slab [" + std::to_string(first) + ", " + std::to_string(last) +
                 ") is not a range of the " + std::to_string(triangles) + " triangles");
   MeshSlab slab;
   slab.first = first;
   slab.whole_elements = triangles;
-  slab.whole_vertices = 10 * (std::size_t(1) << (2 * level)) + 2;
+  slab.whole_vertices = icosphere_vertices(level);
   slab.corners.resize(3 * (last - first));
   slab.vertices.resize(3 * (last - first));
   for_each_icosphere_triangle(

@@ -523,8 +523,6 @@ void refuse_unused_options() {
 // the user's mesh only for the outputs gathered there.
 struct Distribution {
   std::unique_ptr<DistributedMesh> local;
-  // Whether each rank read its own slab of the mesh (io::reads_in_slabs), or rank 0 the whole.
-  bool read_in_slabs = false;
   // Solver index -> user index of every element, on rank 0 when an output gathers the solution.
   std::vector<std::size_t> element_order;
   // The user's mesh as read, on rank 0 for the gathered outputs (.vtu, CSV, field, far field),
@@ -1002,13 +1000,13 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                             distribution_stats[1], distribution_stats[2] / 1e6,
                             distribution_sums[1], distribution_sums[2] / 1e6));
     if (sweep.distribution)
-      PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                            "  distributed     mesh read %s; a rank holds at most %llu of "
-                            "the %" PetscInt_FMT " elements (its part and the halo its operator "
-                            "reads)\n",
-                            sweep.distribution->read_in_slabs ? "in slabs, each rank its own"
-                                                              : "on rank 0",
-                            held_elements[0], n));
+      PetscCall(
+          PetscPrintf(PETSC_COMM_SELF,
+                      "  distributed     mesh read %s; a rank holds at most %llu of "
+                      "the %" PetscInt_FMT " elements (its part and the halo its operator "
+                      "reads)\n",
+                      io::reads_in_slabs(opt.mesh) ? "in slabs, each rank its own" : "on rank 0",
+                      held_elements[0], n));
     if (fitted_elements > 0)
       PetscCall(PetscPrintf(
           PETSC_COMM_SELF,
@@ -1227,7 +1225,6 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         mesh_slab.emplace(io::read_slab(opt.mesh, mesh_slab_begin(elements, rank, size),
                                         mesh_slab_begin(elements, rank + 1, size)));
       });
-      distribution->read_in_slabs = true;
       distribution->local = std::make_unique<DistributedMesh>(
           comm, *mesh_slab, opt.mesh, opt.quadrature_points, opt.fmm, reach, &distribution_events);
       // The gathered outputs are written on rank 0 from the user's mesh, read whole there.

@@ -524,7 +524,7 @@ bool same_bits(const Vec3& a, const Vec3& b) { return std::memcmp(&a, &b, sizeof
 
 // This rank's slab of an icosphere, generated alone.
 MeshSlab own_icosphere_slab(int level, double radius, const Vec3& center = {}) {
-  const std::size_t n = 20 * (std::size_t(1) << (2 * level));
+  const std::size_t n = icosphere_triangles(level);
   return icosphere_slab(level, radius, mesh_slab_begin(n, world_rank(), world_size()),
                         mesh_slab_begin(n, world_rank() + 1, world_size()), center);
 }

@@ -108,9 +108,6 @@ struct LocallyEssentialTree {
   bool operator==(const LocallyEssentialTree&) const = default;
 };
 
-// The leaves of a tree cut into parts of balanced work along the Morton curve (min_max_cuts
-// over depth_first_leaves), each element owned by the part owning the leaf of its target. Holds
-// a reference to the tree, which must outlive it.
 // The cells of `tree` (a whole tree, or a view of held cells of it) that a part's FMM reads,
 // for the part's locally essential tree `let` (in the whole tree's cell ids) and its targets'
 // leaves (cells of `tree`): `read`, per cell of tree, marks those whose source points it sums
@@ -125,6 +122,9 @@ struct PartCells {
 PartCells cells_read_by_part(const Octree& tree, const LocallyEssentialTree& let,
                              std::span<const int> target_leaves);
 
+// The leaves of a tree cut into parts of balanced work along the Morton curve (min_max_cuts
+// over depth_first_leaves), each element owned by the part owning the leaf of its target. Holds
+// a reference to the tree, which must outlive it.
 class TreePartition {
  public:
   // leaf_work: per cell id (leaf_work()); source_element: per source, the element (target index)

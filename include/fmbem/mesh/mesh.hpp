@@ -98,6 +98,9 @@ class Mesh {
 // can be generated alone with the same coordinates and indices (icosphere_slab). A valid closed
 // surface that Mesh::from_surface keeps as it is (no flips, no merged vertices).
 Surface make_icosphere(int level, double radius, const Vec3& center = {});
+// Its triangles and vertices: 20 * 4^level and 10 * 4^level + 2 (level 0..10).
+std::size_t icosphere_triangles(int level);
+std::size_t icosphere_vertices(int level);
 
 // A slab of a whole mesh's elements as one rank holds it (issue 13): the elements
 // [first, first + size()) of the whole mesh's order, each with its three corners (in the

@@ -629,6 +629,19 @@ TEST(OctreeInput, BadInputThrows) {
   EXPECT_TRUE(no_targets.target_order().empty());
 }
 
+// Whether a view's cell is the tree's cell at the same place: level, coordinates, centre and
+// octant.
+::testing::AssertionResult same_place(const Cell& view, const Cell& tree) {
+  if (view.level == tree.level && view.coords == tree.coords && view.center == tree.center &&
+      view.octant == tree.octant)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "cell at level " << view.level << " (" << view.coords[0] << ", " << view.coords[1]
+         << ", " << view.coords[2] << ") octant " << view.octant << ", the tree's at level "
+         << tree.level << " (" << tree.coords[0] << ", " << tree.coords[1] << ", " << tree.coords[2]
+         << ") octant " << tree.octant;
+}
+
 // A part's view (the distributed FMM's, Octree's constructor with a shape): the shape's cells
 // and lists, each cell's range holding the part's points that the whole tree's cell holds, in
 // the whole tree's order.
@@ -668,13 +681,10 @@ TEST(OctreePartView, HoldsThePartsPointsInTheWholeOrder) {
   for (int c = 0; c < int(whole.cells().size()); ++c) {
     const Cell& w = whole.cells()[c];
     const Cell& v = view.cells()[c];
-    ASSERT_EQ(v.level, w.level);
-    ASSERT_EQ(v.coords, w.coords);
-    ASSERT_EQ(v.center, w.center);
+    ASSERT_TRUE(same_place(v, w));
     ASSERT_EQ(v.parent, w.parent);
     ASSERT_EQ(v.first_child, w.first_child);
     ASSERT_EQ(v.num_children, w.num_children);
-    ASSERT_EQ(v.octant, w.octant);
     ASSERT_TRUE(std::ranges::equal(view.near(c), whole.near(c)));
     ASSERT_TRUE(std::ranges::equal(view.m2l(c), whole.m2l(c)));
     ASSERT_TRUE(std::ranges::equal(view.w_list(c), whole.w_list(c)));
@@ -764,10 +774,7 @@ TEST(OctreePartView, HeldCellsAloneAreTheFullViewsRenumbered) {
     ASSERT_EQ(view.cell_of_whole_id(g), c);
     const Cell& v = view.cells()[c];
     const Cell& f = full.cells()[g];
-    ASSERT_EQ(v.level, f.level);
-    ASSERT_EQ(v.coords, f.coords);
-    ASSERT_EQ(v.center, f.center);
-    ASSERT_EQ(v.octant, f.octant);
+    ASSERT_TRUE(same_place(v, f));
     ASSERT_EQ(v.is_leaf(), f.is_leaf());
     ASSERT_EQ(v.source_begin, f.source_begin);
     ASSERT_EQ(v.source_end, f.source_end);
