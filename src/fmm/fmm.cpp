@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <iomanip>
 #include <numeric>
@@ -260,16 +261,27 @@ void Fmm::set_up_gpu() {
       plan.p2m_leaves.push_back({all_leaves[l], l, c.source_begin, c.source_end});
     }
   } else {
+    // Each leaf's points at the running count of the ones before, gathered on the threads.
+    std::vector<LeafSources> held;
+    held.reserve(upward_store_leaves_.size());
+    std::size_t count = 0;
     for (int leaf : upward_store_leaves_) {
-      const LeafSources held = leaf_sources(leaf);
+      const LeafSources& points = held.emplace_back(leaf_sources(leaf));
       const std::size_t l = std::size_t(
           std::lower_bound(all_leaves.begin(), all_leaves.end(), leaf) - all_leaves.begin());
-      plan.p2m_leaves.push_back(
-          {leaf, l, p2m_order.size(), p2m_order.size() + held.end - held.begin});
-      for (std::size_t i = held.begin; i < held.end; ++i) {
-        p2m_points.push_back(held.points[i]);
-        if (!held.normals.empty()) p2m_normals.push_back(held.normals[i]);
-        p2m_order.push_back(held.order[i]);
+      plan.p2m_leaves.push_back({leaf, l, count, count + points.end - points.begin});
+      count += points.end - points.begin;
+    }
+    p2m_points.resize(count);
+    p2m_order.resize(count);
+    if (with_normals_) p2m_normals.resize(count);
+#pragma omp parallel for schedule(dynamic, 64)
+    for (std::size_t l = 0; l < held.size(); ++l) {
+      const LeafSources& points = held[l];
+      for (std::size_t i = points.begin, at = plan.p2m_leaves[l].begin; i < points.end; ++i, ++at) {
+        p2m_points[at] = points.points[i];
+        if (with_normals_) p2m_normals[at] = points.normals[i];
+        p2m_order[at] = points.order[i];
       }
     }
     plan.sources = p2m_points;
@@ -660,18 +672,27 @@ void Fmm::hold_sources(std::span<const Vec3> sources, std::span<const Vec3> norm
 }
 
 void Fmm::number_strengths_by_sources_read() {
-  std::vector<std::size_t> read = sources_read();
-  if (read.size() == source_count_) return;  // every source read: positions are input indices
+  const std::vector<char> marks = source_read_marks();
+  // Each source's position among the sources read: an exclusive count of the marks, so that
+  // every order entry is renumbered by one look-up (not a search in a sorted list).
+  std::vector<std::size_t> position(marks.size());
+  std::size_t count = 0;
+  for (std::size_t s = 0; s < marks.size(); ++s) {
+    position[s] = count;
+    count += std::size_t(marks[s]);
+  }
+  if (count == source_count_) return;  // every source read: positions are input indices
   // Only the two stores' orders hold input indices where some source is not read (the tree's
   // order is read directly only when the near store holds every source).
-  const auto renumber = [&read](std::vector<std::size_t>& order) {
+  const auto renumber = [&position](std::vector<std::size_t>& order) {
 #pragma omp parallel for schedule(static)
-    for (std::size_t i = 0; i < order.size(); ++i)
-      order[i] = std::size_t(std::lower_bound(read.begin(), read.end(), order[i]) - read.begin());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = position[order[i]];
   };
   renumber(near_source_order_);
   renumber(upward_order_);
-  read_sources_ = std::move(read);
+  read_sources_.reserve(count);
+  for (std::size_t s = 0; s < marks.size(); ++s)
+    if (marks[s]) read_sources_.push_back(s);
   source_count_ = read_sources_.size();
 }
 
@@ -704,24 +725,33 @@ void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
 
 std::vector<std::size_t> Fmm::sources_read() const {
   if (!read_sources_.empty()) return read_sources_;  // the stores' orders hold positions in it
+  const std::vector<char> marks = source_read_marks();
+  std::vector<std::size_t> read;
+  for (std::size_t s = 0; s < marks.size(); ++s)
+    if (marks[s]) read.push_back(s);
+  return read;
+}
+
+std::vector<char> Fmm::source_read_marks() const {
+  // A mark per input source: the near ranges overlap (each source lies in the lists of about 27
+  // leaves), so collecting them first would take many times the sources' memory, and a sort.
+  std::vector<char> marks(source_count_, 0);
+  const auto mark = [&marks](std::size_t source) {
+    std::atomic_ref<char>(marks[source]).store(1, std::memory_order_relaxed);
+  };
   const auto& cells = tree_->cells();
   const auto order = tree_->source_order();
-  // A mark per sorted source: the near ranges overlap (each source lies in the lists of about 27
-  // leaves), so collecting them first would take many times the sources' memory.
-  std::vector<char> marked(order.size(), 0);
-  for (int leaf : upward_leaves_)
-    if (cells[leaf].level >= 2)
-      std::fill(marked.begin() + std::ptrdiff_t(cells[leaf].source_begin),
-                marked.begin() + std::ptrdiff_t(cells[leaf].source_end), char(1));
-  std::vector<std::size_t> read;
-  for (std::size_t i = 0; i < order.size(); ++i)
-    if (marked[i]) read.push_back(order[i]);
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::size_t l = 0; l < upward_leaves_.size(); ++l) {
+    const Cell& c = cells[upward_leaves_[l]];
+    if (c.level < 2) continue;
+    for (std::size_t i = c.source_begin; i < c.source_end; ++i) mark(order[i]);
+  }
   // The near lists read their sources exactly (compact_near_sources).
   const auto near = near_field_lists().source_order;
-  read.insert(read.end(), near.begin(), near.end());
-  std::sort(read.begin(), read.end());
-  read.erase(std::unique(read.begin(), read.end()), read.end());
-  return read;
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < near.size(); ++i) mark(near[i]);
+  return marks;
 }
 
 void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,

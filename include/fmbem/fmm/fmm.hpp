@@ -300,6 +300,8 @@ class Fmm {
   // FmmOptions::strengths_of_sources_read: the stores' order arrays renumbered from input indices
   // to positions in sources_read() (kept in read_sources_).
   void number_strengths_by_sources_read();
+  // Per input source whether apply reads its strength (sources_read() as marks).
+  std::vector<char> source_read_marks() const;
   // The near store and, where it lacks some, the upward store from the input-order points.
   void hold_sources(std::span<const Vec3> sources, std::span<const Vec3> normals);
   // The points P2M reads for `leaf` (one of upward_leaves_): positions [begin, end) of points,
