@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/core/parallel_sort.hpp"
 
 namespace fmbem {
 
@@ -30,13 +31,22 @@ CentroidGrid::CentroidGrid(const std::vector<Vec3>& centroids, double cell)
     const auto [ix, iy, iz] = index(centroids[e]);
     entries[e] = {key(ix, iy, iz), std::int32_t(e)};
   }
-  std::sort(entries.begin(), entries.end());
+  // Distinct elements: a total order, the same bits on any thread count.
+  parallel_sort(entries.begin(), entries.end());
   keys_.resize(n);
   elements_.resize(n);
   for (std::size_t p = 0; p < n; ++p) {
     keys_[p] = entries[p].first;
     elements_[p] = entries[p].second;
   }
+}
+
+std::vector<std::size_t> CentroidGrid::cell_starts() const {
+  std::vector<std::size_t> starts;
+  for (std::size_t p = 0; p < keys_.size(); ++p)
+    if (p == 0 || keys_[p] != keys_[p - 1]) starts.push_back(p);
+  starts.push_back(keys_.size());
+  return starts;
 }
 
 }  // namespace fmbem

@@ -40,38 +40,70 @@ NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near
   const std::size_t n = mesh.size();
   std::vector<double> radius(n);
   double largest = 0.0;
+#pragma omp parallel for schedule(static) reduction(max : largest)
   for (std::size_t e = 0; e < n; ++e)
     largest = std::max(largest, radius[e] = element_corner_radius(mesh, e));
   const CentroidGrid grid(mesh.centroids(), near_factor * largest);
-  const auto close = [&](std::size_t i, std::int32_t j) {
-    return std::size_t(j) == i ||
-           norm(mesh.centroids()[i] - mesh.centroids()[j]) < near_factor * radius[j];
+  const std::vector<Vec3>& centroids = mesh.centroids();
+  const std::vector<std::int32_t>& order = grid.cell_order();
+  const std::vector<std::size_t> cell_starts = grid.cell_starts();
+  const std::int64_t cells = std::int64_t(cell_starts.size()) - 1;
+  const auto is_row = [&](std::size_t i) { return i >= rows.begin && i < rows.end; };
+  // The rows of one grid cell share their candidates (the 27 cells around it): gathered once a
+  // cell with what the test reads, then each row tests them from that compact copy.
+  struct Candidate {
+    Vec3 centroid;
+    double reach;
+    std::int32_t element;
+  };
+  const auto gather = [&](std::int64_t cell, std::vector<Candidate>& candidates) {
+    const std::size_t begin = cell_starts[std::size_t(cell)],
+                      end = cell_starts[std::size_t(cell) + 1];
+    candidates.clear();
+    if (std::none_of(order.begin() + std::ptrdiff_t(begin), order.begin() + std::ptrdiff_t(end),
+                     [&](std::int32_t i) { return is_row(std::size_t(i)); }))
+      return std::span<const std::int32_t>();
+    grid.for_each_near(centroids[std::size_t(order[begin])], [&](std::int32_t j) {
+      candidates.push_back({centroids[std::size_t(j)], near_factor * radius[std::size_t(j)], j});
+    });
+    return std::span<const std::int32_t>(order.data() + begin, end - begin);
+  };
+  const auto close = [&](std::size_t i, const Candidate& c) {
+    return std::size_t(c.element) == i || norm(centroids[i] - c.centroid) < c.reach;
   };
 
-  // Counted, then written in place and sorted; rows visited in cell order.
+  // Counted, then written in place and sorted; rows visited by grid cell.
   NearFieldPattern p;
   p.row_start.assign(rows.size() + 1, 0);
-  const std::vector<std::int32_t>& order = grid.cell_order();
-#pragma omp parallel for schedule(dynamic, 1024)
-  for (std::size_t o = 0; o < n; ++o) {
-    const std::size_t i = std::size_t(order[o]);
-    if (i < rows.begin || i >= rows.end) continue;
-    std::int64_t count = 0;
-    grid.for_each_near(mesh.centroids()[i], [&](std::int32_t j) { count += close(i, j); });
-    p.row_start[i - rows.begin + 1] = count;
+#pragma omp parallel
+  {
+    std::vector<Candidate> candidates;
+#pragma omp for schedule(dynamic, 16)
+    for (std::int64_t cell = 0; cell < cells; ++cell)
+      for (std::int32_t element : gather(cell, candidates)) {
+        const std::size_t i = std::size_t(element);
+        if (!is_row(i)) continue;
+        std::int64_t count = 0;
+        for (const Candidate& c : candidates) count += close(i, c);
+        p.row_start[i - rows.begin + 1] = count;
+      }
   }
   for (std::size_t r = 0; r < rows.size(); ++r) p.row_start[r + 1] += p.row_start[r];
   p.columns.resize(std::size_t(p.row_start.back()));
-#pragma omp parallel for schedule(dynamic, 1024)
-  for (std::size_t o = 0; o < n; ++o) {
-    const std::size_t i = std::size_t(order[o]);
-    if (i < rows.begin || i >= rows.end) continue;
-    const std::size_t r = i - rows.begin;
-    std::int32_t* out = p.columns.data() + p.row_start[r];
-    grid.for_each_near(mesh.centroids()[i], [&](std::int32_t j) {
-      if (close(i, j)) *out++ = j;
-    });
-    std::sort(p.columns.data() + p.row_start[r], out);
+#pragma omp parallel
+  {
+    std::vector<Candidate> candidates;
+#pragma omp for schedule(dynamic, 16)
+    for (std::int64_t cell = 0; cell < cells; ++cell)
+      for (std::int32_t element : gather(cell, candidates)) {
+        const std::size_t i = std::size_t(element);
+        if (!is_row(i)) continue;
+        const std::size_t r = i - rows.begin;
+        std::int32_t* out = p.columns.data() + p.row_start[r];
+        for (const Candidate& c : candidates)
+          if (close(i, c)) *out++ = c.element;
+        std::sort(p.columns.data() + p.row_start[r], out);
+      }
   }
   return p;
 }

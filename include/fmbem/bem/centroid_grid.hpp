@@ -24,6 +24,9 @@ class CentroidGrid {
   // The elements in cell order: neighbours in this order share cells, so that visiting rows
   // in it keeps the binary searches in cache.
   const std::vector<std::int32_t>& cell_order() const { return elements_; }
+  // Where each occupied cell's elements start in cell_order(), then its size: the elements of
+  // one cell share the 27 cells around it, so for_each_near of any of them visits the same.
+  std::vector<std::size_t> cell_starts() const;
 
   // Calls visit(j) for every element j in the 27 cells around x (a superset of those whose
   // centroid is within one cell of x). Points more than one cell outside the centroids' box

@@ -40,10 +40,12 @@ constexpr double kEntryTolerance = 1e-13;
 
 Mesh icosphere(int level) { return Mesh::from_surface(make_icosphere(level, 1.0), "icosphere"); }
 
-// Two unit-radius-ish spheres 0.01 apart: close, non-adjacent pairs across the gap.
-Mesh two_spheres(int level, double gap) {
+// Two unit-radius-ish spheres 0.01 apart: close, non-adjacent pairs across the gap (the second
+// refined to other_level, when given: elements of two sizes face each other).
+Mesh two_spheres(int level, double gap, int other_level = -1) {
   Surface s = make_icosphere(level, 0.5, {-0.5 - 0.5 * gap, 0.0, 0.0});
-  const Surface t = make_icosphere(level, 0.5, {0.5 + 0.5 * gap, 0.0, 0.0});
+  const Surface t =
+      make_icosphere(other_level < 0 ? level : other_level, 0.5, {0.5 + 0.5 * gap, 0.0, 0.0});
   const int offset = int(s.vertices.size());
   s.vertices.insert(s.vertices.end(), t.vertices.begin(), t.vertices.end());
   for (auto tri : t.triangles) {
@@ -88,6 +90,10 @@ TEST(NearFieldCloseLists, MatchBruteForceSearch) {
   const Mesh pair = two_spheres(3, 0.01);
   expect_close_lists_exact(pair, {0, pair.size()}, 2.5);
   expect_close_lists_exact(pair, {0, pair.size()}, 1.0);
+  // Each column's own reach (factor x its corner radius) across a gap between sizes 4 apart.
+  const Mesh mixed = two_spheres(2, 0.01, 4);
+  expect_close_lists_exact(mixed, {0, mixed.size()}, 2.5);
+  expect_close_lists_exact(mixed, {100, 2000}, 4.0);
 }
 
 // The close pattern from a wider one (restrict_pattern) is the close pattern searched directly.
