@@ -170,13 +170,25 @@ std::vector<Vec3> slab_vertex_block(MPI_Comm comm, const MeshSlab& slab) {
   for (std::size_t i = 0; i < slab.vertices.size(); ++i)
     sent[std::size_t(next[std::size_t(blocks.owner(slab.vertices[i]))]++)] = {slab.vertices[i],
                                                                               slab.corners[i]};
-  std::vector<Corner> received = all_to_all(comm, sent, counts).values;
-  // A vertex's corners carry the same point: the first of each vertex stands for it.
-  std::stable_sort(received.begin(), received.end(),
-                   [](const Corner& a, const Corner& b) { return a.vertex < b.vertex; });
+  const std::vector<Corner> received = all_to_all(comm, sent, counts).values;
+  // A vertex's corners carry the same point: the first received of each vertex stands for it,
+  // placed by its index in this rank's block of vertices (no sort of the corners).
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::uint64_t base = std::uint64_t(rank) * blocks.per_rank;
+  const std::uint64_t block_size = std::min<std::uint64_t>(
+      blocks.per_rank,
+      std::uint64_t(slab.whole_vertices) - std::min<std::uint64_t>(base, slab.whole_vertices));
+  std::vector<char> held(block_size, 0);
+  std::vector<Vec3> by_vertex(block_size);
+  for (const Corner& corner : received) {
+    const std::uint64_t at = std::uint64_t(corner.vertex) - base;
+    if (!held[at]) by_vertex[at] = corner.point;
+    held[at] = 1;
+  }
   std::vector<Vec3> block;
-  for (std::size_t i = 0; i < received.size(); ++i)
-    if (i == 0 || received[i].vertex != received[i - 1].vertex) block.push_back(received[i].point);
+  for (std::uint64_t at = 0; at < block_size; ++at)
+    if (held[at]) block.push_back(by_vertex[at]);
   return block;
 }
 
