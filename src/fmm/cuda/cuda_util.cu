@@ -7,6 +7,20 @@
 
 namespace fmbem::fmm::cuda {
 
+SplitCoordinates split_coordinates(std::span<const Vec3> points,
+                                   std::span<const std::size_t> order) {
+  const std::size_t n = order.empty() ? points.size() : order.size();
+  SplitCoordinates out{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)};
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec3& p = points[order.empty() ? i : order[i]];
+    out.x[i] = p.x;
+    out.y[i] = p.y;
+    out.z[i] = p.z;
+  }
+  return out;
+}
+
 std::string mib(std::size_t bytes) {
   std::ostringstream out;
   out.precision(1);

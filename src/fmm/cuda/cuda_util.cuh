@@ -3,8 +3,11 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
+
+#include "fmbem/core/vec3.hpp"
 
 namespace fmbem::fmm::cuda {
 
@@ -24,6 +27,14 @@ std::string mib(std::size_t bytes);
 
 // n as a kernel's 32-bit index or count; owner ("GPU M2L") and what name it in the error.
 int checked_int(const char* owner, std::size_t n, const char* what);
+
+// Points' coordinates as three arrays for an upload: points[order[i]] at i (order empty: the
+// points in their own order), gathered on the host's threads.
+struct SplitCoordinates {
+  std::vector<double> x, y, z;
+};
+SplitCoordinates split_coordinates(std::span<const Vec3> points,
+                                   std::span<const std::size_t> order = {});
 
 // cudaMalloc with an fmbem::Error naming what did not fit.
 void* device_allocate(std::size_t bytes, const std::string& what);

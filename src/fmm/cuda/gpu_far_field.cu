@@ -128,25 +128,18 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
   // Host copies first, so that the bytes needed are known before anything is allocated.
   const auto sorted = [](std::span<const Vec3> points, std::span<const std::size_t> order,
                          std::vector<double>& x, std::vector<double>& y, std::vector<double>& z) {
-    x.resize(order.size());
-    y.resize(order.size());
-    z.resize(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      const Vec3& q = points[order[i]];
-      x[i] = q.x;
-      y[i] = q.y;
-      z[i] = q.z;
-    }
+    cuda::SplitCoordinates split = cuda::split_coordinates(points, order);
+    x = std::move(split.x);
+    y = std::move(split.y);
+    z = std::move(split.z);
   };
   if (plan.sources.size() != plan.source_order.size() ||
       (d.with_normals && plan.normals.size() != plan.sources.size()))
     throw Error("GPU FMM: one source index (and normal) per source point is needed");
   std::vector<double> hsx, hsy, hsz, hnx, hny, hnz, htx, hty, htz;
   // P2M's points come by position already.
-  std::vector<std::size_t> positions(plan.sources.size());
-  std::iota(positions.begin(), positions.end(), std::size_t(0));
-  sorted(plan.sources, positions, hsx, hsy, hsz);
-  if (d.with_normals) sorted(plan.normals, positions, hnx, hny, hnz);
+  sorted(plan.sources, {}, hsx, hsy, hsz);
+  if (d.with_normals) sorted(plan.normals, {}, hnx, hny, hnz);
   sorted(plan.targets, tree.target_order(), htx, hty, htz);
   std::vector<double> htnx, htny, htnz;
   if (!plan.target_normals.empty())

@@ -99,23 +99,14 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
   const auto upload_sorted = [](std::span<const Vec3> points, std::span<const std::size_t> order,
                                 DeviceVector<double>& x, DeviceVector<double>& y,
                                 DeviceVector<double>& z, const std::string& what) {
-    std::vector<double> hx(order.size()), hy(order.size()), hz(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      const Vec3& p = points[order[i]];
-      hx[i] = p.x;
-      hy[i] = p.y;
-      hz[i] = p.z;
-    }
-    x = DeviceVector<double>(hx, what);
-    y = DeviceVector<double>(hy, what);
-    z = DeviceVector<double>(hz, what);
+    const cuda::SplitCoordinates split = cuda::split_coordinates(points, order);
+    x = DeviceVector<double>(split.x, what);
+    y = DeviceVector<double>(split.y, what);
+    z = DeviceVector<double>(split.z, what);
   };
   // The sources' points come in the lists' order already.
-  std::vector<std::size_t> positions(lists.sources.size());
-  std::iota(positions.begin(), positions.end(), std::size_t(0));
-  upload_sorted(lists.sources, positions, d.sx, d.sy, d.sz, "near-field sources");
-  if (d.with_normals)
-    upload_sorted(lists.normals, positions, d.nx, d.ny, d.nz, "near-field normals");
+  upload_sorted(lists.sources, {}, d.sx, d.sy, d.sz, "near-field sources");
+  if (d.with_normals) upload_sorted(lists.normals, {}, d.nx, d.ny, d.nz, "near-field normals");
   upload_sorted(lists.targets, lists.target_order, d.tx, d.ty, d.tz, "near-field targets");
   if (!lists.target_normals.empty()) {
     upload_sorted(lists.target_normals, lists.target_order, d.tnx, d.tny, d.tnz,
