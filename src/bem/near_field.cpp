@@ -72,39 +72,37 @@ NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near
     return std::size_t(c.element) == i || norm(centroids[i] - c.centroid) < c.reach;
   };
 
-  // Counted, then written in place and sorted; rows visited by grid cell.
+  // visit(r, i, candidates) for each row i (the pattern's row r) with its grid cell's
+  // candidates, on the threads by cell.
+  const auto for_each_row = [&](auto&& visit) {
+#pragma omp parallel
+    {
+      std::vector<Candidate> candidates;
+#pragma omp for schedule(dynamic, 16)
+      for (std::int64_t cell = 0; cell < cells; ++cell)
+        for (std::int32_t element : gather(cell, candidates)) {
+          const std::size_t i = std::size_t(element);
+          if (is_row(i)) visit(i - rows.begin, i, candidates);
+        }
+    }
+  };
+
+  // Counted, then written in place and sorted.
   NearFieldPattern p;
   p.row_start.assign(rows.size() + 1, 0);
-#pragma omp parallel
-  {
-    std::vector<Candidate> candidates;
-#pragma omp for schedule(dynamic, 16)
-    for (std::int64_t cell = 0; cell < cells; ++cell)
-      for (std::int32_t element : gather(cell, candidates)) {
-        const std::size_t i = std::size_t(element);
-        if (!is_row(i)) continue;
-        std::int64_t count = 0;
-        for (const Candidate& c : candidates) count += close(i, c);
-        p.row_start[i - rows.begin + 1] = count;
-      }
-  }
+  for_each_row([&](std::size_t r, std::size_t i, const std::vector<Candidate>& candidates) {
+    std::int64_t count = 0;
+    for (const Candidate& c : candidates) count += close(i, c);
+    p.row_start[r + 1] = count;
+  });
   for (std::size_t r = 0; r < rows.size(); ++r) p.row_start[r + 1] += p.row_start[r];
   p.columns.resize(std::size_t(p.row_start.back()));
-#pragma omp parallel
-  {
-    std::vector<Candidate> candidates;
-#pragma omp for schedule(dynamic, 16)
-    for (std::int64_t cell = 0; cell < cells; ++cell)
-      for (std::int32_t element : gather(cell, candidates)) {
-        const std::size_t i = std::size_t(element);
-        if (!is_row(i)) continue;
-        const std::size_t r = i - rows.begin;
-        std::int32_t* out = p.columns.data() + p.row_start[r];
-        for (const Candidate& c : candidates)
-          if (close(i, c)) *out++ = c.element;
-        std::sort(p.columns.data() + p.row_start[r], out);
-      }
-  }
+  for_each_row([&](std::size_t r, std::size_t i, const std::vector<Candidate>& candidates) {
+    std::int32_t* out = p.columns.data() + p.row_start[r];
+    for (const Candidate& c : candidates)
+      if (close(i, c)) *out++ = c.element;
+    std::sort(p.columns.data() + p.row_start[r], out);
+  });
   return p;
 }
 

@@ -35,6 +35,14 @@ void multiply_add(int size, const cplx* a, const cplx* x, cplx* y) {
   }
 }
 
+// The indices whose mark is set, ascending.
+std::vector<std::size_t> marked_indices(const std::vector<char>& marks) {
+  std::vector<std::size_t> indices;
+  for (std::size_t i = 0; i < marks.size(); ++i)
+    if (marks[i]) indices.push_back(i);
+  return indices;
+}
+
 // A part's view of the given tree (FmmOptions::part_tree): the sources of the leaves the part
 // reads (P2M of its own leaves, the near, W and X lists of its targets' leaves) sorted into it.
 std::unique_ptr<Octree> part_view(const Octree& shape, const LocallyEssentialTree& part,
@@ -690,9 +698,7 @@ void Fmm::number_strengths_by_sources_read() {
   };
   renumber(near_source_order_);
   renumber(upward_order_);
-  read_sources_.reserve(count);
-  for (std::size_t s = 0; s < marks.size(); ++s)
-    if (marks[s]) read_sources_.push_back(s);
+  read_sources_ = marked_indices(marks);
   source_count_ = read_sources_.size();
 }
 
@@ -725,11 +731,7 @@ void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
 
 std::vector<std::size_t> Fmm::sources_read() const {
   if (!read_sources_.empty()) return read_sources_;  // the stores' orders hold positions in it
-  const std::vector<char> marks = source_read_marks();
-  std::vector<std::size_t> read;
-  for (std::size_t s = 0; s < marks.size(); ++s)
-    if (marks[s]) read.push_back(s);
-  return read;
+  return marked_indices(source_read_marks());
 }
 
 std::vector<char> Fmm::source_read_marks() const {
