@@ -95,13 +95,17 @@ void check_curvature_columns(const Mesh& mesh, const LayerPotentials& op) {
 
 namespace {
 
-void check_operator(const Mesh& mesh, const LayerPotentials& op, cplx coupling, RowRange rows) {
+// `coupled`: the operator must have a real, positive coupling (a length), else none.
+void check_operator(const Mesh& mesh, const LayerPotentials& op, bool coupled, RowRange rows) {
   const std::span<const std::size_t> columns = op.column_elements();
   // Every element, a part's (ascending), or none (a part without elements).
   const bool of_mesh = columns.empty() ? op.columns() == mesh.size() || op.columns() == 0
                                        : columns.back() < mesh.size();
-  if (!of_mesh || op.rows().begin != rows.begin || op.rows().end != rows.end ||
-      op.coupling() != coupling)
+  const cplx coupling = op.coupling();
+  const bool coupling_right =
+      coupled ? coupling.imag() == 0.0 && coupling.real() > 0.0 && std::isfinite(coupling.real())
+              : coupling == 0.0;
+  if (!of_mesh || op.rows().begin != rows.begin || op.rows().end != rows.end || !coupling_right)
     throw Error("curvature correction: layer potentials of another mesh, rows or coupling");
   check_curvature_columns(mesh, op);
 }
@@ -136,13 +140,14 @@ std::vector<double> plain_share(const Mesh& mesh, const LayerPotentials& plain,
   return c;
 }
 
-// -D'[1] = -((S + D')[1] - S[1]), added to c.
+// -D'[1] = -((S + L D')[1] - S[1]) / L, added to c, L the coupled operator's coupling.
 void add_coupled_share(const LayerPotentials& coupled, const std::vector<cplx>& s,
                        std::vector<double>& c) {
   const std::vector<cplx> ones = column_density(coupled, [](std::size_t) { return 1.0; });
   std::vector<cplx> y(s.size());
   coupled.apply({}, ones, y);
-  for (std::size_t r = 0; r < s.size(); ++r) c[r] -= (y[r] - s[r]).real();
+  const double length = coupled.coupling().real();
+  for (std::size_t r = 0; r < s.size(); ++r) c[r] -= (y[r] - s[r]).real() / length;
 }
 
 }  // namespace
@@ -151,8 +156,8 @@ std::vector<double> adjoint_double_layer_curvature_correction(const Mesh& mesh,
                                                               const LayerPotentials& plain,
                                                               const LayerPotentials& coupled,
                                                               double feature_angle) {
-  check_operator(mesh, plain, 0.0, plain.rows());
-  check_operator(mesh, coupled, 1.0, plain.rows());
+  check_operator(mesh, plain, false, plain.rows());
+  check_operator(mesh, coupled, true, plain.rows());
   std::vector<cplx> s;
   std::vector<double> c =
       plain_share(mesh, plain, feature_angle, feature_edge_segments(mesh, feature_angle), s);
@@ -174,11 +179,11 @@ std::vector<double> adjoint_double_layer_curvature_correction(
   {
     const std::unique_ptr<LayerPotentials> plain = make_plain();
     rows = plain->rows();
-    check_operator(mesh, *plain, 0.0, rows);
+    check_operator(mesh, *plain, false, rows);
     c = plain_share(mesh, *plain, feature_angle, segments, s);
   }
   const std::unique_ptr<LayerPotentials> coupled = make_coupled();
-  check_operator(mesh, *coupled, 1.0, rows);
+  check_operator(mesh, *coupled, true, rows);
   add_coupled_share(*coupled, s, c);
   return c;
 }

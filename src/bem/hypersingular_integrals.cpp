@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "fmbem/bem/panel_integrals.hpp"
+#include "fmbem/core/coordinate_rounding.hpp"
 #include "fmbem/kernel/kernel.hpp"
 
 // Derivation (details and the jump relations in docs/burton-miller.md). Let S(x), D(x) be the
@@ -50,7 +51,8 @@ EdgeFrame edge_frame(const Vec3& v1, const Vec3& v2, const Vec3& n, const Vec3& 
   f.delta = std::hypot(f.d, h);
   // x on the edge's line (outside the edge, else N is infinite): the line integrals below
   // switch to t = +-exp(s); 1e-15 of the edge keeps asinh(t / delta) finite.
-  if (f.delta <= 1e-15 * (f.t2 - f.t1)) f.delta = 0.0;
+  if (f.delta <= 1e-15 * (f.t2 - f.t1) + coordinate_rounding(largest_coordinate(v1, p)))
+    f.delta = 0.0;
   return f;
 }
 
@@ -176,7 +178,8 @@ Gradients gradients(double k, const Vec3& a, const Vec3& b, const Vec3& c, const
   const double longest = std::max({norm(b - a), norm(c - b), norm(a - c)});
   double h = dot(x - a, n);
   // The same in-plane test as panel_integrals: x on the plane gets D = 0, not +-1/2.
-  const bool in_plane = std::abs(h) <= 1e-12 * longest;
+  const bool in_plane =
+      std::abs(h) <= 1e-12 * longest + coordinate_rounding(largest_coordinate(a, x));
   if (in_plane) h = 0.0;
   const Vec3 p = x - n * h;
   const std::array<Vec3, 3> v{a, b, c};

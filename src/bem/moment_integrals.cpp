@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "fmbem/core/coordinate_rounding.hpp"
 #include "fmbem/kernel/kernel.hpp"
 #include "fmbem/quadrature/triangle_rule.hpp"
 
@@ -175,7 +176,7 @@ MonomialMoments monomial_moments(double k, const Vec3& a, const Vec3& b, const V
   const double longest = std::max({norm(b - a), norm(c - b), norm(a - c)});
   double h = dot(x - a, n);
   // The in-plane test of panel_integrals and hypersingular_integrals.
-  if (std::abs(h) <= 1e-12 * longest) h = 0.0;
+  if (std::abs(h) <= 1e-12 * longest + coordinate_rounding(largest_coordinate(a, x))) h = 0.0;
   const Vec3 p = x - n * h;
   const double n_dot = dot(n, n_x);
   const double xi = dot(p - origin, axis1), eta = dot(p - origin, axis2);
@@ -207,7 +208,7 @@ MonomialMoments monomial_moments(double k, const Vec3& a, const Vec3& b, const V
     const double t1 = dot(v1 - p, unit), t2 = dot(v2 - p, unit);
     const Vec3 foot = (v1 - p) - unit * t1;  // from p to the edge's line
     const double dist = norm(foot);
-    if (dist <= 1e-14 * length) {
+    if (dist <= 1e-14 * length + coordinate_rounding(largest_coordinate(v1, p))) {
       // p on the edge's line: the sector has no area. Beside the segment it also subtends no
       // angle; on the segment itself (x across a sharp edge from T, e.g. on the neighbouring
       // face of a cube) it subtends the half circle beyond the edge, and the log |h| terms left

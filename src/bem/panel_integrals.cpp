@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "fmbem/core/coordinate_rounding.hpp"
 #include "fmbem/kernel/kernel.hpp"
 
 namespace fmbem {
@@ -27,7 +28,7 @@ Sector edge_sector(const Vec3& p, const Vec3& v1, const Vec3& v2, const Vec3& n)
   s.t2 = dot(v2 - p, unit);
   s.dist = norm((v1 - p) - unit * s.t1);
   // p on the edge's line: the sector has no area.
-  if (s.dist <= 1e-14 * length) return s;
+  if (s.dist <= 1e-14 * length + coordinate_rounding(largest_coordinate(v1, p))) return s;
   s.sign = dot(cross(v1 - p, v2 - p), n) > 0.0 ? 1.0 : -1.0;
   return s;
 }
@@ -62,7 +63,8 @@ PanelIntegrals panel_integrals(double k, const Vec3& a, const Vec3& b, const Vec
   double h = dot(x - a, n);
   // x on the plane (the self term): rounding must not turn the zero double
   // layer into the +-1/2 jump of the limit from either side.
-  const bool in_plane = std::abs(h) <= 1e-12 * longest;
+  const bool in_plane =
+      std::abs(h) <= 1e-12 * longest + coordinate_rounding(largest_coordinate(a, x));
   if (in_plane) h = 0.0;
   const double abs_h = std::abs(h);
   const Vec3 p = x - n * h;

@@ -554,11 +554,13 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
   const double largest_extent = std::max({extent.x, extent.y, extent.z});
   const double magnitude =
       std::max({std::abs(box.low.x), std::abs(box.low.y), std::abs(box.low.z), std::abs(box.high.x),
-                std::abs(box.high.y), std::abs(box.high.z), 1.0});
+                std::abs(box.high.y), std::abs(box.high.z)});
   root_center_ = 0.5 * (box.low + box.high);
-  // The floor keeps the cube non-degenerate when all points coincide and well above the
-  // coordinates' rounding when the cloud is tiny compared with its distance from the origin.
+  // The floor keeps the cube well above the coordinates' rounding when the cloud is tiny
+  // compared with its distance from the origin; relative to the coordinates alone, so that a
+  // body of any size (1e-25 or 1e25) gets the same tree. Points all at the origin get a unit cube.
   root_width_ = std::max(largest_extent * (1.0 + 1e-6), 1e-12 * magnitude);
+  if (!(root_width_ > 0.0)) root_width_ = 1.0;
   const Vec3 root_low = root_center_ - Vec3{0.5, 0.5, 0.5} * root_width_;
 
   const int max_level = options_.max_level;

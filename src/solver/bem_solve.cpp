@@ -653,8 +653,12 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
           laplace->distribute(sweep.distribution->local->locally_essential_tree(), comm);
         return laplace;
       };
+      // The coupled operator's coupling: a length of the body's order, the same on every rank
+      // (the largest part's diameter), so that S[1] and L D'[1] are alike in size.
+      double length = mesh.diameter();
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &length, 1, MPI_DOUBLE, MPI_MAX, comm));
       sweep.curvature_correction = adjoint_double_layer_curvature_correction(
-          mesh, [&] { return make(0.0); }, [&] { return make(1.0); }, opt.near.feature_angle,
+          mesh, [&] { return make(0.0); }, [&] { return make(length); }, opt.near.feature_angle,
           sweep.distribution ? &sweep.distribution->feature_segments : nullptr);
       PetscCall(PetscLogEventEnd(events.curvature, 0, 0, 0, 0));
     }

@@ -129,6 +129,25 @@ def refine(nodes, tris):
     return nodes, out
 
 
+def icosphere_nodes(level, radius=1.0, centre=(0.0, 0.0, 0.0)):
+    """The icosahedral sphere of -mesh icosphere:L, scaled by radius and moved to centre."""
+    t = (1 + 5 ** 0.5) / 2
+    v = [(-1, t, 0), (1, t, 0), (-1, -t, 0), (1, -t, 0), (0, -1, t), (0, 1, t), (0, -1, -t),
+         (0, 1, -t), (t, 0, -1), (t, 0, 1), (-t, 0, -1), (-t, 0, 1)]
+    f = [(0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4),
+         (11, 10, 2), (10, 7, 6), (7, 1, 8), (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8), (3, 8, 9),
+         (4, 9, 5), (2, 4, 11), (6, 2, 10), (8, 6, 7), (9, 8, 1)]
+
+    def unit(p):
+        r = sum(x * x for x in p) ** 0.5
+        return tuple(x / r for x in p)
+    v = [unit(p) for p in v]
+    for _ in range(level):
+        v, f = refine(v, f)
+        v = [unit(p) for p in v]
+    return [tuple(c + radius * x for c, x in zip(centre, p)) for p in v], f
+
+
 def cube_meshes(levels):
     """cube0.msh (gmsh, N = 540) and its nested uniform refinements cube1.msh .. (4x each)."""
     geo = os.path.join(WORK, "cube_coarse.geo")
@@ -728,6 +747,68 @@ elif CASE == "fmm_vs_direct":
     for event in ("FMMTree", "FMMP2M", "FMMM2M", "FMMM2L", "FMML2L", "FMML2P", "FMMNear"):
         check(event in out, f"-log_view shows {event}")
     check(re.search(r"fmm +p = 11,", out) is not None, "-fmm_eps 1e-4 (default) chooses p = 11")
+elif CASE == "far_from_origin":
+    # The same body translated (offsets 1e-3 .. 1e6 times its radius) or scaled (radius 1e-6 ..
+    # 1e6, k scaled with it) must get the same answer: the surface solution equal element by
+    # element once the exact change is taken out (a plane wave's phase exp(i k d.s) across a
+    # shift s; u scales as 1/R for the monopole, as R^0 for scattering). Stored coordinates are
+    # rounded to eps |offset|, a relative perturbation of delta = eps |offset| / h of elements
+    # of size h; a second-kind equation (condition ~10) moves the solution by a few delta, and
+    # GMRES stopped at rtol 1e-12 leaves ~1e-11: tolerance 20 delta + 1e-10 (measured: 0.4 delta,
+    # about 4e-10 at 1e6 on icosphere:2). Before coordinates were handled relative to the
+    # elements, a unit sphere 1e4 away gave 16 % error (bm) or no convergence (cbie).
+    import cmath
+    import math
+    eps = 2.220446049250313e-16
+    level = 2
+    nodes0, tris = icosphere_nodes(level)
+    h = min(math.dist(nodes0[a], nodes0[b]) for a, b, _ in tris)
+    direction = (1.0, 0.5, -0.25)
+
+    def surface(radius, offset, args):
+        centre = tuple(offset * d for d in direction)
+        nodes, _ = icosphere_nodes(level, radius, centre)
+        path = os.path.join(WORK, f"sphere_{radius:g}_{offset:g}.msh")
+        write_msh22(path, nodes, tris)
+        csv = path + ".csv"
+        k = float(args[args.index("-k") + 1]) / radius
+        a = list(args)
+        a[a.index("-k") + 1] = repr(k)
+        r = summary(["-mesh", path, "-bem_csv", csv, "-ksp_rtol", "1e-12"] + a)
+        return r, read_csv(csv), k, centre
+
+    problems = {
+        "rigid bm": ["-k", "2", "-bem_operator", "direct"],
+        "soft bm": ["-k", "2", "-bem_bc", "dirichlet", "-bem_operator", "direct"],
+        "radiation cbie": ["-k", "2", "-bem_problem", "radiation", "-bem_formulation", "cbie",
+                           "-bem_operator", "direct"],
+        "laplace radiation": ["-k", "0", "-bem_problem", "radiation", "-bem_operator", "direct"],
+        "rigid bm, FMM": ["-k", "2", "-fmm_eps", "1e-8"],
+    }
+    for name, args in problems.items():
+        ref, u0, _, _ = surface(1.0, 0.0, args)
+        fmm = "-fmm_eps" in args
+        moves = [(1.0, d) for d in (1e-3, 1e2, 1e4, 1e6)] + [(r, 0.0) for r in (1e-6, 1e6)]
+        if fmm:
+            moves = [(1.0, 1e4), (1e-6, 0.0), (1e3, 1e9)]
+        for radius, offset in moves:
+            r, u, k, centre = surface(radius, offset, args)
+            # The exact change: the monopole's e^{ikr} / (4 pi r) at the same k r scales as 1/R;
+            # the scattered plane wave exp(i k d.x), d = (0, 0, 1), takes its phase at the shift,
+            # and the soft body's unknown, q = du/dn, a derivative, scales as 1/R.
+            if "radiation" in name:
+                factor = 1.0 / radius
+            else:
+                factor = cmath.exp(1j * k * centre[2]) / (radius if "soft" in name else 1.0)
+            diff = math.sqrt(sum(abs(a / factor - b) ** 2 for a, b in zip(u, u0)) /
+                             sum(abs(b) ** 2 for b in u0))
+            delta = eps * math.hypot(*centre) / (h * radius)
+            # The FMM's tree is cut afresh for the moved body: its MatMult error (-fmm_eps 1e-8)
+            # bounds the difference instead.
+            tol = 1e-6 if fmm else 20 * delta + 1e-10
+            check(diff <= tol and r["its"] <= ref["its"] + 2,
+                  f"{name}: radius {radius:g} at {offset:g}: solution equal to {diff:.2e} "
+                  f"(tolerance {tol:.1e}), {r['its']} iterations against {ref['its']}")
 elif CASE == "field":
     # Issue 11: the field off the surface and the far field from the solved surface values,
     # against the Mie series. The surface solution converges as h^2 at the collocation points

@@ -70,7 +70,9 @@ std::vector<double> feature_edge_curvature_term(const Mesh& mesh, RowRange rows,
 void check_curvature_columns(const Mesh& mesh, const LayerPotentials& op);
 
 // c_i for the rows of `plain` (Laplace layer potentials, coupling 0) and `coupled` (the same
-// with coupling 1: S + D' and D + N), both over mesh's elements and the same rows.
+// with a coupling L, a length of the body's order: S + L D' and D + L N), both over mesh's
+// elements and the same rows. D'[1] is read as ((S + L D')[1] - S[1]) / L: with L = 1 on a body
+// of size 1e15 S[1] would be 1e15 times D'[1] and the difference all rounding.
 std::vector<double> adjoint_double_layer_curvature_correction(const Mesh& mesh,
                                                               const LayerPotentials& plain,
                                                               const LayerPotentials& coupled,

@@ -2,13 +2,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "fmbem/core/host_device.hpp"
 #include "fmbem/core/vec3.hpp"
-
-#if defined(__CUDACC__)
-#define FMBEM_HOST_DEVICE __host__ __device__
-#else
-#define FMBEM_HOST_DEVICE
-#endif
 
 namespace fmbem {
 

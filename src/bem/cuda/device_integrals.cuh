@@ -16,6 +16,7 @@
 
 #include "../../fmm/cuda/cuda_util.cuh"
 #include "fmbem/bem/discretization.hpp"
+#include "fmbem/core/coordinate_rounding.hpp"
 #include "fmbem/quadrature/gauss_legendre.hpp"
 
 namespace fmbem::bem_cuda {
@@ -38,6 +39,9 @@ __device__ inline V3 cross(V3 a, V3 b) {
 }
 __device__ inline double norm(V3 a) { return sqrt(dot(a, a)); }
 __device__ inline V3 normalized(V3 a) { return a * (1.0 / norm(a)); }
+__device__ inline double largest_coordinate(V3 a, V3 b) {
+  return fmbem::largest_coordinate(a.x, a.y, a.z, b.x, b.y, b.z);
+}
 __device__ inline V3 load(const double* p, std::int64_t i) {
   return {p[3 * i], p[3 * i + 1], p[3 * i + 2]};
 }
@@ -143,7 +147,7 @@ __device__ inline Sector edge_sector(V3 p, V3 v1, V3 v2, V3 n) {
   s.t1 = dot(v1 - p, unit);
   s.t2 = dot(v2 - p, unit);
   s.dist = norm((v1 - p) - unit * s.t1);
-  if (s.dist <= 1e-14 * length) return s;
+  if (s.dist <= 1e-14 * length + coordinate_rounding(largest_coordinate(v1, p))) return s;
   s.sign = dot(cross(v1 - p, v2 - p), n) > 0.0 ? 1.0 : -1.0;
   return s;
 }
@@ -161,7 +165,7 @@ __device__ inline void panel_integrals(double k, V3 a, V3 b, V3 c, V3 x, const d
   const V3 n = normalized(cross(b - a, c - a));
   const double longest = fmax(fmax(norm(b - a), norm(c - b)), norm(a - c));
   double h = dot(x - a, n);
-  const bool in_plane = fabs(h) <= 1e-12 * longest;
+  const bool in_plane = fabs(h) <= 1e-12 * longest + coordinate_rounding(largest_coordinate(a, x));
   if (in_plane) h = 0.0;
   const double abs_h = fabs(h);
   const V3 p = x - n * h;
@@ -219,7 +223,8 @@ __device__ inline EdgeFrame edge_frame(V3 v1, V3 v2, V3 n, V3 p, double h) {
   f.t1 = dot(v1 - p, s);
   f.t2 = dot(v2 - p, s);
   f.delta = hypot(f.d, h);
-  if (f.delta <= 1e-15 * (f.t2 - f.t1)) f.delta = 0.0;
+  if (f.delta <= 1e-15 * (f.t2 - f.t1) + coordinate_rounding(largest_coordinate(v1, p)))
+    f.delta = 0.0;
   return f;
 }
 
@@ -330,7 +335,7 @@ __device__ inline Hypersingular hypersingular_integrals(double k, V3 a, V3 b, V3
   const V3 n = normalized(cross(b - a, c - a));
   const double longest = fmax(fmax(norm(b - a), norm(c - b)), norm(a - c));
   double h = dot(x - a, n);
-  const bool in_plane = fabs(h) <= 1e-12 * longest;
+  const bool in_plane = fabs(h) <= 1e-12 * longest + coordinate_rounding(largest_coordinate(a, x));
   if (in_plane) h = 0.0;
   const V3 p = x - n * h;
   const V3 v[3] = {a, b, c};

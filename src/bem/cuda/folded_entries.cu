@@ -153,7 +153,7 @@ __device__ inline Moments monomial_moments(double k, V3 a, V3 b, V3 c, V3 origin
   const V3 n = normalized(cross(b - a, c - a));
   const double longest = fmax(fmax(norm(b - a), norm(c - b)), norm(a - c));
   double h = dot(x - a, n);
-  if (fabs(h) <= 1e-12 * longest) h = 0.0;
+  if (fabs(h) <= 1e-12 * longest + coordinate_rounding(largest_coordinate(a, x))) h = 0.0;
   const V3 p = x - n * h;
   const double n_dot = dot(n, n_x);
   const double xi = dot(p - origin, axis1), eta = dot(p - origin, axis2);
@@ -190,7 +190,7 @@ __device__ inline Moments monomial_moments(double k, V3 a, V3 b, V3 c, V3 origin
     const double t1 = dot(v1 - p, unit), t2 = dot(v2 - p, unit);
     const V3 foot = (v1 - p) - unit * t1;
     const double dist = norm(foot);
-    if (dist <= 1e-14 * length) {
+    if (dist <= 1e-14 * length + coordinate_rounding(largest_coordinate(v1, p))) {
       // p on the edge segment itself (x across a sharp edge): the half circle beyond the edge
       // at rho = 0 restores the log |h| terms (as monomial_moments on the host).
       if (!(t1 < 0.0 && t2 > 0.0) || h == 0.0) continue;
