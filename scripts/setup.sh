@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config python3 libpetsc-complex-dev libgmsh-dev gmsh
           libvtk9-dev libboost-dev libopenmpi-dev openmpi-bin googletest libgtest-dev libseccomp-dev
-          python3-matplotlib)
+          python3-matplotlib paraview xvfb xauth)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -13,6 +13,15 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -q
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+# pvpython (examples/sphere_plane/show_plane.py and its test): Debian 12's python3-paraview
+# conflicts with python3-vtk9, which libvtk9-dev needs, so it is unpacked, not installed.
+pvdir=/opt/python3-paraview
+if ! command -v pvpython >/dev/null && [ ! -x $pvdir/usr/bin/pvpython ]; then
+  deb=$(mktemp -d)
+  (cd "$deb" && apt-get download -q "python3-paraview=$(dpkg-query -W -f='${Version}' paraview)")
+  dpkg-deb -x "$deb"/python3-paraview_*.deb $pvdir
+  rm -rf "$deb"
 fi
 build=${BUILD_DIR:-build}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release

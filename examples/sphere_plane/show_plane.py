@@ -5,8 +5,8 @@
 
 Colours the plane by the array (default spl_dB_re1, the total field's level in dB re the
 incident wave's amplitude), points inside the body (NaN) in light grey, and shows the body's
-surface from the optional .vtu. Written against paraview.simple (ParaView 5.10 to 5.12);
-ParaView is not installed where fmbem is tested, so this script is untested there.
+surface from the optional .vtu. Written against paraview.simple; tested (ctest -L examples,
+under xvfb-run) with Debian 12's ParaView 5.11.
 """
 import sys
 
@@ -37,8 +37,11 @@ shown.SetScalarBarVisibility(view, True)
 if surface:
     body = XMLUnstructuredGridReader(FileName=[surface])
     body_shown = Show(body, view)
-    ColorBy(body_shown, None)
+    # A solid colour: no array. Not ColorBy(body_shown, None), which 5.11 rejects ("invalid
+    # association string 'NONE'") while the body is uncoloured.
+    body_shown.ColorArrayName = ["POINTS", ""]
     body_shown.DiffuseColor = [0.6, 0.6, 0.6]
+    body_shown.AmbientColor = [0.6, 0.6, 0.6]
 
 # The plane is y = const (the x-z plane): look along +y with z up, the incident wave's
 # direction (+z) pointing up the picture.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/core/temporary_files.hpp"
 
 static const char help[] =
     "fmbem bem_solve: piecewise-constant collocation "
@@ -31,6 +32,9 @@ int main(int argc, char **argv) {
   // PETSc errors come back as codes, printed below as one line instead of
   // PETSc's trace.
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
+  // After PetscInitialize, whose handlers for these signals print a trace and call MPI_Abort:
+  // ours remove the run's temporaries and end it with one line.
+  fmbem::install_termination_handlers("bem_solve");
   int status = fmbem::kExitSolved;
   try {
     const PetscErrorCode ierr = fmbem::run_bem_solve(PETSC_COMM_WORLD, &status);
@@ -48,6 +52,10 @@ int main(int argc, char **argv) {
     status = fmbem::kExitBadInput;
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "bem_solve: error: out of memory\n");
+    status = fmbem::kExitBadInput;
+  } catch (const std::exception &e) {
+    // Whatever a library throws ends the run with its message, never std::terminate's abort.
+    report(PETSC_COMM_WORLD, std::string("internal error: ") + e.what());
     status = fmbem::kExitBadInput;
   }
   PetscPopErrorHandler();

@@ -15,6 +15,7 @@
 #include "fmbem/bem/panel_integrals.hpp"
 #include "fmbem/bem/point_strengths.hpp"
 #include "fmbem/core/error.hpp"
+#include "fmbem/field/field_limits.hpp"
 #include "fmbem/fmm/direct_sum.hpp"
 #include "fmbem/fmm/expansions.hpp"
 #include "fmbem/problem/problem.hpp"
@@ -101,6 +102,24 @@ double extent(std::span<const Vec3> a, std::span<const Vec3> b) {
   return std::max({high.x - low.x, high.y - low.y, high.z - low.z});
 }
 
+// The far-field form of the Gauss-rule sum D u - S q at x (FieldEvaluator's comment): y, normals,
+// charges (-w q) and dipoles (w u) per Gauss point, either strength list empty for zero.
+cplx far_sum(std::span<const Vec3> y, std::span<const Vec3> normals, std::span<const cplx> charges,
+             std::span<const cplx> dipoles, double k, const Vec3& center, const Vec3& x) {
+  const Vec3 X = x - center;
+  const double R = norm(X);
+  cplx sum = 0.0;
+  for (std::size_t j = 0; j < y.size(); ++j) {
+    const Vec3 rho = y[j] - center, d = X - rho;  // d = x - y_j
+    const double r = norm(d);
+    const double r_minus_R = (dot(rho, rho) - 2.0 * dot(X, rho)) / (r + R);
+    cplx term = charges.empty() ? cplx(0.0) : charges[j];
+    if (!dipoles.empty()) term += dipoles[j] * (dot(d, normals[j]) / r) * cplx(1.0 / r, -k);
+    sum += std::polar(R / r, k * r_minus_R) * term;
+  }
+  return std::polar(1.0 / (4.0 * std::numbers::pi * R), k * R) * sum;
+}
+
 }  // namespace
 
 FieldGeometry::FieldGeometry(const Discretization& disc, std::vector<Vec3> points,
@@ -108,9 +127,10 @@ FieldGeometry::FieldGeometry(const Discretization& disc, std::vector<Vec3> point
     : disc_(&disc), options_(options), points_(std::move(points)) {
   const auto start = Clock::now();
   const Mesh& mesh = disc.mesh();
-  for (const Vec3& p : points_)
-    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
-      throw Error("field: a field point has a non-finite coordinate");
+  for (std::size_t i = 0; i < points_.size(); ++i)
+    if (!within_field_range(points_[i]))
+      throw Error("field: field point " + std::to_string(i + 1) + " of " +
+                  std::to_string(points_.size()) + " " + out_of_range_reason(points_[i]));
   if (!(options.near.near_factor >= 1.0)) throw Error("field: the near factor must be at least 1");
   if (!(options.surface_tolerance >= 0.0 && options.surface_tolerance < 1.0))
     throw Error("field: the surface tolerance must lie in [0, 1)");
@@ -218,80 +238,106 @@ FieldEvaluator::FieldEvaluator(const FieldGeometry& geometry, double k)
   statistics_.method = "direct sum";
   statistics_.device = "cpu";
   const std::size_t n_exterior = geometry.exterior().size();
-  if (!options.use_fmm || n_exterior == 0) {
-    direct_.resize(n_exterior);
-    std::iota(direct_.begin(), direct_.end(), std::size_t{0});
-    statistics_.setup_seconds = seconds_since(start);
-    return;
-  }
-  // The low-frequency FMM needs p >= sqrt(3) k w on its coarsest M2L level (level 2, w = a
-  // quarter of the root cube: fmm::low_frequency_accurate), and field points far from the body
-  // widen the root. p is raised as far as kMaxRaisedOrder; the points beyond the cube that p
-  // covers (centred on the Gauss points' box) are summed directly, O(N) each.
-  const auto order_for = [&](double width) {
-    return static_cast<int>(std::ceil(std::sqrt(3.0) * k * width * (1.0 + 1e-6) / 4.0));
-  };
-  const int p =
-      options.fmm.order > 0 ? options.fmm.order : fmm::order_for_tolerance(options.fmm.tolerance);
-  std::vector<Vec3> all(n_exterior);
-  for (std::size_t e = 0; e < n_exterior; ++e) all[e] = geometry.points()[geometry.exterior()[e]];
   const std::span<const Vec3> sources = disc.quadrature_points();
   const double source_width = extent(sources, {});
-  std::vector<Vec3> targets;
-  std::ostringstream note;
-  note.precision(3);
-  if (order_for(extent(sources, all)) <= std::max(p, kMaxRaisedOrder)) {
-    targets = all;
-    fmm_targets_.resize(n_exterior);
-    std::iota(fmm_targets_.begin(), fmm_targets_.end(), std::size_t{0});
-  } else {
+  {
     Vec3 low = sources[0], high = sources[0];
     for (const Vec3& y : sources) {
       low = {std::min(low.x, y.x), std::min(low.y, y.y), std::min(low.z, y.z)};
       high = {std::max(high.x, y.x), std::max(high.y, y.y), std::max(high.z, y.z)};
     }
-    const Vec3 center = (low + high) * 0.5;
-    const double half =
-        0.5 * std::max(source_width, 4.0 * std::max(p, kMaxRaisedOrder) / (std::sqrt(3.0) * k) /
-                                         (1.0 + 1e-6) * (1.0 - 1e-9));
-    for (std::size_t e = 0; e < n_exterior; ++e) {
-      const Vec3 d = all[e] - center;
+    center_ = (low + high) * 0.5;
+  }
+  // Far points get the far-field form of the sum (far_sum); the FMM's tree never spans them.
+  const double far = kFarWidths * source_width;
+  std::vector<std::size_t> near;  // the other exterior points
+  for (std::size_t e = 0; e < n_exterior; ++e) {
+    const Vec3 d = geometry.points()[geometry.exterior()[e]] - center_;
+    if (std::max({std::abs(d.x), std::abs(d.y), std::abs(d.z)}) > far) {
+      // e^{ikR} needs kR finite: only an absurd k (above 1e150 / |x|) fails.
+      if (!std::isfinite(k * norm(d)))
+        throw Error("field: k = " + std::to_string(k) + " times the distance of field point " +
+                    std::to_string(geometry.exterior()[e] + 1) + " overflows");
+      far_.push_back(e);
+    } else {
+      near.push_back(e);
+    }
+  }
+  std::ostringstream note;
+  note.precision(3);
+  if (!far_.empty())
+    note << far_.size() << " of the " << n_exterior << " points lie farther than "
+         << int(kFarWidths) << " body widths and are summed directly in the far-field form; ";
+  const auto finish = [&] {
+    statistics_.note += note.str();
+    if (statistics_.note.ends_with("; ")) statistics_.note.resize(statistics_.note.size() - 2);
+    statistics_.setup_seconds = seconds_since(start);
+  };
+  if (!options.use_fmm || near.empty()) {
+    direct_ = near;
+    finish();
+    return;
+  }
+  // The low-frequency FMM needs p >= sqrt(3) k w on its coarsest M2L level (level 2, w = a
+  // quarter of the root cube: fmm::low_frequency_accurate), and field points far from the body
+  // widen the root. p is raised as far as kMaxRaisedOrder; the points beyond the cube that p
+  // covers (centred on the Gauss points' box) are summed directly, O(N) each. In double: the
+  // order for a wide box exceeds an int.
+  const auto order_for = [&](double width) {
+    return std::ceil(std::sqrt(3.0) * k * width * (1.0 + 1e-6) / 4.0);
+  };
+  const int p =
+      options.fmm.order > 0 ? options.fmm.order : fmm::order_for_tolerance(options.fmm.tolerance);
+  const int most = std::max(p, kMaxRaisedOrder);
+  std::vector<Vec3> all(near.size());
+  for (std::size_t t = 0; t < near.size(); ++t)
+    all[t] = geometry.points()[geometry.exterior()[near[t]]];
+  std::vector<Vec3> targets;
+  if (order_for(extent(sources, all)) <= most) {
+    targets = all;
+    fmm_targets_ = near;
+  } else {
+    const double half = 0.5 * std::max(source_width, 4.0 * most / (std::sqrt(3.0) * k) /
+                                                         (1.0 + 1e-6) * (1.0 - 1e-9));
+    for (std::size_t t = 0; t < near.size(); ++t) {
+      const Vec3 d = all[t] - center_;
       if (std::max({std::abs(d.x), std::abs(d.y), std::abs(d.z)}) <= half) {
-        fmm_targets_.push_back(e);
-        targets.push_back(all[e]);
+        fmm_targets_.push_back(near[t]);
+        targets.push_back(all[t]);
       } else {
-        direct_.push_back(e);
+        direct_.push_back(near[t]);
       }
     }
     note << direct_.size() << " of the " << n_exterior
          << " points lie beyond the FMM's low-frequency range and are summed directly; ";
   }
-  const int needed = targets.empty() ? 0 : order_for(extent(sources, targets));
+  const double needed = targets.empty() ? 0.0 : order_for(extent(sources, targets));
   if (targets.empty() || needed > fmm::max_degree) {
     // Even the body's own box is beyond the range: every point directly.
-    direct_.resize(n_exterior);
-    std::iota(direct_.begin(), direct_.end(), std::size_t{0});
+    direct_ = near;
     fmm_targets_.clear();
     statistics_.note = "direct sum: the body is beyond the low-frequency FMM's range at p <= " +
-                       std::to_string(fmm::max_degree);
-    statistics_.setup_seconds = seconds_since(start);
+                       std::to_string(fmm::max_degree) + "; ";
+    note.str("");
+    if (!far_.empty())
+      note << far_.size() << " points farther than " << int(kFarWidths)
+           << " body widths in the far-field form";
+    finish();
     return;
   }
   if (needed > p)
     note << "p raised from " << p << " to " << needed
          << ": the field points widen the octree (k * coarsest M2L cell width "
          << k * extent(sources, targets) / 4.0 << ")";
-  statistics_.note = note.str();
-  if (statistics_.note.ends_with("; ")) statistics_.note.resize(statistics_.note.size() - 2);
   fmm::FmmOptions fmm_options = options.fmm;
   fmm_options.skip_radius = disc.coincidence_radius();
-  fmm_options.order = std::max(p, needed);
+  fmm_options.order = std::max(p, int(needed));
   fmm_ = std::make_unique<fmm::Fmm>(k, sources, quadrature_point_normals(disc), targets,
                                     splitting_points(disc, targets), fmm_options);
   statistics_.method = "fmm, p = " + std::to_string(fmm_->order());
-  if (!direct_.empty()) statistics_.method += " (and a direct sum)";
+  if (!direct_.empty() || !far_.empty()) statistics_.method += " (and a direct sum)";
   statistics_.device = fmm_->statistics().far_field_device;
-  statistics_.setup_seconds = seconds_since(start);
+  finish();
 }
 
 FieldEvaluator::~FieldEvaluator() = default;
@@ -331,6 +377,15 @@ FieldValues FieldEvaluator::evaluate(std::span<const cplx> u, std::span<const cp
         const std::size_t e = direct_[d];
         exterior[e] = sources.potential(0, sources.size(), k_,
                                         geometry.points()[geometry.exterior()[e]], skip2);
+      }
+    }
+    if (!far_.empty()) {
+      const std::vector<Vec3> normals = quadrature_point_normals(disc);
+#pragma omp parallel for schedule(dynamic, 1)
+      for (std::size_t f = 0; f < far_.size(); ++f) {
+        const std::size_t e = far_[f];
+        exterior[e] = far_sum(disc.quadrature_points(), normals, charges, dipoles, k_, center_,
+                              geometry.points()[geometry.exterior()[e]]);
       }
     }
   }

@@ -1,5 +1,6 @@
 #include "fmbem/field/problem_field.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -20,6 +21,20 @@ exact::SphereScatteredField sphere_field(const ProblemSpec& spec, const SphereFi
 }
 
 }  // namespace
+
+cplx sphere_scattered_at(const exact::SphereScatteredField& field, double k, const Vec3& center,
+                         const Vec3& x) {
+  const double r = norm(x - center);
+  // The series' h_n(kr) / h_n(ka) carries the phase kr - ka as one double, which rounds by
+  // kr eps / 2; the far-field form F(d) e^{ik|x|} / |x| is off by about N^2 / (2 kr) (the 1/kr
+  // terms of h_n, N terms). It is the better one beyond kr = N / sqrt(2 eps), where both are
+  // below N 1.5e-8.
+  const double terms = double(std::max(field.terms(), 1));
+  if (!(k > 0.0) || k * r <= terms / std::sqrt(2.0 * std::numeric_limits<double>::epsilon()))
+    return field.scattered(x);
+  const double distance = norm(x);  // F is relative to the origin
+  return field.far_field(x * (1.0 / distance)) * std::polar(1.0 / distance, k * distance);
+}
 
 SurfaceTraces surface_traces(const Problem& problem, const Mesh& mesh,
                              std::span<const cplx> solution) {
@@ -77,7 +92,8 @@ std::optional<ExactField> exact_scattered_field(const Problem& problem, const Me
                                 " terms)");
 #pragma omp parallel for schedule(dynamic, 64)
   for (std::size_t i = 0; i < points.size(); ++i)
-    if (locations[i] == PointLocation::exterior) out.values[i] = field.scattered(points[i]);
+    if (locations[i] == PointLocation::exterior)
+      out.values[i] = sphere_scattered_at(field, spec.k, sphere->center, points[i]);
   return out;
 }
 

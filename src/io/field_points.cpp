@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/field/field_limits.hpp"
 #include "fmbem/io/gmsh_reader.hpp"
 
 namespace fmbem::io {
@@ -28,12 +29,36 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// The whole text as one finite number (a leading '+' allowed), via from_chars: no locale.
+// One comma-separated field, read as msh_check reads a coordinate: std::from_chars over the
+// whole text (no locale, no hex floats, no blanks or junk inside) after a leading '+' that is
+// not followed by a sign (so "+-2" and "++2" are refused).
+enum class Token {
+  number,        // a finite double
+  non_finite,    // nan, inf, infinity (any case), nan(...)
+  out_of_range,  // a number beyond a double's range: 1e999, 1e-999
+  word,          // text that is no number at all: a header's "x" (starts with no digit or sign)
+  malformed,     // anything else: "", "+-2", "1.5.5", "1e3x", "0x1p3"
+};
+
+Token read_token(std::string_view text, double& value) {
+  std::string_view digits = text;
+  if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-' && digits[1] != '+')
+    digits.remove_prefix(1);
+  const char* end = digits.data() + digits.size();
+  const auto [stop, error] = std::from_chars(digits.data(), end, value);
+  if (!digits.empty() && stop == end) {
+    if (error == std::errc::result_out_of_range) return Token::out_of_range;
+    if (error == std::errc()) return std::isfinite(value) ? Token::number : Token::non_finite;
+  }
+  if (text.empty()) return Token::malformed;
+  const char c = text.front();
+  const bool starts_like_number = (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+  return starts_like_number ? Token::malformed : Token::word;
+}
+
+// The whole text as one finite number.
 bool parse_number(std::string_view text, double& value) {
-  if (text.starts_with('+')) text.remove_prefix(1);
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return !text.empty() && error == std::errc() && end == text.data() + text.size() &&
-         std::isfinite(value);
+  return read_token(text, value) == Token::number;
 }
 
 std::vector<std::string_view> split(std::string_view text) {
@@ -111,9 +136,11 @@ FieldPlane parse_field_plane(const std::string& option, std::string_view text) {
                 " points, more than " + std::to_string(kMaxPlanePoints));
   plane.count_a = counts[0];
   plane.count_b = counts[1];
-  const Vec3 corner = plane.origin + plane.edge_a + plane.edge_b;
-  if (!std::isfinite(corner.x) || !std::isfinite(corner.y) || !std::isfinite(corner.z))
-    throw Error(what + "the plane's far corner is not finite");
+  // The points lie in the corners' box (up to rounding, which plane_points checks).
+  for (const Vec3& corner : {plane.origin, plane.origin + plane.edge_a, plane.origin + plane.edge_b,
+                             plane.origin + plane.edge_a + plane.edge_b})
+    if (!field::within_field_range(corner))
+      throw Error(what + "the plane's corner " + field::out_of_range_reason(corner));
   const double la = norm(plane.edge_a), lb = norm(plane.edge_b);
   if (la == 0 || lb == 0 ||
       !(norm(cross(plane.edge_a * (1.0 / la), plane.edge_b * (1.0 / lb))) > 1e-12))
@@ -132,6 +159,10 @@ FieldPoints plane_points(const FieldPlane& plane) {
       out.points[i + plane.count_a * j] = plane.origin +
                                           plane.edge_a * (double(i) / double(plane.count_a - 1)) +
                                           plane.edge_b * (double(j) / double(plane.count_b - 1));
+  for (std::size_t i = 0; i < out.points.size(); ++i)
+    if (!field::within_field_range(out.points[i]))
+      throw Error("plane point " + std::to_string(i + 1) + " " +
+                  field::out_of_range_reason(out.points[i]));
   out.description = "plane " + std::to_string(plane.count_a) + " x " +
                     std::to_string(plane.count_b) + " from " + format(plane.origin);
   return out;
@@ -153,22 +184,36 @@ FieldPoints parse_field_csv(std::string_view content, const std::string& name) {
     const std::string_view line = trim(raw);
     if (line.empty() || line.starts_with('#')) continue;
     const std::vector<std::string_view> fields = split(line);
-    double xyz[3];
-    bool numbers = fields.size() == 3;
-    for (std::size_t c = 0; numbers && c < 3; ++c) numbers = parse_number(fields[c], xyz[c]);
-    if (!numbers) {
-      // A header ("x,y,z") is text in every field of the first line.
-      bool header = first_content_line;
-      for (std::string_view f : fields) {
-        double ignored;
-        header = header && !f.empty() && !parse_number(f, ignored);
-      }
-      first_content_line = false;
-      if (header) continue;
-      throw Error(at + "expected three finite numbers x,y,z, got '" + excerpt(line) + "'");
-    }
+    const bool first = first_content_line;
     first_content_line = false;
-    out.points.push_back({xyz[0], xyz[1], xyz[2]});
+    // A header is a first line of words only ("x,y,z"); "nan,nan,nan" or "1e999,0,0" is a
+    // point that is refused, not a header.
+    double xyz[3];
+    Token tokens[3];
+    bool header = first;
+    for (std::size_t c = 0; c < fields.size(); ++c) {
+      double value = 0.0;
+      const Token token = read_token(fields[c], value);
+      header = header && token == Token::word;
+      if (c < 3) tokens[c] = token, xyz[c] = value;
+    }
+    if (header) continue;
+    if (fields.size() == 3)
+      for (std::size_t c = 0; c < 3; ++c) {
+        const std::string coordinate =
+            "coordinate " + std::string(1, char('x' + c)) + " '" + excerpt(fields[c]) + "'";
+        if (tokens[c] == Token::non_finite)
+          throw Error(at + coordinate + " is not a finite number");
+        if (tokens[c] == Token::out_of_range)
+          throw Error(at + coordinate + " is beyond the range of a double");
+      }
+    if (fields.size() != 3 || tokens[0] != Token::number || tokens[1] != Token::number ||
+        tokens[2] != Token::number)
+      throw Error(at + "expected three finite numbers x,y,z, got '" + excerpt(line) + "'");
+    const Vec3 point{xyz[0], xyz[1], xyz[2]};
+    if (!field::within_field_range(point))
+      throw Error(at + "the point " + field::out_of_range_reason(point));
+    out.points.push_back(point);
   }
   if (out.points.empty()) throw Error(where + " has no points (x,y,z a line)");
   const std::size_t n = out.points.size();
@@ -179,6 +224,11 @@ FieldPoints parse_field_csv(std::string_view content, const std::string& name) {
 FieldPoints read_field_points(const std::string& path) {
   if (ends_with(path, ".msh")) {
     FieldPoints read = read_gmsh_points(path);
+    for (std::size_t i = 0; i < read.points.size(); ++i)
+      if (!field::within_field_range(read.points[i]))
+        throw Error("field file '" + path + "', node " + std::to_string(i + 1) +
+                    " (in increasing tag order): the point " +
+                    field::out_of_range_reason(read.points[i]));
     std::size_t counts[4] = {};
     for (CellShape shape : read.cell_shapes) ++counts[int(shape)];
     std::string cells;

@@ -106,12 +106,17 @@ PrivateMeshCopy::PrivateMeshCopy(const std::string& path, std::chrono::milliseco
   std::error_code error;
   std::filesystem::path base = std::filesystem::temp_directory_path(error);
   if (error) base = "/tmp";
+  // A relative TMPDIR names a folder from here; Gmsh reads the copy by its whole path.
+  base = std::filesystem::absolute(base, error);
+  if (error) base = "/tmp";
   std::string name = (base / "fmbem-mesh-XXXXXX").string();
   if (::mkdtemp(name.data()) == nullptr)
     cannot_read(path, "cannot create a private temporary directory in '" + base.string() +
                           "': " + system_error_text(errno));
   directory_ = name;
   file_ = directory_ + "/mesh.msh";
+  directory_registration_ = TemporaryRegistration(directory_, TemporaryRegistration::Kind::folder);
+  file_registration_ = TemporaryRegistration(file_, TemporaryRegistration::Kind::file);
   try {
     copy_from(input.get(), stream, path, stream_timeout, max_bytes);
   } catch (...) {

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "fmbem/core/temporary_files.hpp"
+
 namespace fmbem::io::detail {
 
 // A private copy of a mesh input, made before anything parses it: the input (a
@@ -34,6 +36,8 @@ class PrivateMeshCopy {
   void copy_from(int input, bool is_stream, const std::string& path,
                  std::chrono::milliseconds stream_timeout, std::uint64_t max_bytes);
   std::string directory_, file_;
+  // Listed for the signal handlers, the file before its folder.
+  TemporaryRegistration directory_registration_, file_registration_;
   const char* data_ = nullptr;  // the copy, mapped read-only
   std::size_t size_ = 0;
 };

@@ -43,6 +43,7 @@ OutputFile::OutputFile(std::string path, std::string option)
   ::fchmod(fd, 0666 & ~mask);
   ::close(fd);
   temporary_ = name.data();
+  registration_ = TemporaryRegistration(temporary_, TemporaryRegistration::Kind::file);
 }
 
 OutputFile::~OutputFile() {
@@ -74,6 +75,7 @@ void OutputFile::commit() {
   if (::rename(temporary_.c_str(), path_.c_str()) != 0)
     throw Error(option_ + " '" + path_ + "': cannot replace it: " + std::strerror(errno));
   committed_ = true;
+  registration_ = TemporaryRegistration();
 }
 
 bool same_file(const std::string& a, const std::string& b) {

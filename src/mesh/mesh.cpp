@@ -11,6 +11,7 @@
 
 #include "fmbem/core/error.hpp"
 #include "fmbem/core/parallel_sort.hpp"
+#include "fmbem/mesh/intersections.hpp"
 
 namespace fmbem {
 namespace {
@@ -97,9 +98,9 @@ double scaled_norm(const Vec3& v) {
   return largest > 0.0 ? largest * norm(Vec3{v.x / largest, v.y / largest, v.z / largest}) : 0.0;
 }
 
-std::string number(double value) {
+std::string number(double value, int digits = 3) {
   std::ostringstream text;
-  text << std::setprecision(3) << value;
+  text << std::setprecision(digits) << value;
   return text.str();
 }
 
@@ -420,6 +421,31 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
         flipped[t] ^= 1;
       }
   }
+
+  // A surface that crosses or touches itself, or a closed part inside another, has no exterior
+  // the integral equation describes (solved, such meshes gave errors of 65 % and 86 %). Named
+  // 1-based: the k-th triangle of the file.
+  if (const auto meet = first_self_intersection(verts, tris)) {
+    const Vec3& x = meet->near;
+    fail(name, "the surface intersects itself: triangles " + std::to_string(meet->first + 1) +
+                   " and " + std::to_string(meet->second + 1) +
+                   " (1-based, in the file's order) cross or touch near (" + number(x.x, 6) + ", " +
+                   number(x.y, 6) + ", " + number(x.z, 6) + ")" +
+                   (component[meet->first] != component[meet->second]
+                        ? ", where two of its closed parts overlap or touch"
+                        : "") +
+                   "; fmbem needs closed surfaces that neither cross nor touch themselves or "
+                   "each other");
+  }
+  if (const auto nested = first_nested_part(verts, tris, component, num_components))
+    fail(name, "the surface has a closed part inside another (the part of triangle " +
+                   std::to_string(nested->outer + 1) + " contains the part of triangle " +
+                   std::to_string(nested->inner + 1) +
+                   ", 1-based in the file's order): nested bodies are not supported. fmbem "
+                   "solves for the field outside the bodies, which a surface inside a body "
+                   "does not meet: remove the inner surface, or mesh a hollow body whose cavity "
+                   "is open to the outside as one closed surface (outer and inner walls joined "
+                   "at the opening)");
 
   Mesh mesh;
   mesh.name_ = name;

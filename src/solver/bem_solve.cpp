@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <new>
 #include <numbers>
@@ -33,6 +34,7 @@
 #include "fmbem/io/vtk_writer.hpp"
 #include "fmbem/solver/field_output.hpp"
 #include "fmbem/solver/options.hpp"
+#include "fmbem/solver/output_plan.hpp"
 #include "fmbem/solver/preconditioner.hpp"
 #include "fmbem/solver/sweep.hpp"
 #include "fmbem/solver/threaded_vector.hpp"
@@ -363,21 +365,9 @@ bool is_piece_of_pvtu(const std::string &path, const SolveOptions &opt, int rank
          io::same_file(folder(target), folder(summary));
 }
 
-// Output files: checked (and reserved) before any work, written only after
-// a successful solve. A sweep reserves one of each per k (sweep_output_path). Rank 0 holds all
-// but the pieces of a .pvtu: each rank reserves its own (reserve_pieces).
-struct Outputs {
-  std::vector<std::unique_ptr<io::OutputFile>> vtu, pvtu, csv, pieces;
-  std::unique_ptr<io::OutputFile> sweep_csv;
-};
-
-Outputs reserve_outputs(const SolveOptions &opt, int ranks) {
-  Outputs out;
-  const bool mesh_is_file = opt.mesh.rfind("icosphere", 0) != 0;
-  const auto check_not_mesh = [&](const std::string &path, const char *option) {
-    if (mesh_is_file && io::same_file(path, opt.mesh))
-      throw Error(std::string(option) + " '" + path + "' is the input mesh; it would overwrite it");
-  };
+// Output files: every one of every k checked before any work (OutputPlan: against the inputs
+// and each other), each made when it is written and a k's all committed together (write_outputs).
+void check_outputs(const SolveOptions &opt, int ranks) {
   if (!opt.vtu_path.empty()) {
     const std::string &p = opt.vtu_path;
     if (!ends_with(p, ".vtu") && !writes_pieces(opt))
@@ -386,53 +376,49 @@ Outputs reserve_outputs(const SolveOptions &opt, int ranks) {
                   "(one piece per rank); use -bem_csv for CSV");
     if (!io::vtk_available())
       throw Error("-o '" + p + "': this build has no VTK (FMBEM_WITH_VTK=OFF); use -bem_csv");
-    check_not_mesh(p, "-o");
     if (writes_pieces(opt))
       for (const auto &[option, other] : {std::pair{"-bem_csv", &opt.csv_path},
                                           {"-bem_sweep_csv", &opt.sweep_csv_path},
                                           {"-bem_field_vtk", &opt.field.vtk_path},
                                           {"-bem_field_csv", &opt.field.csv_path},
                                           {"-bem_farfield_csv", &opt.field.farfield_csv},
+                                          {"-bem_field", &opt.field.points_file},
                                           {"-mesh", &opt.mesh}})
         if (!other->empty() && is_piece_of_pvtu(*other, opt, ranks))
           throw Error(std::string(option) + " '" + *other + "' is a piece of -o '" + p + "' on " +
                       std::to_string(ranks) + " rank(s); it would be overwritten");
   }
-  if (!opt.csv_path.empty()) check_not_mesh(opt.csv_path, "-bem_csv");
-  if (!opt.sweep_csv_path.empty()) check_not_mesh(opt.sweep_csv_path, "-bem_sweep_csv");
-  if (!opt.vtu_path.empty() && !opt.csv_path.empty() && io::same_file(opt.vtu_path, opt.csv_path))
-    throw Error("-o and -bem_csv name the same file '" + opt.csv_path + "'");
-  for (const std::string &other : {opt.vtu_path, opt.csv_path})
-    if (!opt.sweep_csv_path.empty() && !other.empty() && io::same_file(other, opt.sweep_csv_path))
-      throw Error("-bem_sweep_csv and " + std::string(other == opt.vtu_path ? "-o" : "-bem_csv") +
-                  " name the same file '" + opt.sweep_csv_path + "'");
   const std::size_t count = opt.wavenumbers.size();
-  for (std::size_t i = 0; i < count; ++i) {
-    if (!opt.vtu_path.empty())
-      (writes_pieces(opt) ? out.pvtu : out.vtu)
-          .push_back(
-              std::make_unique<io::OutputFile>(sweep_output_path(opt.vtu_path, i, count), "-o"));
-    if (!opt.csv_path.empty())
-      out.csv.push_back(
-          std::make_unique<io::OutputFile>(sweep_output_path(opt.csv_path, i, count), "-bem_csv"));
-  }
-  if (!opt.sweep_csv_path.empty())
-    out.sweep_csv = std::make_unique<io::OutputFile>(opt.sweep_csv_path, "-bem_sweep_csv");
-  return out;
+  OutputPlan plan;
+  plan.add_input("-mesh", opt.mesh, "input mesh");
+  plan.add_input("-bem_field", opt.field.points_file, "field file");
+  plan.add_output("-o", opt.vtu_path, count);
+  plan.add_output("-bem_csv", opt.csv_path, count);
+  plan.add_output("-bem_field_vtk", opt.field.vtk_path, count);
+  plan.add_output("-bem_field_csv", opt.field.csv_path, count);
+  plan.add_output("-bem_farfield_csv", opt.field.farfield_csv, count);
+  plan.add_single_output("-bem_sweep_csv", opt.sweep_csv_path);
+  plan.check();
 }
 
-// -o name.pvtu: this rank's piece for each k, reserved on every rank (after rank 0's outputs).
-void reserve_pieces(MPI_Comm comm, const SolveOptions &opt, Outputs &outputs) {
-  if (!writes_pieces(opt)) return;
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  const std::size_t count = opt.wavenumbers.size();
-  on_every_rank(comm, [&] {
-    for (std::size_t i = 0; i < count; ++i)
-      outputs.pieces.push_back(std::make_unique<io::OutputFile>(
-          io::pvtu_piece_path(sweep_output_path(opt.vtu_path, i, count), std::size_t(rank)), "-o"));
-  });
-}
+// A k's files, each filled (its hidden temporary written) as it is added and all renamed over
+// their targets by commit(): a failure before then (a full disk at the third file) leaves every
+// target as it was, and the temporaries go with this object.
+class OutputBatch {
+ public:
+  io::OutputFile &add(const std::string &path, const std::string &option,
+                      const std::function<void(const std::string &)> &writer) {
+    files_.push_back(std::make_unique<io::OutputFile>(path, option));
+    files_.back()->fill(writer);
+    return *files_.back();
+  }
+  void commit() {
+    for (const auto &file : files_) file->commit();
+  }
+
+ private:
+  std::vector<std::unique_ptr<io::OutputFile>> files_;
+};
 
 // -help: PETSc prints our options in read_solve_options and the KSP/PC ones
 // here; nothing is solved.
@@ -552,7 +538,6 @@ struct SweepContext {
   Vec x_all;
   LogEvents events;
   FmmEvents &fmm_events;
-  Outputs &outputs;
   FieldStage &field_stage;
   // The curvature correction's c_i of this rank's rows (Laplace: the same for every k), formed
   // by the first solve_at that needs it.
@@ -560,33 +545,35 @@ struct SweepContext {
   const Distribution *distribution;  // null: every rank the whole FMM upward pass
 };
 
-// -o name.pvtu at sweep point `index`: every rank writes its rows as its piece (`fields`: their
-// values), with the user's index of each element; once all pieces are written each replaces its
-// target, then rank 0 writes the summary, which lists them, and adds its line to `lines`.
-void write_pieces(const SweepContext &sweep, std::size_t index,
-                  const std::vector<io::CellField> &fields, std::vector<std::string> &lines) {
+// -o name.pvtu at sweep point `index`: every rank fills its rows' piece into `batch` (`fields`:
+// their values, with the user's index of each element), and rank 0 the summary, which lists
+// them, into `summary` (committed after the pieces), adding its line to `lines`.
+void fill_pieces(const SweepContext &sweep, std::size_t index,
+                 const std::vector<io::CellField> &fields, OutputBatch &batch, OutputBatch &summary,
+                 std::vector<std::string> &lines) {
   const std::size_t first = sweep.rows.begin, count = sweep.rows.size();
   std::vector<std::int64_t> element_ids(count);
   for (std::size_t i = 0; i < count; ++i)
     element_ids[i] = std::int64_t(
         sweep.distribution ? sweep.distribution->local->input_elements()[first + i] : first + i);
-  io::OutputFile &piece = *sweep.outputs.pieces[index];
+  const std::size_t k_count = sweep.opt.wavenumbers.size();
+  const std::string summary_path = sweep_output_path(sweep.opt.vtu_path, index, k_count);
   on_every_rank(sweep.comm, [&] {
-    piece.fill([&](const std::string &path) {
-      io::write_vtu_piece(path, sweep.mesh, {first, count, element_ids}, fields);
-    });
+    batch.add(io::pvtu_piece_path(summary_path, std::size_t(sweep.rank)), "-o",
+              [&](const std::string &path) {
+                io::write_vtu_piece(path, sweep.mesh, {first, count, element_ids}, fields);
+              });
   });
-  on_every_rank(sweep.comm, [&] { piece.commit(); });
   on_rank_zero(sweep.comm, [&] {
-    io::OutputFile &summary = *sweep.outputs.pvtu[index];
     std::vector<std::string> sources, names;
     for (int p = 0; p < sweep.size; ++p)
-      sources.push_back(std::filesystem::path(io::pvtu_piece_path(summary.path(), std::size_t(p)))
+      sources.push_back(std::filesystem::path(io::pvtu_piece_path(summary_path, std::size_t(p)))
                             .filename()
                             .string());
     for (const io::CellField &field : fields) names.push_back(field.name);
-    summary.write([&](const std::string &path) { io::write_pvtu(path, names, sources); });
-    lines.push_back("wrote           " + summary.path() + " (" + std::to_string(sweep.size) +
+    summary.add(summary_path, "-o",
+                [&](const std::string &path) { io::write_pvtu(path, names, sources); });
+    lines.push_back("wrote           " + summary_path + " (" + std::to_string(sweep.size) +
                     (sweep.size == 1 ? " piece: " : " pieces: ") + sources.front() +
                     (sweep.size == 1 ? "" : " to " + sources.back()) + ")");
   });
@@ -611,7 +598,6 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                          : std::span<const std::size_t>();
   const Vec x = sweep.x, b = sweep.b;
   const LogEvents events = sweep.events;
-  Outputs &outputs = sweep.outputs;
   FieldStage &field_stage = sweep.field_stage;
   const std::size_t count = opt.wavenumbers.size();
   const double k = problem.spec().k;
@@ -856,21 +842,62 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   PetscCall(KSPGetIterationNumber(ksp, &iterations));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
 
-  // The true residual |b - A x| / |b|, independent of the preconditioner
-  // and of the convergence test KSP used (one more MatMult).
-  PetscReal true_residual;
-  {
+  // The true residual |b - A x| / |b|, independent of the preconditioner and of the convergence
+  // test KSP used (one more MatMult).
+  PetscReal true_residual = 0.0, true_absolute = 0.0, b_norm = 0.0;
+  const auto measure_true_residual = [&]() -> PetscErrorCode {
+    PetscFunctionBeginUser;
     Vec r;
-    PetscReal b_norm;
     PetscCall(VecDuplicate(b, &r));
     PetscCall(MatMult(A, x, r));
     PetscCall(VecAYPX(r, -1.0, b));
-    PetscCall(VecNorm(r, NORM_2, &true_residual));
+    PetscCall(VecNorm(r, NORM_2, &true_absolute));
     PetscCall(VecNorm(b, NORM_2, &b_norm));
-    true_residual = b_norm > 0 ? true_residual / b_norm : true_residual;
+    true_residual = b_norm > 0 ? true_absolute / b_norm : true_absolute;
     PetscCall(VecDestroy(&r));
+    PetscFunctionReturn(0);
+  };
+  PetscCall(measure_true_residual());
+  // Success means the true residual met what the user asked: the relative one -ksp_rtol (or,
+  // with -ksp_rtol 0, the absolute one -ksp_atol). KSP's own test reads the preconditioned
+  // residual by default (left-preconditioned GMRES), which may stop short of it; then the solve
+  // continues from its answer with the tolerance tightened by the shortfall, a few rounds at most
+  // and within -ksp_max_it. An -ksp_atol that stops KSP first, or -ksp_type preonly, is not
+  // success unless the true residual met the target anyway.
+  PetscReal rtol, abstol, dtol;
+  PetscInt max_it;
+  PetscCall(KSPGetTolerances(ksp, &rtol, &abstol, &dtol, &max_it));
+  const auto target_met = [&] {
+    return std::isfinite(double(true_residual)) &&
+           (rtol > 0 ? true_residual <= rtol : true_absolute <= abstol);
+  };
+  KSPType ksp_type;
+  PetscCall(KSPGetType(ksp, &ksp_type));
+  const bool continues = std::string(ksp_type) != KSPPREONLY && rtol > 0;
+  int rounds = 0;
+  for (PetscReal round_rtol = rtol;
+       continues && reason > 0 && !target_met() && rounds < 3 && iterations < max_it; ++rounds) {
+    // KSP's relative test is against |b| (or |B b|) also from a non-zero start: tighten by the
+    // measured shortfall, halved for margin.
+    round_rtol *= 0.5 * double(rtol / true_residual);
+    PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
+    PetscCall(KSPSetTolerances(ksp, round_rtol, abstol, dtol, max_it - iterations));
+    PetscLogDouble round_start, round_end;
+    PetscCall(PetscTime(&round_start));
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(PetscTime(&round_end));
+    t_solved += round_end - round_start;  // the solve's time, not the true residuals' checks
+    PetscInt more;
+    PetscCall(KSPGetIterationNumber(ksp, &more));
+    PetscCall(KSPGetConvergedReason(ksp, &reason));
+    iterations += more;
+    PetscCall(measure_true_residual());
   }
-  const bool solved = reason > 0 && std::isfinite(double(true_residual));
+  if (rounds > 0) {
+    PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
+    PetscCall(KSPSetTolerances(ksp, rtol, abstol, dtol, max_it));
+  }
+  const bool solved = reason > 0 && target_met();
 
   // This rank's rows of the solution and, where the problem has an exact one, of the error: the
   // report's norms are reduced from them and the .pvtu's pieces written; only the outputs that
@@ -1049,10 +1076,14 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                             "  preconditioner  %s (matrix-free: no near-field matrix); set up in "
                             "%.3f s, %.1f MB\n",
                             pc_name.c_str(), pc_seconds, pc_bytes / 1e6));
-    PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                          "  solver          %" PetscInt_FMT
-                          " iterations, %s, true relative residual %.2e\n",
-                          iterations, KSPConvergedReasons[reason], double(true_residual)));
+    char continued[96] = "";
+    if (rounds > 0)
+      std::snprintf(continued, sizeof continued,
+                    " (continued %d time(s) until the true residual met -ksp_rtol)", rounds);
+    PetscCall(PetscPrintf(
+        PETSC_COMM_SELF,
+        "  solver          %" PetscInt_FMT " iterations, %s, true relative residual %.2e%s\n",
+        iterations, KSPConvergedReasons[reason], double(true_residual), continued));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  times           set-up %.3f s, solve %.3f s, %.4f s per "
                           "MatMult (%" PetscInt_FMT " MatMults)\n",
@@ -1077,19 +1108,33 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
           PetscPrintf(PETSC_COMM_SELF, "  exact           none for this geometry and problem\n"));
     }
     if (!solved) {
-      char text[256];
+      char text[512];
       char at_k[64] = "";
       if (count > 1) std::snprintf(at_k, sizeof at_k, " at k = %g", k);
+      char target[160] = "";
+      if (reason > 0 && rtol > 0)
+        std::snprintf(target, sizeof target, ", above -ksp_rtol %g: KSP's own test stopped it%s",
+                      double(rtol),
+                      std::string(ksp_type) == KSPPREONLY
+                          ? " (-ksp_type preonly applies the preconditioner once)"
+                          : (reason == KSP_CONVERGED_ATOL ? " (-ksp_atol)" : ""));
+      else if (reason > 0)
+        std::snprintf(target, sizeof target, ", absolute %.2e above -ksp_atol %g",
+                      double(true_absolute), double(abstol));
       std::snprintf(text, sizeof text,
                     "the solve failed%s: %s after %" PetscInt_FMT
-                    " iterations (true relative residual %.2e); no output written%s",
-                    at_k, KSPConvergedReasons[reason], iterations, double(true_residual),
+                    " iterations (true relative residual %.2e%s); no output written%s",
+                    at_k, KSPConvergedReasons[reason], iterations, double(true_residual), target,
                     count == 1 ? "" : " for it");
       failure = text;
     }
   }
   if (solved) {
     std::vector<std::string> lines;  // rank 0's: the field's summary, then the files written
+    // Every file of this k filled first, then all committed: pieces, rank 0's files, and the
+    // .pvtu's summary last (a reader that sees it finds its pieces).
+    OutputBatch batch, summary;
+    const std::size_t k_count = opt.wavenumbers.size();
     on_rank_zero(comm, [&] {
       if (!gathers_solution(opt)) return;
       // The files and the field in the user's element order and on the user's mesh (the
@@ -1111,27 +1156,34 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                                            to_user(solution), field_options)
                     : field_stage.evaluate(problem, disc, solution, field_options);
       }
-      if (!outputs.vtu.empty()) {
+      if (!opt.vtu_path.empty() && !writes_pieces(opt)) {
         std::vector<io::CellField> fields =
             solution_fields(problem.unknown_name(), solution,
                             part(error_values, [](const cplx &c) { return c.real(); }));
         for (io::CellField &field : fields) field.values = to_user(std::move(field.values));
-        io::OutputFile &vtu = *outputs.vtu[index];
-        vtu.write([&](const std::string &path) { io::write_vtu(path, user_mesh(), fields); });
+        const io::OutputFile &vtu =
+            batch.add(sweep_output_path(opt.vtu_path, index, k_count), "-o",
+                      [&](const std::string &path) { io::write_vtu(path, user_mesh(), fields); });
         lines.push_back("wrote           " + vtu.path());
       }
-      if (!outputs.csv.empty()) {
-        io::OutputFile &csv = *outputs.csv[index];
-        csv.write(
+      if (!opt.csv_path.empty()) {
+        const io::OutputFile &csv = batch.add(
+            sweep_output_path(opt.csv_path, index, k_count), "-bem_csv",
             [&](const std::string &path) { io::write_csv(path, user_mesh(), to_user(solution)); });
         lines.push_back("wrote           " + csv.path());
       }
-      for (const std::string &path : field_stage.write(index))
-        lines.push_back("wrote           " + path);
+      field_stage.fill(index, k_count,
+                       [&](const std::string &path, const std::string &option,
+                           const std::function<void(const std::string &)> &writer) {
+                         batch.add(path, option, writer);
+                         lines.push_back("wrote           " + path);
+                       });
     });
     if (writes_pieces(opt))
-      write_pieces(sweep, index, solution_fields(problem.unknown_name(), own_solution, own_error),
-                   lines);
+      fill_pieces(sweep, index, solution_fields(problem.unknown_name(), own_solution, own_error),
+                  batch, summary, lines);
+    on_every_rank(comm, [&] { batch.commit(); });
+    on_rank_zero(comm, [&] { summary.commit(); });
     for (const std::string &line : lines) PetscCall(PetscPrintf(comm, "  %s\n", line.c_str()));
   }
   PetscCall(PetscLogEventEnd(events.outputs, 0, 0, 0, 0));
@@ -1183,6 +1235,21 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     }
   }
 
+  // Every rank must have been given the same options: with per-rank command lines (MPMD) an
+  // option only one rank has would leave the others waiting for work it does alone, and
+  // different -k would be mixed into one answer.
+  {
+    char *all = nullptr;
+    PetscCall(PetscOptionsGetAll(nullptr, &all));
+    std::string mine = all ? all : "", first = mine;
+    PetscCall(PetscFree(all));
+    broadcast_string(comm, first);
+    int differs = mine != first ? rank : size;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &differs, 1, MPI_INT, MPI_MIN, comm));
+    if (differs < size)
+      throw Error("the ranks were given different options (rank " + std::to_string(differs) +
+                  "'s differ from rank 0's): give every rank the same command line");
+  }
   SolveOptions opt;
   PetscCall(read_solve_options(comm, &opt));
   if (opt.help) {
@@ -1192,17 +1259,10 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscLogDouble t_start;
   PetscCall(PetscTime(&t_start));
 
-  Outputs outputs;
-  on_rank_zero(comm, [&] { outputs = reserve_outputs(opt, size); });
-  reserve_pieces(comm, opt, outputs);
-  // The field points are read and the field outputs reserved on rank 0, which evaluates them.
+  on_rank_zero(comm, [&] { check_outputs(opt, size); });
+  // The field points are read on rank 0, which evaluates them.
   FieldStage field_stage;
-  on_rank_zero(comm, [&] {
-    field_stage.prepare(
-        opt.field, opt.mesh,
-        {{"-o", opt.vtu_path}, {"-bem_csv", opt.csv_path}, {"-bem_sweep_csv", opt.sweep_csv_path}},
-        opt.wavenumbers.size());
-  });
+  on_rank_zero(comm, [&] { field_stage.prepare(opt.field); });
   std::vector<std::string> warnings;
   // The distributed FMM (issue 13): rank 0 alone reads and validates the mesh (a generated
   // icosphere: each rank its own slab, io::read_slab), and each rank
@@ -1249,10 +1309,10 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   // (A part keeps the whole mesh's box and longest edge.)
   {
     std::optional<std::string> coarse;
+    const double highest = *std::max_element(opt.wavenumbers.begin(), opt.wavenumbers.end());
     for (double k : opt.wavenumbers)
       if (auto warning = check_resolution(mesh, k, opt.allow_coarse);
-          warning &&
-          (!coarse || k == *std::max_element(opt.wavenumbers.begin(), opt.wavenumbers.end())))
+          warning && (!coarse || k == highest))
         coarse = std::move(warning);
     if (coarse) warnings.push_back(*coarse);
   }
@@ -1348,7 +1408,6 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                            x_all,
                            events,
                            fmm_events,
-                           outputs,
                            field_stage,
                            curvature_correction,
                            distribution.get()};
@@ -1357,19 +1416,42 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   for (std::size_t i = 0; i < count; ++i) {
     PetscLogDouble t_k = t_start;  // the first k's set-up includes the mesh's
     if (i > 0) PetscCall(PetscTime(&t_k));
-    std::unique_ptr<Problem> later_problem;
-    if (i > 0) {
-      ProblemSpec spec = opt.problem;
-      spec.k = opt.wavenumbers[i];
-      later_problem = std::make_unique<Problem>(mesh, spec, own_rows, &facts);
-      for (const std::string &w : later_problem->warnings())
-        if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
-          PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
-    }
     SweepRow &row = table[i];
     row.k = opt.wavenumbers[i];
     if (!opt.frequencies.empty()) row.frequency = opt.frequencies[i];
-    PetscCall(solve_at(sweep, later_problem ? *later_problem : problem, i, t_k, &row));
+    // A refusal at a later k (its set-up, its files) fails that k alone: the earlier ones are
+    // solved and written, so the run's answer is exit status 2 with the table saying which.
+    std::string refused;
+    PetscErrorCode ierr = 0;
+    try {
+      std::unique_ptr<Problem> later_problem;
+      if (i > 0) {
+        ProblemSpec spec = opt.problem;
+        spec.k = opt.wavenumbers[i];
+        later_problem = std::make_unique<Problem>(mesh, spec, own_rows, &facts);
+        for (const std::string &w : later_problem->warnings())
+          if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
+            PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
+      }
+      ierr = solve_at(sweep, later_problem ? *later_problem : problem, i, t_k, &row);
+    } catch (const Error &e) {
+      if (i == 0) throw;
+      refused = e.what();
+    }
+    if (ierr && i == 0) PetscFunctionReturn(ierr);
+    if (ierr) {
+      const char *text = nullptr;
+      char *specific = nullptr;
+      PetscErrorMessage(ierr, &text, &specific);
+      refused = std::string("PETSc: ") + (specific && *specific ? specific : text ? text : "error");
+    }
+    if (!refused.empty()) {
+      row.solved = false;
+      row.reason = "REFUSED";
+      if (rank == 0)
+        std::fprintf(stderr, "bem_solve: error: at k = %g: %s; nothing written for it\n", row.k,
+                     refused.c_str());
+    }
     if (!row.solved) *exit_status = kExitSolveFailed;
     if (count > 1 && rank == 0) {
       // Progress of a long sweep, apart from the summaries (stdout may go to a file).
@@ -1382,11 +1464,13 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   if (rank == 0 && count > 1)
     PetscCall(
         PetscPrintf(PETSC_COMM_SELF, "\n%s", sweep_table(table, !opt.frequencies.empty()).c_str()));
-  if (rank == 0 && outputs.sweep_csv) {
-    outputs.sweep_csv->write(
-        [&](const std::string &path) { write_sweep_csv(path, table, !opt.frequencies.empty()); });
-    PetscCall(
-        PetscPrintf(PETSC_COMM_SELF, "  wrote           %s\n", outputs.sweep_csv->path().c_str()));
+  if (!opt.sweep_csv_path.empty()) {
+    on_rank_zero(comm, [&] {
+      io::OutputFile(opt.sweep_csv_path, "-bem_sweep_csv").write([&](const std::string &path) {
+        write_sweep_csv(path, table, !opt.frequencies.empty());
+      });
+    });
+    PetscCall(PetscPrintf(comm, "  wrote           %s\n", opt.sweep_csv_path.c_str()));
   }
 
   for (const std::string &name : unused_options(false))

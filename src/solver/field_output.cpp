@@ -1,5 +1,7 @@
 #include "fmbem/solver/field_output.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,7 +12,6 @@
 #include "fmbem/field/far_field.hpp"
 #include "fmbem/field/problem_field.hpp"
 #include "fmbem/io/field_writer.hpp"
-#include "fmbem/io/output_file.hpp"
 #include "fmbem/io/vtk_writer.hpp"
 #include "fmbem/solver/sweep.hpp"
 
@@ -60,15 +61,8 @@ struct FieldStage::Tables {
 FieldStage::FieldStage() = default;
 FieldStage::~FieldStage() = default;
 
-void FieldStage::prepare(const FieldRequest& request, const std::string& mesh_spec,
-                         const std::vector<NamedPath>& other_outputs, std::size_t sweep_count) {
+void FieldStage::prepare(const FieldRequest& request) {
   request_ = request;
-  const bool mesh_is_file = mesh_spec.rfind("icosphere", 0) != 0;
-  struct Named {
-    std::string path;
-    const char* option;
-  };
-  std::vector<Named> outputs;
   if (!request.vtk_path.empty()) {
     const char* extension = request.plane ? ".vts" : ".vtu";
     if (!ends_with(request.vtk_path, extension))
@@ -80,39 +74,23 @@ void FieldStage::prepare(const FieldRequest& request, const std::string& mesh_sp
     if (!io::vtk_available())
       throw Error("-bem_field_vtk '" + request.vtk_path +
                   "': this build has no VTK (FMBEM_WITH_VTK=OFF); use -bem_field_csv");
-    outputs.push_back({request.vtk_path, "-bem_field_vtk"});
   }
-  if (!request.csv_path.empty()) outputs.push_back({request.csv_path, "-bem_field_csv"});
-  if (!request.farfield_csv.empty()) outputs.push_back({request.farfield_csv, "-bem_farfield_csv"});
-  for (std::size_t a = 0; a < outputs.size(); ++a) {
-    const Named& out = outputs[a];
-    if (mesh_is_file && io::same_file(out.path, mesh_spec))
-      throw Error(std::string(out.option) + " '" + out.path +
-                  "' is the input mesh; it would overwrite it");
-    if (!request.points_file.empty() && io::same_file(out.path, request.points_file))
-      throw Error(std::string(out.option) + " '" + out.path +
-                  "' is the field file (-bem_field); it would overwrite it");
-    for (const NamedPath& other : other_outputs)
-      if (!other.path.empty() && io::same_file(out.path, other.path))
-        throw Error(std::string(out.option) + " and " + other.option + " name the same file '" +
-                    out.path + "'");
-    for (std::size_t b = 0; b < a; ++b)
-      if (io::same_file(out.path, outputs[b].path))
-        throw Error(std::string(out.option) + " and " + outputs[b].option +
-                    " name the same file '" + out.path + "'");
-  }
-  // Reserved (an unwritable folder fails here), then the points read.
-  for (std::size_t i = 0; i < sweep_count; ++i)
-    for (auto [path, option, files] :
-         {std::tuple{&request.vtk_path, "-bem_field_vtk", &vtk_},
-          std::tuple{&request.csv_path, "-bem_field_csv", &csv_},
-          std::tuple{&request.farfield_csv, "-bem_farfield_csv", &farfield_csv_}})
-      if (!path->empty())
-        files->push_back(
-            std::make_unique<io::OutputFile>(sweep_output_path(*path, i, sweep_count), option));
-  if (request.plane)
+  if (request.plane) {
+    // What the field stage holds a point (geometry, close pairs, values, the output's arrays):
+    // peak resident memory grew by 336 bytes a point from 9e4 to 1e6 points of a plane
+    // (icosphere:2, CSV, 2026-12-01). A plane that cannot fit would fail only after the solve.
+    constexpr double kFieldBytesPerPoint = 336.0;
+    const double points = double(request.plane->count_a) * double(request.plane->count_b);
+    const double need = points * kFieldBytesPerPoint;
+    const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+    if (memory > 0 && need > memory)
+      throw Error(
+          format("-bem_field_plane: %.4g points need about %.3g GB for the field (%.0f "
+                 "bytes a point), more than this machine's %.3g GB of memory; use fewer "
+                 "points, or several planes in several runs",
+                 points, need / 1e9, kFieldBytesPerPoint, memory / 1e9));
     points_ = io::plane_points(*request.plane);
-  else if (!request.points_file.empty())
+  } else if (!request.points_file.empty())
     points_ = io::read_field_points(request.points_file);
 }
 
@@ -243,25 +221,17 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
   return lines;
 }
 
-std::vector<std::string> FieldStage::write(std::size_t index) {
-  std::vector<std::string> written;
-  if (!tables_) return written;
-  if (!vtk_.empty()) {
-    vtk_[index]->write(
+void FieldStage::fill(std::size_t index, std::size_t count, const AddOutput& add) const {
+  if (!tables_) return;
+  if (!request_.vtk_path.empty())
+    add(sweep_output_path(request_.vtk_path, index, count), "-bem_field_vtk",
         [&](const std::string& path) { io::write_field_vtk(path, points_, tables_->field); });
-    written.push_back(vtk_[index]->path());
-  }
-  if (!csv_.empty()) {
-    csv_[index]->write(
+  if (!request_.csv_path.empty())
+    add(sweep_output_path(request_.csv_path, index, count), "-bem_field_csv",
         [&](const std::string& path) { io::write_field_csv(path, points_, tables_->field); });
-    written.push_back(csv_[index]->path());
-  }
-  if (!farfield_csv_.empty()) {
-    farfield_csv_[index]->write(
+  if (!request_.farfield_csv.empty())
+    add(sweep_output_path(request_.farfield_csv, index, count), "-bem_farfield_csv",
         [&](const std::string& path) { io::write_table_csv(path, tables_->farfield); });
-    written.push_back(farfield_csv_[index]->path());
-  }
-  return written;
 }
 
 }  // namespace fmbem

@@ -177,7 +177,9 @@ std::string choose(const char *option, const std::string &value,
 // The whole text as one number: no trailing characters, no blanks; a leading
 // '+' is accepted as PETSc does.
 std::string_view number_text(std::string_view text) {
-  if (text.starts_with('+')) text.remove_prefix(1);
+  // One optional sign: "+-2" or "++2" is not a number (from_chars would read the rest as -2).
+  if (text.starts_with('+') && !text.substr(1).starts_with('-') && !text.substr(1).starts_with('+'))
+    text.remove_prefix(1);
   return text;
 }
 
@@ -393,7 +395,12 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     PetscBool set = PETSC_FALSE;
     PetscCall(PetscOptionsString(dashed(spec.name).c_str(), spec.help, "", spec.fallback, text,
                                  sizeof(text), &set));
-    if (set) given[spec.name] = text;
+    // The value itself, not the copy above: PETSc cuts a copy at its buffer's 4095 characters
+    // (a long -k list would lose its last values, a long path name another file).
+    const char *whole = nullptr;
+    PetscBool found = PETSC_FALSE;
+    PetscCall(PetscOptionsFindPair(nullptr, nullptr, dashed(spec.name).c_str(), &whole, &found));
+    if (set) given[spec.name] = found && whole ? whole : text;
   }
   PetscOptionsEnd();
   {
@@ -540,9 +547,17 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->allow_coarse = parse_bool("-bem_allow_coarse", text_or("bem_allow_coarse", "false"));
   // Issue 10: D' on flat elements is O(h) off (the mean curvature sits on the edges); bm applies
   // it to the single density in the soft and radiation problems (the rigid one has none).
+  const bool correction_applies =
+      burton_miller && !(scattering && opt->problem.bc == BoundaryCondition::Neumann);
+  if (value("bem_curvature_correction") && !correction_applies)
+    throw Error(
+        "-bem_curvature_correction applies only to Burton-Miller's soft-scattering and radiation "
+        "problems (the correction is of D' on the single density, which " +
+        std::string(burton_miller ? "rigid scattering does not have)"
+                                  : "the conventional equation does not use)"));
   opt->curvature_correction =
       parse_bool("-bem_curvature_correction", text_or("bem_curvature_correction", "true")) &&
-      burton_miller && !(scattering && opt->problem.bc == BoundaryCondition::Neumann);
+      correction_applies;
   // Issue 10, sharp edges: the smooth meshes' discretisation angles stay below 23 degrees, a
   // box's edges are 90; a 42-degree edge is better fitted across (bench/results/bm_sharp_edges.md).
   const double feature_degrees =
@@ -550,6 +565,11 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   if (!(feature_degrees > 0 && feature_degrees <= 180))
     throw Error("-bem_feature_angle " + *value("bem_feature_angle") + ": must lie in (0, 180]");
   opt->near.feature_angle = feature_degrees * std::numbers::pi / 180.0;
+  if (value("bem_feature_angle") && opt->double_density != DensityModel::quadratic &&
+      !opt->curvature_correction)
+    throw Error(
+        "-bem_feature_angle applies only where the double density is read as a quadratic or the "
+        "curvature correction is made (Burton-Miller; here neither is)");
   opt->near_matrix =
       choose("-bem_near_matrix", text_or("bem_near_matrix", "auto"), {"auto", "on", "off"});
   opt->near_matrix_pairs =
@@ -575,6 +595,14 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->pc_overlap = int(parse_integer("-bem_pc_overlap", text_or("bem_pc_overlap", "1"), 0, 4));
   opt->pc_block_entries =
       choose("-bem_pc_block_entries", text_or("bem_pc_block_entries", "near"), {"near", "full"});
+  // PCs that need what a matrix-free operator and its near-field block cannot give (PETSc
+  // crashes inside them rather than refusing).
+  for (const char *unsupported : {PCREDISTRIBUTE})
+    if (pc_type_set && std::string_view(pc_type) == unsupported && opt->pc != "leaf_block")
+      throw Error("-pc_type " + std::string(pc_type) +
+                  " is not supported by bem_solve (its operator is matrix-free; the PCs that "
+                  "work on the near-field matrix are jacobi, none, ilu, icc, lu, bjacobi, asm, "
+                  "gamg, sor and their kin)");
   if (opt->pc == "leaf_block") {
     if (pc_type_set && std::string_view(pc_type) != PCSHELL)
       throw Error("-bem_pc leaf_block is the preconditioner and -pc_type " + std::string(pc_type) +

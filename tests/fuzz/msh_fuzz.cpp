@@ -30,6 +30,7 @@
 #include "fmbem/core/error.hpp"
 #include "fmbem/io/mesh_source.hpp"
 #include "fmbem/mesh/mesh.hpp"
+#include "fuzz_options.hpp"
 #include "msh_samples.hpp"
 
 namespace {
@@ -299,28 +300,13 @@ std::string outcome_of(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  long long cases = 3000, only = -1;
-  std::uint64_t seed = 1;
-  bool verbose = false;
-  fs::path work = fs::temp_directory_path() / "fmbem_fuzz_msh";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string option = argv[i], value = argv[i + 1];
-    if (option == "--cases")
-      cases = std::atoll(value.c_str());
-    else if (option == "--seed")
-      seed = std::strtoull(value.c_str(), nullptr, 10);
-    else if (option == "--case")
-      only = std::atoll(value.c_str());
-    else if (option == "--work")
-      work = value;
-    else if (option == "--verbose")
-      verbose = value != "0";
-    else {
-      std::fprintf(
-          stderr, "usage: fuzz_msh [--cases N] [--seed S] [--case K] [--work DIR] [--verbose 1]\n");
-      return 2;
-    }
-  }
+  const auto options = fmbem::fuzz::parse_fuzz_options(
+      argc, argv, "fuzz_msh", 3000, fs::temp_directory_path() / "fmbem_fuzz_msh");
+  if (!options) return 2;
+  const long long cases = options->cases, only = options->only;
+  const std::uint64_t seed = options->seed;
+  const bool verbose = options->verbose;
+  const fs::path work = options->work;
   fs::create_directories(work);
   // A fixed path, so that the cases do not depend on DIR.
   const std::string marker = "/tmp/fmbem_fuzz_msh_script_ran";

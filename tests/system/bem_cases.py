@@ -653,7 +653,9 @@ elif CASE == "hostile_options":
             (["-kernel", "laplace", "-bem_frequency", "100"], "contradicts"),
             (["-k", "0,2", "-bem_farfield", "4"], "needs k > 0"),
             (["-k", "2,30"], "-k 30 on 'icosphere:2'"),
-            (["-k", "1,2", "-bem_sweep_csv", field_out, "-bem_csv", field_out], "same file")]:
+            # The sweep's numbered -bem_csv (field_out_k0002.csv) against the table's file.
+            (["-k", "1,2", "-bem_sweep_csv", field_out.replace(".csv", "_k0002.csv"),
+              "-bem_csv", field_out], "same file")]:
         one_line_error(ico + args + (sweep_out if "same file" not in needle else []), needle)
     check(not [f for f in os.listdir(WORK) if f.startswith("sweep_out") or f.startswith("field_out")],
           "a refused sweep leaves no output file")
@@ -727,6 +729,171 @@ elif CASE == "hostile_options":
     h = run(["-help"])
     check(h.returncode == 0 and "-bem_allow_coarse" in h.stdout and "error" not in h.stderr,
           "-help exits 0 and lists the options")
+elif CASE == "hostile_second_round":
+    # The second sweep of hostile input: success means the true residual met the tolerance,
+    # outputs never overwrite inputs or each other (by the file they resolve to, after a sweep's
+    # numbering), signals leave no temporaries, options are read whole and strictly.
+    import signal
+    import time
+    ico = ["-mesh", "icosphere:2", "-k", "2"]
+
+    def one_line_error(args, needle, status=1, mpi=0, env=None, **kw):
+        cmd = [BEM] + args
+        if mpi:
+            cmd = ["mpiexec", "--allow-run-as-root", "--oversubscribe", "-n", str(mpi)] + cmd
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, **kw)
+        ours = [l for l in p.stderr.split("\n") if l.startswith("bem_solve: error:")]
+        check(p.returncode == status and len(ours) == 1 and needle in ours[0]
+              and "PETSC ERROR" not in p.stderr + p.stdout,
+              f"{' '.join(args)[:120]} -> exit {p.returncode} (want {status}), one line with "
+              f"'{needle}': {[o[:300] for o in ours]}")
+        return p
+
+    def no_temporaries(folder, label):
+        left = [f for f in os.listdir(folder) if f.startswith(".") or f.startswith("fmbem-mesh")]
+        check(not left, f"{label}: no temporary left in {folder} ({left})")
+
+    # Exit 0 only when the true residual met -ksp_rtol.
+    out = os.path.join(WORK, "u.csv")
+    if os.path.exists(out):
+        os.remove(out)
+    for args, needle in [(["-ksp_type", "preonly"], "-ksp_type preonly"),
+                         (["-ksp_atol", "1e3"], "-ksp_atol")]:
+        one_line_error(ico + args + ["-bem_csv", out], needle, status=2)
+    check(not os.path.exists(out), "no output from a solve that missed -ksp_rtol")
+    r = summary(ico + ["-bem_csv", out])
+    its = re.search(r"true relative residual (\S+)", r["out"])
+    check(float(its.group(1)) <= 1e-5, f"the default solve's true residual {its.group(1)} <= 1e-5")
+    # Outputs against inputs, after a sweep's numbering and through links.
+    mesh = os.path.join(WORK, "m.msh")
+    nodes, tris = icosphere_nodes(2)
+    write_msh22(mesh, nodes, tris)
+    numbered = os.path.join(WORK, "m_k0001.msh")
+    shutil.copy(mesh, numbered)
+    before = open(numbered, "rb").read()
+    one_line_error(["-mesh", numbered, "-k", "1,2", "-bem_csv", mesh], "input mesh")
+    check(open(numbered, "rb").read() == before, "a sweep's numbered output never replaces the mesh")
+    link = os.path.join(WORK, "link.csv")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(mesh, link)
+    one_line_error(["-mesh", mesh, "-k", "1", "-bem_csv", link], "input mesh")
+    named_like = os.path.join(WORK, "icosphere_big.msh")
+    shutil.copy(mesh, named_like)
+    one_line_error(["-mesh", named_like, "-k", "1", "-bem_csv", named_like], "input mesh")
+    points = os.path.join(WORK, "points.csv")
+    open(points, "w").write("2,0,0\n0,3,0\n")
+    for option in ("-o", "-bem_csv", "-bem_sweep_csv"):
+        target = points if option != "-o" else os.path.join(WORK, "points.vtu")
+        if option == "-o":
+            shutil.copy(points, target)
+        one_line_error(ico + ["-bem_field", target if option == "-o" else points,
+                              "-bem_field_csv", os.path.join(WORK, "f.csv"), option, target],
+                       "field file")
+    one_line_error(ico + ["-k", "1,2", "-bem_csv", os.path.join(WORK, "a.csv"), "-bem_field",
+                          points, "-bem_field_csv", os.path.join(WORK, "a.csv")], "same file")
+    one_line_error(ico + ["-k", "1,2", "-bem_csv", os.path.join(WORK, "s.csv"),
+                          "-bem_sweep_csv", os.path.join(WORK, "s_k0002.csv")], "same file")
+    folder = os.path.join(WORK, "b_k0002.csv")
+    os.makedirs(folder, exist_ok=True)
+    one_line_error(ico + ["-k", "1,2", "-bem_csv", os.path.join(WORK, "b.csv")],
+                   "not a regular file")
+    check(not os.path.exists(os.path.join(WORK, "b_k0001.csv")),
+          "a sweep refused before its first solve writes nothing")
+    no_temporaries(WORK, "refusals")
+    # A file-size limit: the write fails with one line, the old file stays whole.
+    import resource
+    old = os.path.join(WORK, "old.csv")
+    open(old, "w").write("previous\n")
+
+    def small_files():
+        # 4 MiB: Open MPI's start-up needs its shared-memory files; the field's CSV is 6 MB.
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))
+    one_line_error(ico + ["-bem_field_plane", "-3,0,-3,6,0,0,0,0,6,260,260", "-bem_field_csv",
+                          old], "old.csv': File too large", status=1, preexec_fn=small_files)
+    check(open(old).read() == "previous\n", "a file-size limit leaves the old output whole")
+    no_temporaries(WORK, "file-size limit")
+    # Signals: a run stopped from outside removes its temporaries and its private mesh copy.
+    tmp = os.environ["TMPDIR"]
+    # A 1001-value sweep (its files made as each k is written, none reserved up front), and a
+    # mesh read from a FIFO that nothing writes to: the private copy's folder exists while the
+    # reader waits, so the signal lands while there is something to remove.
+    big = ["-mesh", mesh, "-k", "1:3:0.002", "-bem_csv", os.path.join(WORK, "sig.csv"),
+           "-bem_field_plane", "-3,0,-3,6,0,0,0,0,6,100,100", "-bem_field_csv",
+           os.path.join(WORK, "sig_field.csv")]
+    fifo = os.path.join(WORK, "mesh.fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    waiting = ["-mesh", fifo, "-k", "2", "-bem_csv", os.path.join(WORK, "sig.csv")]
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1):
+        args = big if sig in (signal.SIGINT, signal.SIGTERM) else waiting
+        p = subprocess.Popen([BEM] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        time.sleep(1.5)
+        if args is waiting:
+            check([f for f in os.listdir(tmp) if f.startswith("fmbem-mesh")],
+                  f"{signal.Signals(sig).name}: the mesh's private copy exists while it waits")
+        p.send_signal(sig)
+        stdout, stderr = p.communicate(timeout=60)
+        check(p.returncode == 128 + sig and "stopped by" in stderr
+              and "Caught signal" not in stderr + stdout and "MPI_ABORT" not in stderr,
+              f"{signal.Signals(sig).name}: exit {p.returncode}, one line: {stderr.strip()[-200:]}")
+        no_temporaries(WORK, signal.Signals(sig).name)
+        no_temporaries(tmp, signal.Signals(sig).name + " (TMPDIR)")
+    # A reader that goes away (bem_solve ... | head -1): quiet, no trace, no temporaries.
+    p = subprocess.run(f"'{BEM}' -mesh '{mesh}' -k 2 -ksp_monitor -bem_csv "
+                       f"'{os.path.join(WORK, 'pipe.csv')}' | head -1", shell=True,
+                       capture_output=True, text=True, timeout=120)
+    check("Caught signal" not in p.stderr and "MPI_ABORT" not in p.stderr,
+          f"| head -1: no PETSc trace ({p.stderr.strip()[-200:]})")
+    no_temporaries(WORK, "SIGPIPE")
+    no_temporaries(tmp, "SIGPIPE (TMPDIR)")
+    # A relative TMPDIR.
+    env = dict(os.environ, TMPDIR="rel_tmp")
+    os.makedirs(os.path.join(WORK, "rel_tmp"), exist_ok=True)
+    p = subprocess.run([BEM, "-mesh", mesh, "-k", "1"], capture_output=True, text=True,
+                       timeout=300, env=env, cwd=WORK)
+    check(p.returncode == 0, f"a relative TMPDIR reads a valid mesh: {p.stderr.strip()[-200:]}")
+    # Options read whole and strictly.
+    long_path = os.path.join(WORK, "x" * 200, *(["y" * 200] * 24)) + ".msh"
+    p = one_line_error(["-mesh", long_path], long_path[-40:])
+    one_line_error(ico + ["-k", "+-2"], "-k +-2")
+    one_line_error(ico + ["-bem_formulation", "cbie", "-bem_feature_angle", "30"],
+                   "-bem_feature_angle applies only")
+    one_line_error(ico + ["-bem_curvature_correction", "false"],
+                   "-bem_curvature_correction applies only")
+    one_line_error(ico + ["-bem_formulation", "cbie", "-pc_type", "redistribute"],
+                   "-pc_type redistribute is not supported")
+    # The same on two ranks: success by the true residual, outputs against inputs, a signal
+    # to mpiexec (which passes it to the ranks) leaving nothing behind.
+    one_line_error(ico + ["-ksp_type", "preonly", "-bem_csv", out], "-ksp_type preonly",
+                   status=2, mpi=2)
+    one_line_error(["-mesh", numbered, "-k", "1,2", "-bem_csv", mesh], "input mesh", mpi=2)
+    one_line_error(ico + ["-bem_formulation", "cbie", "-bem_feature_angle", "30"],
+                   "-bem_feature_angle applies only", mpi=2)
+    p = subprocess.Popen(["mpiexec", "--allow-run-as-root", "--oversubscribe", "-n", "2", BEM] +
+                         big, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    p.send_signal(signal.SIGTERM)
+    stdout, stderr = p.communicate(timeout=60)
+    check(p.returncode != 0 and "Caught signal" not in stderr + stdout,
+          f"SIGTERM to mpiexec -n 2: exit {p.returncode}, no PETSc trace")
+    no_temporaries(WORK, "SIGTERM on 2 ranks")
+    no_temporaries(tmp, "SIGTERM on 2 ranks (TMPDIR)")
+    # The largest plane (1e8 points) refused before the solve where its field cannot fit (at 336
+    # bytes a point; on a machine with more memory it is a legitimate run, too long for a test).
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if memory < 336e8:
+        one_line_error(ico + ["-bem_field_plane", "-3,0,-3,6,0,0,0,0,6,10000,10000",
+                              "-bem_field_csv", os.path.join(WORK, "huge.csv")],
+                       "more than this machine's")
+    # Per-rank command lines (MPMD): refused on every rank, no hang, no mixed answer.
+    cmd = ["mpiexec", "--allow-run-as-root", "--oversubscribe", "-n", "1", BEM] + ico + \
+          [":", "-n", "1", BEM, "-mesh", "icosphere:2", "-k", "3"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    check(p.returncode != 0 and "different options" in p.stderr,
+          f"MPMD with different -k per rank is refused: exit {p.returncode} "
+          f"{p.stderr.strip()[-200:]}")
 elif CASE == "fmm_vs_direct":
     # The FMM operator (the default) against the direct one on the k = 8
     # rigid sphere: the same iterations, and the error against the Mie series

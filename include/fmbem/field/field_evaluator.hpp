@@ -91,6 +91,18 @@ class FieldGeometry {
 // there; the close-element terms run on the CPU. The low-frequency FMM needs p above about
 // sqrt(3) k w on its coarsest M2L level: where the field points widen the octree, p is raised (up
 // to 24), and points farther out are summed directly (statistics().note says so).
+// Points farther than kFarWidths widths of the body (max norm, from its box's centre c) are
+// summed directly in the far-field form: with X = x - c, R = |X|, rho_j = y_j - c and
+// r_j - R = (|rho_j|^2 - 2 X . rho_j) / (r_j + R) (no cancellation),
+//   u_s(x) = e^{ikR} / (4 pi R) sum_j e^{ik (r_j - R)} (R / r_j) [charge_j + dipole_j (1/r_j - ik)
+//            (x - y_j) . n_j / r_j],
+// a sum of terms of order one: the phases between the elements keep their digits however far x
+// is (the plain sum's k r_j = 2e18 at r = 1e18 rounds to a multiple of 256), and nothing under-
+// or overflows up to field::kLargestFieldCoordinate (the plain sum's 1/r^3 underflows beyond
+// r = 1e102). Only e^{ikR} carries the rounding of R, as the point's own coordinates do. Within
+// kFarWidths the plain sum loses about k r eps of phase: 2e-12 at k w = 10.
+inline constexpr double kFarWidths = 1e3;
+
 struct FieldValues {
   std::vector<cplx> scattered, total;
 };
@@ -122,6 +134,8 @@ class FieldEvaluator {
   // Indices into geometry.exterior(): the FMM's targets, and those summed directly (beyond the
   // FMM's low-frequency range, or all without the FMM).
   std::vector<std::size_t> fmm_targets_, direct_;
+  std::vector<std::size_t> far_;  // beyond kFarWidths: the far-field form
+  Vec3 center_;                   // of the Gauss points' box
   mutable FieldStatistics statistics_;
 };
 

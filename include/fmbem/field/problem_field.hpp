@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "fmbem/exact/sphere_field.hpp"
 #include "fmbem/field/far_field.hpp"
 #include "fmbem/field/field_evaluator.hpp"
 #include "fmbem/problem/problem.hpp"
@@ -35,6 +36,12 @@ struct ExactField {
 std::optional<ExactField> exact_scattered_field(const Problem& problem, const Mesh& mesh,
                                                 std::span<const Vec3> points,
                                                 std::span<const PointLocation> locations);
+// The Mie series' scattered field at x (centre `center`, wavenumber k), in its far-field form
+// where the series' own phase kr - ka loses more digits than that form's O(N^2 / kr) (kr beyond
+// N / sqrt(2 eps), N the series' terms): within N 1.5e-8 relative at every distance.
+cplx sphere_scattered_at(const exact::SphereScatteredField& field, double k, const Vec3& center,
+                         const Vec3& x);
+
 // The exact far-field amplitude where one exists (k > 0): the sphere's, or the monopole's
 // e^{-ik d.s} / (4 pi).
 std::optional<std::vector<cplx>> exact_far_field(const Problem& problem, const Mesh& mesh,

@@ -40,21 +40,24 @@ struct FieldPlane {
 // Most points a plane may have (the arrays of 1e8 points take gigabytes).
 inline constexpr std::size_t kMaxPlanePoints = 100'000'000;
 // Parses the option's text strictly (eleven comma-separated values, nine finite numbers and two
-// integers >= 2, at most kMaxPlanePoints points, edges non-zero and not parallel); throws
-// fmbem::Error naming `option`.
+// integers >= 2, at most kMaxPlanePoints points, edges non-zero and not parallel, every corner
+// within field::kLargestFieldCoordinate); throws fmbem::Error naming `option`.
 FieldPlane parse_field_plane(const std::string& option, std::string_view text);
 FieldPoints plane_points(const FieldPlane& plane);
 
 // Points from a file: a name ending in .msh is a Gmsh mesh (read_gmsh_points: its nodes, with
 // its triangles, quadrangles, tetrahedra and hexahedra as cells), anything else CSV
 // (parse_field_csv; a regular file, not a pipe). Throws fmbem::Error naming `path`: missing,
-// unreadable, malformed, no points.
+// unreadable, malformed, no points, a point beyond field::kLargestFieldCoordinate (naming it).
 FieldPoints read_field_points(const std::string& path);
 
 // CSV of points: one point a line, three numbers x,y,z separated by commas (blanks around them
-// allowed); blank lines and lines starting with '#' are skipped, and a first line of other text
-// (a header such as "x,y,z") too. Anything else (a field that is not a finite number, two or
-// four fields, a line over 4096 bytes) is an error naming the line; so is a file without points.
+// allowed), each read whole by std::from_chars (a '+' allowed before a digit; no hex floats, no
+// "+-2", no trailing text); blank lines and lines starting with '#' are skipped, and a first
+// line of words only (a header such as "x,y,z": no field that starts like a number or reads as
+// nan or inf). Anything else is an error naming the line: a coordinate that is nan or inf or
+// beyond a double's range (1e999), one that is not a number, two or four fields, a line over
+// 4096 bytes, a point beyond field::kLargestFieldCoordinate; so is a file without points.
 FieldPoints parse_field_csv(std::string_view content, const std::string& name);
 
 }  // namespace fmbem::io

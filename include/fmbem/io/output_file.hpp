@@ -2,6 +2,8 @@
 #include <functional>
 #include <string>
 
+#include "fmbem/core/temporary_files.hpp"
+
 namespace fmbem::io {
 
 // An output file that is never left half-written: a temporary file beside
@@ -32,6 +34,7 @@ class OutputFile {
 
  private:
   std::string path_, option_, temporary_;
+  TemporaryRegistration registration_;  // removed by a signal too
   bool filled_ = false, committed_ = false;
 };
 

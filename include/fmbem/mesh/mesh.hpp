@@ -25,7 +25,9 @@ class Mesh {
   // naming `name` and the problem (no triangles, non-finite coordinates,
   // coordinates out of the range the solver computes with (beyond 1e30, a mesh
   // smaller than 1e-30, or one too far from the origin for its size), degenerate
-  // or duplicate triangles, open or non-manifold surface, non-orientable surface).
+  // or duplicate triangles, open or non-manifold surface, non-orientable surface, a surface
+  // that crosses or touches itself (first_self_intersection), a closed part inside another
+  // (first_nested_part); several closed parts side by side are valid).
   // Tolerances are relative: vertices closer than 1e-12 of the mesh size are one,
   // a triangle is degenerate when its area is below 1e-10 of its longest edge
   // squared; so a mesh and the same mesh scaled by 1e-25 or 1e25 are equally valid.

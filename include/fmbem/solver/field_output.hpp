@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -13,10 +14,6 @@
 
 namespace fmbem {
 
-namespace io {
-class OutputFile;
-}
-
 // -bem_field*, -bem_farfield*: the field off the surface and the far field that bem_solve
 // evaluates after a successful solve.
 struct FieldRequest {
@@ -29,9 +26,10 @@ struct FieldRequest {
   bool field() const { return !points_file.empty() || plane.has_value(); }
 };
 
-// bem_solve's field stage, on rank 0: prepare() before any work (outputs checked and reserved,
-// points read: bad input fails at once and leaves nothing behind), evaluate() after a successful
-// solve (summary lines), write() last (the reserved files renamed over their targets).
+// bem_solve's field stage, on rank 0: prepare() before any work (the outputs' kinds checked,
+// points read: bad input fails at once and leaves nothing behind; OutputPlan checks the paths),
+// evaluate() after a successful solve (summary lines), fill() last (the files of a k handed to
+// the caller's batch, which commits them with the k's other files).
 class FieldStage {
  public:
   FieldStage();
@@ -40,32 +38,26 @@ class FieldStage {
   FieldStage& operator=(const FieldStage&) = delete;
 
   // Throws fmbem::Error: an output with the wrong extension (-bem_field_vtk: .vtu for points
-  // from a file, .vts for a plane), a VTK output without VTK, an output that is the mesh, the
-  // field file or another output (`other_outputs`: option and path of -o, -bem_csv; empty paths
-  // are skipped), an unwritable output, a field file that is missing, malformed or without
-  // points.
-  struct NamedPath {
-    std::string option, path;
-  };
-  // A sweep of `sweep_count` wavenumbers reserves each output once per k (sweep_output_path).
-  void prepare(const FieldRequest& request, const std::string& mesh_spec,
-               const std::vector<NamedPath>& other_outputs, std::size_t sweep_count = 1);
+  // from a file, .vts for a plane), a VTK output without VTK, a field file that is missing,
+  // malformed or without points.
+  void prepare(const FieldRequest& request);
   // Evaluates the field (FieldGeometry, built at the first call and kept for the next k of a
   // sweep: it does not depend on k; FieldEvaluator) and the far field of the solution;
   // returns the summary lines (without indentation), none when nothing was asked.
   std::vector<std::string> evaluate(const Problem& problem, const Discretization& disc,
                                     std::span<const cplx> solution,
                                     const field::FieldOptions& options);
-  // Writes the outputs of sweep point `index` (what the last evaluate gave); returns their paths.
-  std::vector<std::string> write(std::size_t index = 0);
+  // The outputs of sweep point `index` of `count` (what the last evaluate gave), each handed to
+  // add(path, option, writer) to be filled and committed by the caller.
+  using AddOutput = std::function<void(const std::string& path, const std::string& option,
+                                       const std::function<void(const std::string&)>& writer)>;
+  void fill(std::size_t index, std::size_t count, const AddOutput& add) const;
   // What prepare read (for -bem_field): its warnings, one sentence each.
   const std::vector<std::string>& warnings() const { return points_.warnings; }
 
  private:
   FieldRequest request_;
   io::FieldPoints points_;
-  // The reserved outputs, one per sweep point.
-  std::vector<std::unique_ptr<io::OutputFile>> vtk_, csv_, farfield_csv_;
   std::unique_ptr<field::FieldGeometry> geometry_;
   // What write() writes: the point arrays and the far-field table.
   struct Tables;

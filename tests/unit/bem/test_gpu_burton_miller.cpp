@@ -148,6 +148,19 @@ TEST(GpuBurtonMiller, EntriesMatchCpuOnABox) {
   expect_match(mesh, {0, mesh.size()});
 }
 
+// A body far from the origin (world coordinates): the self terms' in-plane tests must allow for
+// the coordinates' rounding on the GPU as on the CPU (CPU and GPU alike gave the self term's
+// double layer +-1/2 at 1e4 before), so the entries agree as at the origin.
+TEST(GpuBurtonMiller, EntriesMatchCpuFarFromTheOrigin) {
+  SKIP_WITHOUT_GPU();
+  const Vec3 offset = Vec3{1.0, 0.5, -0.25} * 1e4;
+  for (Surface s : {make_icosphere(3, 1.0), make_box(6, 1.0)}) {
+    for (Vec3& v : s.vertices) v = v + offset;
+    const Mesh mesh = Mesh::from_surface(std::move(s), "moved by 1e4");
+    expect_match(mesh, {0, mesh.size()});
+  }
+}
+
 // The quadratic read without a coupling (cbie with -bem_double_density quadratic) takes the
 // same path with the Burton-Miller terms left out.
 TEST(GpuBurtonMiller, QuadraticReadWithoutCouplingMatchesCpu) {

@@ -20,6 +20,7 @@
 #include "fmbem/exact/sphere.hpp"
 #include "fmbem/exact/sphere_field.hpp"
 #include "fmbem/field/far_field.hpp"
+#include "fmbem/field/field_limits.hpp"
 #include "fmbem/field/problem_field.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/mesh/mesh.hpp"
@@ -28,6 +29,7 @@ namespace fmbem::field {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
+constexpr double kEps = std::numeric_limits<double>::epsilon();
 
 std::vector<Vec3> fibonacci(int n, double radius, const Vec3& center = {}) {
   std::vector<Vec3> out;
@@ -355,6 +357,167 @@ TEST(FarField, IsTheLimitOfTheField) {
   for (std::size_t i = 0; i < points.size(); ++i)
     EXPECT_LT(std::abs(big * std::polar(1.0, -k * big) * v.scattered[i] - far[i]),
               (k * d * d + d) / big * std::abs(far[i]));
+}
+
+// Points far beyond the body (1e12 to the largest coordinate 1e150) are summed in the far-field
+// form, so their value is the far-field amplitude's limit to rounding: at x = R d (on an axis, so
+// that |x| = R exactly and e^{ikR} is the same double for the test and the code)
+//   R e^{-ikR} u_s(x) - F(d) = O((k D^2 + D) / R) |F|  (IsTheLimitOfTheField's bound)
+//                              + the rounding of both sums, each below (N + 10) eps sum_j |term_j|
+// (recursive summation of N terms, each of ~10 operations; sum_j |term_j| = sum of k |w u| /
+// (4 pi) for the rigid sphere's data). The plain sum of
+// |x - y_j| loses the phases between the elements (k r rounds to a multiple of 256 at r = 1e18)
+// and its dipole 1/r^3 underflows beyond r = 1e102. A near point's value does not change, to the
+// bit, when far points are added (they never enter the FMM's tree), FMM or not.
+TEST(FieldEvaluator, FarPointsKeepTheirDigits) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(2, 1.0), "ico2");
+  const Discretization disc(mesh, 3);
+  const double k = 2.0, d = mesh.diameter();
+  const Reference ref{Reference::rigid, k};
+  const Data data = ref.data(mesh);
+  double condition = 0.0;
+  for (std::size_t e = 0; e < mesh.size(); ++e)
+    for (std::size_t g = 0; g < disc.points_per_element(); ++g)
+      condition += disc.quadrature_weights()[e * disc.points_per_element() + g] * k *
+                   std::abs(data.u[e]) / (4 * kPi);
+  const double rounding = double(disc.quadrature_points().size() + 10) * kEps * condition;
+  const Vec3 axes[6] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+  const std::vector<Vec3> directions(std::begin(axes), std::end(axes));
+  const std::vector<cplx> far = far_field_amplitude(disc, k, data.u, data.q, directions);
+  for (const bool use_fmm : {true, false}) {
+    FieldOptions options = cpu_options();
+    options.use_fmm = use_fmm;
+    const std::vector<Vec3> near = {{2, 0, 0}, {0, -1.5, 0.5}};
+    const FieldGeometry alone(disc, near, options);
+    const FieldValues reference = FieldEvaluator(alone, k).evaluate(data.u, data.q, {});
+    std::vector<Vec3> points = near;
+    std::vector<double> radii;
+    for (const double r : {1e4, 1e12, 1e15, 1e18, 1e100, 1e150})
+      for (const Vec3& a : axes) {
+        points.push_back(a * r);
+        radii.push_back(r);
+      }
+    const FieldGeometry geometry(disc, points, options);
+    ASSERT_EQ(geometry.exterior().size(), points.size());
+    const FieldEvaluator evaluator(geometry, k);
+    EXPECT_NE(evaluator.statistics().note.find("36 of the 38 points lie farther than 1000 body "
+                                               "widths and are summed directly in the far-field "
+                                               "form"),
+              std::string::npos)
+        << evaluator.statistics().note;
+    const FieldValues v = evaluator.evaluate(data.u, data.q, {});
+    for (std::size_t i = 0; i < near.size(); ++i)
+      EXPECT_EQ(v.scattered[i], reference.scattered[i]) << "fmm " << use_fmm << ", point " << i;
+    for (std::size_t i = near.size(); i < points.size(); ++i) {
+      const double r = radii[i - near.size()];
+      const cplx f = far[(i - near.size()) % 6];
+      const cplx limit = r * std::polar(1.0, -k * r) * v.scattered[i];
+      EXPECT_LE(std::abs(limit - f), (k * d * d + d) / r * std::abs(f) + 2 * rounding)
+          << "fmm " << use_fmm << ", x = " << points[i].x << ", " << points[i].y << ", "
+          << points[i].z << ": " << limit << " against " << f;
+    }
+  }
+}
+
+// The same against the Mie series: at a far point the field's error relative to the Mie series is
+// the far-field amplitude's (R e^{-ikR} u_s -> F and R e^{-ikR} u_s^Mie -> F^Mie, both to the
+// O((k D^2 + D) / R) above): |u_s - Mie| / |Mie| = |F - F^Mie| / |F^Mie| to 1e-9 at R >= 1e12.
+// The Mie series as bem_solve's summary takes it (sphere_scattered_at: the series' own phase
+// kr - ka rounds to a multiple of 256 at kr = 2e18, so beyond kr = N / sqrt(2 eps) its far-field
+// form, which at the switch agrees with the series to the two forms' errors, N 1.5e-8 each).
+TEST(FieldEvaluator, FarPointsMatchTheMieSeriesAsTheFarFieldDoes) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(2, 1.0), "ico2");
+  const Discretization disc(mesh, 3);
+  const double k = 2.0;
+  const Reference ref{Reference::rigid, k};
+  const Data data = ref.data(mesh);
+  const exact::SphereScatteredField mie_field(k, 1.0, {}, exact::SphereBoundary::Rigid,
+                                              ref.incident);
+  const double n = mie_field.terms(), switch_r = n / std::sqrt(2 * kEps) / k;
+  for (const double r : {switch_r * (1 + 1e-9), switch_r * 1.5}) {
+    const Vec3 x = normalized({0.3, -0.5, 0.8}) * r;
+    const cplx series = mie_field.scattered(x), form = sphere_scattered_at(mie_field, k, {}, x);
+    EXPECT_LE(std::abs(series - form), 2 * n * 1.5e-8 * std::abs(series)) << r;
+    EXPECT_NE(series, form);  // beyond the switch: the far-field form
+  }
+  const std::vector<Vec3> directions = {{1, 0, 0}, {0, 0, -1}, {0, 1, 0}};
+  const std::vector<cplx> far = far_field_amplitude(disc, k, data.u, data.q, directions);
+  std::vector<Vec3> points;
+  for (const double r : {1e12, 1e18, 1e100, 1e150})
+    for (const Vec3& a : directions) points.push_back(a * r);
+  const FieldGeometry geometry(disc, points, cpu_options());
+  const FieldValues v = FieldEvaluator(geometry, k).evaluate(data.u, data.q, {});
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const cplx mie = sphere_scattered_at(mie_field, k, {}, points[i]),
+               f_mie = ref.far_field(directions[i % 3]);
+    ASSERT_TRUE(std::isfinite(std::abs(mie)) && std::abs(mie) > 0) << points[i].x;
+    const double field_error = std::abs(v.scattered[i] - mie) / std::abs(mie);
+    const double far_error = std::abs(far[i % 3] - f_mie) / std::abs(f_mie);
+    EXPECT_NEAR(field_error, far_error, 1e-9) << "point " << i;
+    EXPECT_GT(far_error, 1e-4);  // the discretisation's error: the comparison means something
+  }
+}
+
+// Laplace (k = 0) far out: the single layer of q = 1 is -A / (4 pi R) (A the rule's total
+// weight), the double layer of u = x (the centroid's) is sum w u n_x / (4 pi R^2) at (R, 0, 0):
+// to O(D / R) and rounding ((N + 10) eps sum |term|, as above), and neither underflows at
+// R = 1e150 (1/R^2 = 1e-300).
+TEST(FieldEvaluator, FarPointsAtKZero) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(2, 1.0), "ico2");
+  const Discretization disc(mesh, 3);
+  std::vector<cplx> ones(mesh.size(), 1.0), x(mesh.size());
+  double area = 0.0, moment = 0.0, moment_abs = 0.0;
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    x[e] = mesh.centroids()[e].x;
+    for (std::size_t g = 0; g < disc.points_per_element(); ++g) {
+      const double w = disc.quadrature_weights()[e * disc.points_per_element() + g];
+      area += w;
+      moment += w * x[e].real() * disc.mesh().normals()[e].x;
+      moment_abs += std::abs(w * x[e].real() * disc.mesh().normals()[e].x);
+    }
+  }
+  const double d = mesh.diameter(),
+               rounding = double(disc.quadrature_points().size() + 10) * kEps / (4 * kPi);
+  for (const double r : {1e18, 1e100, 1e150}) {
+    const FieldGeometry geometry(disc, {{r, 0, 0}}, cpu_options());
+    const FieldEvaluator evaluator(geometry, 0.0);
+    const cplx single = evaluator.evaluate({}, ones, {}).scattered[0];
+    const cplx dipole = evaluator.evaluate(x, {}, {}).scattered[0];
+    const double expected_single = -area / (4 * kPi), expected_dipole = moment / (4 * kPi);
+    EXPECT_NEAR(single.real() * r, expected_single, -expected_single * d / r + rounding * area)
+        << r;
+    EXPECT_EQ(single.imag(), 0.0);
+    EXPECT_NEAR(dipole.real() * r * r, expected_dipole,
+                expected_dipole * d / r + rounding * moment_abs)
+        << r;
+  }
+}
+
+// Beyond the largest coordinate (1e150: squared distances overflow) or not finite: refused,
+// naming the point; the limit itself is evaluated (the tests above).
+TEST(FieldGeometry, RefusesPointsBeyondTheLargestCoordinate) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(1, 1.0), "ico1");
+  const Discretization disc(mesh, 3);
+  const auto message = [&](const Vec3& p) -> std::string {
+    try {
+      FieldGeometry(disc, {{2, 0, 0}, p}, cpu_options());
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(message({1.5e150, 0, 0}),
+            "field: field point 2 of 2 (1.5e+150, 0, 0) lies beyond 1e150 in a coordinate, too "
+            "far from the body to evaluate the field in double precision (squared distances "
+            "overflow)");
+  EXPECT_NE(message({0, -1e300, 0}).find("field point 2 of 2 (0, -1e+300, 0) lies beyond"),
+            std::string::npos);
+  EXPECT_NE(message({0, 0, std::numeric_limits<double>::quiet_NaN()})
+                .find("(0, 0, nan) has a non-finite coordinate"),
+            std::string::npos);
+  EXPECT_NE(message({std::numeric_limits<double>::infinity(), 0, 0}).find("(inf, 0, 0)"),
+            std::string::npos);
+  EXPECT_EQ(message({kLargestFieldCoordinate, -kLargestFieldCoordinate, 0}), "no error");
 }
 
 TEST(FarField, Directions) {

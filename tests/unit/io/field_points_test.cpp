@@ -72,6 +72,78 @@ TEST(FieldCsv, RefusesMalformedLinesByNumber) {
   EXPECT_NE(error("x,y,z\n# nothing\n\n").find("has no points"), std::string::npos);
 }
 
+// The header rule: a first line is a header only when every field is a word. A first line of
+// number-like tokens that are not finite numbers is an error naming the line and the token.
+TEST(FieldCsv, NonFiniteFirstLineIsAnErrorNotAHeader) {
+  const auto error = [](const std::string& text) {
+    return error_of([&] { parse_field_csv(text, "p.csv"); });
+  };
+  for (const char* line : {"nan,nan,nan", "NaN,0,0", "-nan,0,0", "nan(1),0,0", "inf,inf,inf",
+                           "0,-inf,0", "0,0,Infinity"})
+    EXPECT_NE(error(std::string(line) + "\n2,0,0\n").find("line 1: coordinate"), std::string::npos)
+        << line;
+  EXPECT_NE(error("nan,nan,nan\n2,0,0\n").find("coordinate x 'nan' is not a finite number"),
+            std::string::npos);
+  EXPECT_NE(error("0,0,inf\n").find("coordinate z 'inf' is not a finite number"),
+            std::string::npos);
+  EXPECT_NE(error("1e999,0,0\n2,0,0\n").find("line 1: coordinate x '1e999' is beyond the range"),
+            std::string::npos);
+  EXPECT_NE(error("0,-1e999,0\n").find("coordinate y '-1e999' is beyond the range"),
+            std::string::npos);
+  EXPECT_NE(error("0,0,1e-999\n").find("coordinate z '1e-999' is beyond the range"),
+            std::string::npos);
+  // Words only: a header (quoted, with units, or words that begin like nan or inf).
+  for (const char* header :
+       {"x,y,z", "X [m], Y [m], Z [m]", "\"x\",\"y\",\"z\"", "inferior,nano,x", "position"}) {
+    const FieldPoints p = parse_field_csv(std::string(header) + "\n2,0,0\n", "h.csv");
+    ASSERT_EQ(p.points.size(), 1u) << header;
+    EXPECT_EQ(p.points[0], (Vec3{2, 0, 0}));
+  }
+  // A word beside a number or a non-finite token: no header.
+  EXPECT_NE(error("x,y,nan\n2,0,0\n").find("line 1: coordinate z 'nan'"), std::string::npos);
+  EXPECT_NE(error("x,y,1\n2,0,0\n").find("line 1: expected three finite numbers"),
+            std::string::npos);
+}
+
+// Numbers are read whole by std::from_chars, as msh_check reads coordinates.
+TEST(FieldCsv, ReadsNumbersStrictly) {
+  const auto error = [](const std::string& token) {
+    return error_of([&] { parse_field_csv("1,2,3\n" + token + ",0,0\n", "p.csv"); });
+  };
+  for (const char* token : {"+-2", "++2", "-+2", "2x", "0x1p3", "0x10", "1.5.5", "1 2", "", "+",
+                            "-", ".", "1e", "e5", "2,"})
+    EXPECT_NE(error(token).find("'p.csv', line 2: expected three finite numbers"),
+              std::string::npos)
+        << "'" << token << "'";
+  // Malformed numbers are no words: not a header on line 1 either.
+  EXPECT_NE(error_of([] { parse_field_csv("+-2,0,0\n", "p.csv"); }).find("line 1"),
+            std::string::npos);
+  const FieldPoints p = parse_field_csv("+2,+.5,-0\n1.,1E2,1e-310\n-.5e-3,0,0\n", "p.csv");
+  ASSERT_EQ(p.points.size(), 3u);
+  EXPECT_EQ(p.points[0], (Vec3{2, 0.5, 0}));
+  EXPECT_TRUE(std::signbit(p.points[0].z));
+  EXPECT_EQ(p.points[1], (Vec3{1, 100, 1e-310}));  // a subnormal is a finite double
+  EXPECT_EQ(p.points[2].x, -5e-4);
+}
+
+// Points up to 1e150 in every coordinate are read; beyond, squared distances overflow: refused,
+// with the line and the point.
+TEST(FieldCsv, RefusesPointsBeyondTheLargestFieldCoordinate) {
+  const FieldPoints p = parse_field_csv("2,0,0\n1e18,0,0\n-1e150,1e150,1e150\n", "far.csv");
+  ASSERT_EQ(p.points.size(), 3u);
+  EXPECT_EQ(p.points[2], (Vec3{-1e150, 1e150, 1e150}));
+  for (const char* far : {"1e300,0,0", "0,-1e300,0", "0,0,1.0000000000000002e150", "1e250,1,1"}) {
+    const std::string message =
+        error_of([&] { parse_field_csv("2,0,0\n" + std::string(far) + "\n", "far.csv"); });
+    EXPECT_NE(message.find("'far.csv', line 2: the point ("), std::string::npos) << message;
+    EXPECT_NE(message.find("lies beyond 1e150"), std::string::npos) << message;
+  }
+  EXPECT_NE(error_of([] {
+              parse_field_csv("2,0,0\n-1e300,0,0\n", "far.csv");
+            }).find("the point (-1e+300, 0, 0)"),
+            std::string::npos);
+}
+
 class FieldFiles : public ScratchTest {};
 
 TEST_F(FieldFiles, RefusesMissingAndNonRegularFiles) {
@@ -120,7 +192,13 @@ TEST(FieldPlane, RefusesBadSpecifications) {
   EXPECT_NE(error("0,0,0,1,0,0,0,1,0,100000,100000").find("more than"), std::string::npos);
   EXPECT_NE(error("0,0,0,1,0,0,0,1,0,99999999999999999999,5").find("integers >= 2"),
             std::string::npos);
-  EXPECT_NE(error("0,0,0,1e308,0,0,1e308,1e308,0,5,5").find("not finite"), std::string::npos);
+  // A corner beyond field::kLargestFieldCoordinate (checked in order: o, o + a, o + b, o + a + b).
+  EXPECT_NE(error("0,0,0,1e308,0,0,1e308,1e308,0,5,5").find("corner (1e+308, 0, 0) lies beyond"),
+            std::string::npos);
+  EXPECT_NE(error("1e151,0,0,1,0,0,0,1,0,5,5").find("corner (1e+151, 0, 0) lies beyond 1e150"),
+            std::string::npos);
+  EXPECT_NE(error("0,0,0,0,1,0,0,0,2e150,5,5").find("corner (0, 0, 2e+150)"), std::string::npos);
+  EXPECT_NO_THROW(parse_field_plane("-bem_field_plane", "-1e150,0,0,1e150,0,0,0,1e150,0,3,3"));
 }
 
 #if FMBEM_HAVE_GMSH
@@ -177,6 +255,18 @@ TEST_F(FieldFiles, RefusesMalformedGmshFiles) {
   EXPECT_NE(error_of([&] { read_field_points(path); }).find("bad.msh"), std::string::npos);
   EXPECT_NE(error_of([&] { read_field_points(scratch_file("missing.msh")); }).find("missing.msh"),
             std::string::npos);
+}
+
+TEST_F(FieldFiles, RefusesGmshNodesBeyondTheLargestFieldCoordinate) {
+  std::string far = kFieldMsh;
+  far.replace(far.find("6 0 0 1\n"), 8, "6 0 0 1e200\n");
+  const std::string path = scratch_file("far.msh");
+  std::ofstream(path) << far;
+  const std::string message = error_of([&] { read_field_points(path); });
+  EXPECT_NE(message.find("far.msh', node 6 (in increasing tag order): the point (0, 0, 1e+200) "
+                         "lies beyond 1e150"),
+            std::string::npos)
+      << message;
 }
 #endif
 
