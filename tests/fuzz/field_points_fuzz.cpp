@@ -32,6 +32,7 @@
 #include "fmbem/mesh/mesh.hpp"
 #include "fuzz_options.hpp"
 #include "msh_samples.hpp"
+#include "text_mutations.hpp"
 
 namespace {
 
@@ -64,40 +65,16 @@ std::vector<std::string> msh_seeds() {
   };
 }
 
-class Mutator {
+class Mutator : fmbem::fuzz::TextMutations {
  public:
-  explicit Mutator(std::uint64_t seed) : random_(seed) {}
+  explicit Mutator(std::uint64_t seed) : TextMutations(seed) {}
 
   std::string mutate(std::string text) {
-    const int rounds = 1 + static_cast<int>(below(3));
-    for (int r = 0; r < rounds && !text.empty(); ++r) text = once(std::move(text));
-    return text;
+    return rounds(std::move(text), [this](std::string t) { return once(std::move(t)); });
   }
 
  private:
-  std::uint64_t below(std::uint64_t n) { return n == 0 ? 0 : random_() % n; }
-  template <typename T, std::size_t N>
-  const T& pick(const T (&items)[N]) {
-    return items[below(N)];
-  }
   static bool separator(char c) { return c == ',' || c == ' ' || c == '\t' || c == '\n'; }
-
-  std::pair<std::size_t, std::size_t> line_around(const std::string& text, std::size_t at) {
-    const std::size_t begin = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
-    const std::size_t end = text.find('\n', at);
-    return {begin == std::string::npos ? 0 : begin + 1,
-            end == std::string::npos ? text.size() : end + 1};
-  }
-
-  // A random token between commas or blanks: [begin, end).
-  std::pair<std::size_t, std::size_t> token(const std::string& text) {
-    std::size_t at = below(text.size());
-    while (at < text.size() && separator(text[at])) ++at;
-    std::size_t begin = at, end = at;
-    while (begin > 0 && !separator(text[begin - 1])) --begin;
-    while (end < text.size() && !separator(text[end])) ++end;
-    return {begin, end};
-  }
 
   std::string once(std::string text) {
     static const char* const numbers[] = {"nan",
@@ -147,42 +124,27 @@ class Mutator {
         ",,\n",    "1,2,3,4\n",     "1,2\n",     "$Nodes\n",    "$EndNodes\n", "$Elements\n"};
     const std::size_t at = below(text.size());
     switch (below(12)) {
-      case 0:  // truncation
-        text.resize(at);
+      case 0:
+        common(text, Common::truncation, at);
         break;
-      case 1:  // bit flips
-        for (std::uint64_t i = 0, n = 1 + below(8); i < n; ++i) {
-          const std::size_t where = below(text.size());          // one draw per statement:
-          const unsigned bit = static_cast<unsigned>(below(8));  // the same on every compiler
-          text[where] = static_cast<char>(text[where] ^ (1u << bit));
-        }
+      case 1:
+        common(text, Common::bit_flips, at);
         break;
       case 2:
       case 3: {  // a coordinate (or a tag, a count) replaced
-        const auto [begin, end] = token(text);
+        const auto [begin, end] = token(text, separator);
         text.replace(begin, end - begin, pick(numbers));
         break;
       }
-      case 4: {  // a repeated line
-        const auto [begin, end] = line_around(text, at);
-        text.insert(end, text.substr(begin, end - begin));
+      case 4:
+        common(text, Common::repeated_line, at);
         break;
-      }
-      case 5: {  // a line removed
-        const auto [begin, end] = line_around(text, at);
-        text.erase(begin, end - begin);
+      case 5:
+        common(text, Common::removed_line, at);
         break;
-      }
-      case 6: {  // two lines swapped
-        auto a = line_around(text, at), b = line_around(text, below(text.size()));
-        if (a.first > b.first) std::swap(a, b);
-        if (a.second > b.first) break;
-        const std::string first = text.substr(a.first, a.second - a.first);
-        const std::string second = text.substr(b.first, b.second - b.first);
-        text.replace(b.first, second.size(), first);
-        text.replace(a.first, first.size(), second);
+      case 6:
+        common(text, Common::swapped_lines, at);
         break;
-      }
       case 7:  // a line where it does not belong, the first line included
         text.insert(below(4) == 0 ? 0 : line_around(text, at).first, pick(lines));
         break;
@@ -198,7 +160,7 @@ class Mutator {
               if (c == ' ' && below(4) == 0) c = '\t';
             break;
           default:
-            text.insert(token(text).first, below(2) ? " " : "\t");
+            text.insert(token(text, separator).first, below(2) ? " " : "\t");
         }
         break;
       case 9: {  // random bytes (NUL and high bytes included)
@@ -208,7 +170,7 @@ class Mutator {
         break;
       }
       case 10: {  // a field added or removed
-        const auto [begin, end] = token(text);
+        const auto [begin, end] = token(text, separator);
         if (below(2))
           text.insert(end, ",0");
         else if (end < text.size())
@@ -221,8 +183,6 @@ class Mutator {
     }
     return text;
   }
-
-  std::mt19937_64 random_;
 };
 
 bool one_clear_line(const std::string& message) {

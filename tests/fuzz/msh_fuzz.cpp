@@ -32,6 +32,7 @@
 #include "fmbem/mesh/mesh.hpp"
 #include "fuzz_options.hpp"
 #include "msh_samples.hpp"
+#include "text_mutations.hpp"
 
 namespace {
 
@@ -84,40 +85,17 @@ std::vector<std::string> seeds(const fs::path& work) {
   return out;
 }
 
-class Mutator {
+class Mutator : fmbem::fuzz::TextMutations {
  public:
-  Mutator(std::uint64_t seed, std::string marker) : random_(seed), marker_(std::move(marker)) {}
+  Mutator(std::uint64_t seed, std::string marker)
+      : TextMutations(seed), marker_(std::move(marker)) {}
 
   std::string mutate(std::string text) {
-    const int rounds = 1 + static_cast<int>(below(3));
-    for (int r = 0; r < rounds && !text.empty(); ++r) text = once(std::move(text));
-    return text;
+    return rounds(std::move(text), [this](std::string t) { return once(std::move(t)); });
   }
 
  private:
-  std::uint64_t below(std::uint64_t n) { return n == 0 ? 0 : random_() % n; }
-  template <typename T, std::size_t N>
-  const T& pick(const T (&items)[N]) {
-    return items[below(N)];
-  }
-
-  // [begin, end) of the line holding `at`.
-  std::pair<std::size_t, std::size_t> line_around(const std::string& text, std::size_t at) {
-    const std::size_t begin = text.rfind('\n', at == 0 ? 0 : at - 1);
-    const std::size_t end = text.find('\n', at);
-    return {begin == std::string::npos || at == 0 ? 0 : begin + 1,
-            end == std::string::npos ? text.size() : end + 1};
-  }
-
-  // A random blank-separated token: [begin, end).
-  std::pair<std::size_t, std::size_t> token(const std::string& text) {
-    std::size_t at = below(text.size());
-    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
-    std::size_t begin = at, end = at;
-    while (begin > 0 && !std::isspace(static_cast<unsigned char>(text[begin - 1]))) --begin;
-    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) ++end;
-    return {begin, end};
-  }
+  static bool blank(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
   std::string once(std::string text) {
     static const char* const integers[] = {"0",
@@ -149,41 +127,26 @@ class Mutator {
         "$Comments\n", "$NOD\n",      "$Periodic\n1\n", "$PhysicalNames\n1\n"};
     const std::size_t at = below(text.size());
     switch (below(15)) {
-      case 0:  // truncation
-        text.resize(at);
+      case 0:
+        common(text, Common::truncation, at);
         break;
-      case 1:  // bit flips
-        for (std::uint64_t i = 0, n = 1 + below(8); i < n; ++i) {
-          const std::size_t where = below(text.size());          // one draw per statement:
-          const unsigned bit = static_cast<unsigned>(below(8));  // the same on every compiler
-          text[where] = static_cast<char>(text[where] ^ (1u << bit));
-        }
+      case 1:
+        common(text, Common::bit_flips, at);
         break;
       case 2: {  // an integer (a tag, a count, a type) replaced
-        const auto [begin, end] = token(text);
+        const auto [begin, end] = token(text, blank);
         text.replace(begin, end - begin, pick(integers));
         break;
       }
-      case 3: {  // a repeated line: repeated tags, duplicate nodes or elements
-        const auto [begin, end] = line_around(text, at);
-        text.insert(end, text.substr(begin, end - begin));
+      case 3:  // repeated tags, duplicate nodes or elements
+        common(text, Common::repeated_line, at);
         break;
-      }
-      case 4: {  // a line removed
-        const auto [begin, end] = line_around(text, at);
-        text.erase(begin, end - begin);
+      case 4:
+        common(text, Common::removed_line, at);
         break;
-      }
-      case 5: {  // two lines swapped
-        auto a = line_around(text, at), b = line_around(text, below(text.size()));
-        if (a.first > b.first) std::swap(a, b);
-        if (a.second > b.first) break;
-        const std::string first = text.substr(a.first, a.second - a.first);
-        const std::string second = text.substr(b.first, b.second - b.first);
-        text.replace(b.first, second.size(), first);
-        text.replace(a.first, first.size(), second);
+      case 5:
+        common(text, Common::swapped_lines, at);
         break;
-      }
       case 6: {  // a count that lies
         const char* section = below(2) ? "$Nodes\n" : "$Elements\n";
         std::size_t count_at = text.find(section);
@@ -214,14 +177,14 @@ class Mutator {
               if (c == ' ' && below(4) == 0) c = '\t';
             break;
           default: {
-            const auto [begin, end] = token(text);
+            const auto [begin, end] = token(text, blank);
             if (end > begin && std::isdigit(static_cast<unsigned char>(text[begin])))
               text.insert(begin, "+");
           }
         }
         break;
       case 8: {  // a coordinate replaced
-        const auto [begin, end] = token(text);
+        const auto [begin, end] = token(text, blank);
         text.replace(begin, end - begin, pick(reals));
         break;
       }
@@ -269,7 +232,6 @@ class Mutator {
     return text;
   }
 
-  std::mt19937_64 random_;
   std::string marker_;
 };
 
