@@ -1076,10 +1076,11 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                             "  preconditioner  %s (matrix-free: no near-field matrix); set up in "
                             "%.3f s, %.1f MB\n",
                             pc_name.c_str(), pc_seconds, pc_bytes / 1e6));
-    char continued[96] = "";
+    char continued[128] = "";
     if (rounds > 0)
-      std::snprintf(continued, sizeof continued,
-                    " (continued %d time(s) until the true residual met -ksp_rtol)", rounds);
+      std::snprintf(continued, sizeof continued, " (continued %d time(s) %s)", rounds,
+                    solved ? "until the true residual met -ksp_rtol"
+                           : "from KSP's answer; the true residual still misses -ksp_rtol");
     PetscCall(PetscPrintf(
         PETSC_COMM_SELF,
         "  solver          %" PetscInt_FMT " iterations, %s, true relative residual %.2e%s\n",

@@ -121,6 +121,23 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
     const std::vector<cplx> incident = field::incident_field_at(problem, points_.points);
     const field::FieldValues values = evaluator.evaluate(traces.u, traces.q, incident);
     const field::FieldStatistics& stats = evaluator.statistics();
+    // Outside the body every value must be finite (inside, NaN is the flag): anything else is a
+    // defect, and is not written as if it were a field.
+    std::size_t not_finite = 0, first = m;
+    for (std::size_t i = 0; i < m; ++i)
+      if (geometry.locations()[i] != PointLocation::interior &&
+          !(std::isfinite(values.scattered[i].real()) &&
+            std::isfinite(values.scattered[i].imag()))) {
+        ++not_finite;
+        first = std::min(first, i);
+      }
+    if (not_finite > 0)
+      throw Error(
+          format("the field is not finite at %zu of the points outside the body (the "
+                 "first: point %zu, at %.17g, %.17g, %.17g); no field file is written "
+                 "(a defect: please report it with the mesh and the points)",
+                 not_finite, first + 1, points_.points[first].x, points_.points[first].y,
+                 points_.points[first].z));
     lines.push_back(
         format("field times     inside/outside %.3f s%s, %s on %s: set-up %.3f s, "
                "sum %.3f s, close elements %.3f s",
