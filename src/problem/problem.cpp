@@ -125,9 +125,19 @@ std::optional<SphereFit> fit_sphere_of(std::span<const Vec3> vs, Sum &&sum, Extr
   if (count_and_sum[0] < 12) return std::nullopt;
   Vec3 mean{count_and_sum[1], count_and_sum[2], count_and_sum[3]};
   mean *= 1.0 / count_and_sum[0];
-  double ata[4][4] = {}, atb[4] = {};
+  // And in units of the body's size: the unknowns c and R^2 - |c|^2 mix lengths with their
+  // squares, so at radius 1e-25 the column of ones would dwarf the others and partial pivoting
+  // would pick rounding for a pivot.
+  double scale = 0.0, unused = 0.0;
   for (const Vec3 &w : vs) {
     const Vec3 v = w - mean;
+    scale = std::max({scale, std::abs(v.x), std::abs(v.y), std::abs(v.z)});
+  }
+  extremes(unused, scale);
+  if (!(scale > 0.0)) return std::nullopt;
+  double ata[4][4] = {}, atb[4] = {};
+  for (const Vec3 &w : vs) {
+    const Vec3 v = (w - mean) * (1.0 / scale);
     const double row[4] = {2 * v.x, 2 * v.y, 2 * v.z, 1.0}, rhs = dot(v, v);
     for (int i = 0; i < 4; ++i) {
       atb[i] += row[i] * rhs;
@@ -156,7 +166,7 @@ std::optional<SphereFit> fit_sphere_of(std::span<const Vec3> vs, Sum &&sum, Extr
     for (int j = r + 1; j < 4; ++j) s -= ata[r][j] * sol[j];
     sol[r] = s / ata[r][r];
   }
-  const Vec3 center = mean + Vec3{sol[0], sol[1], sol[2]};
+  const Vec3 center = mean + Vec3{sol[0], sol[1], sol[2]} * scale;
   double r_min = INFINITY, r_max = 0.0;
   for (const Vec3 &v : vs) {
     r_min = std::min(r_min, norm(v - center));

@@ -955,11 +955,18 @@ elif CASE == "far_from_origin":
     for name, args in problems.items():
         ref, u0, _, _ = surface(1.0, 0.0, args)
         fmm = "-fmm_eps" in args
-        moves = [(1.0, d) for d in (1e-3, 1e2, 1e4, 1e6)] + [(r, 0.0) for r in (1e-6, 1e6)]
+        # Radii 1e+-25 too: the sphere fit (the exact solution's detection) once mixed lengths
+        # with their squares and lost the sphere at 1e-25; the curvature correction lost all
+        # digits at 1e15.
+        moves = [(1.0, d) for d in (1e-3, 1e2, 1e4, 1e6)] + \
+            [(r, 0.0) for r in (1e-25, 1e-6, 1e6, 1e25)]
         if fmm:
             moves = [(1.0, 1e4), (1e-6, 0.0), (1e3, 1e9)]
         for radius, offset in moves:
             r, u, k, centre = surface(radius, offset, args)
+            check(r.get("l2") is not None and abs(r["l2"] - ref["l2"]) <= 1e-3 * ref["l2"],
+                  f"{name}: radius {radius:g} at {offset:g}: the exact solution found, error "
+                  f"{r.get('l2')} as at the origin ({ref.get('l2')})")
             # The exact change: the monopole's e^{ikr} / (4 pi r) at the same k r scales as 1/R;
             # the scattered plane wave exp(i k d.x), d = (0, 0, 1), takes its phase at the shift,
             # and the soft body's unknown, q = du/dn, a derivative, scales as 1/R.
