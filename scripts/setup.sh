@@ -19,8 +19,14 @@ fi
 pvdir=/opt/python3-paraview
 if ! command -v pvpython >/dev/null && [ ! -x $pvdir/usr/bin/pvpython ]; then
   deb=$(mktemp -d)
-  (cd "$deb" && apt-get download -q "python3-paraview=$(dpkg-query -W -f='${Version}' paraview)")
-  dpkg-deb -x "$deb"/python3-paraview_*.deb $pvdir
+  version=$(dpkg-query -W -f='${Version}' paraview)
+  fetch() { (cd "$deb" && apt-get download -q "python3-paraview=$version"); }
+  # Package lists may be stale where everything else was installed already.
+  if fetch || { apt-get update -q && fetch; }; then
+    dpkg-deb -x "$deb"/python3-paraview_*.deb $pvdir
+  else
+    echo "setup.sh: warning: python3-paraview not found; the ParaView picture test is left out" >&2
+  fi
   rm -rf "$deb"
 fi
 build=${BUILD_DIR:-build}
