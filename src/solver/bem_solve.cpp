@@ -366,7 +366,7 @@ bool is_piece_of_pvtu(const std::string &path, const SolveOptions &opt, int rank
 }
 
 // Output files: every one of every k checked before any work (OutputPlan: against the inputs
-// and each other), each made when it is written and a k's all committed together (write_outputs).
+// and each other), each made when it is written and a k's all committed together (OutputBatch).
 void check_outputs(const SolveOptions &opt, int ranks) {
   if (!opt.vtu_path.empty()) {
     const std::string &p = opt.vtu_path;
@@ -845,6 +845,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   // The true residual |b - A x| / |b|, independent of the preconditioner and of the convergence
   // test KSP used (one more MatMult).
   PetscReal true_residual = 0.0, true_absolute = 0.0, b_norm = 0.0;
+  PetscCall(VecNorm(b, NORM_2, &b_norm));
   const auto measure_true_residual = [&]() -> PetscErrorCode {
     PetscFunctionBeginUser;
     Vec r;
@@ -852,7 +853,6 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     PetscCall(MatMult(A, x, r));
     PetscCall(VecAYPX(r, -1.0, b));
     PetscCall(VecNorm(r, NORM_2, &true_absolute));
-    PetscCall(VecNorm(b, NORM_2, &b_norm));
     true_residual = b_norm > 0 ? true_absolute / b_norm : true_absolute;
     PetscCall(VecDestroy(&r));
     PetscFunctionReturn(0);

@@ -37,6 +37,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using fmbem::fuzz::one_clear_line;
 
 std::vector<std::string> csv_seeds() {
   return {
@@ -184,13 +185,6 @@ class Mutator : fmbem::fuzz::TextMutations {
     return text;
   }
 };
-
-bool one_clear_line(const std::string& message) {
-  if (message.empty()) return false;
-  for (char c : message)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
-  return true;
-}
 
 // What is wrong with points that were read, or empty.
 std::string check_points(const fmbem::io::FieldPoints& read) {

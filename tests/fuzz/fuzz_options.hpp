@@ -17,6 +17,14 @@ struct FuzzOptions {
 };
 
 // Defaults `cases` and `work`; prints the usage and gives nothing on a bad command line.
+// A message fit for one line of stderr: not empty, no control characters.
+inline bool one_clear_line(const std::string& message) {
+  if (message.empty()) return false;
+  for (char c : message)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  return true;
+}
+
 inline std::optional<FuzzOptions> parse_fuzz_options(int argc, char** argv, const char* program,
                                                      long long cases, std::filesystem::path work) {
   FuzzOptions o;

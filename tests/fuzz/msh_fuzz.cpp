@@ -37,6 +37,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using fmbem::fuzz::one_clear_line;
 using fmbem::io::samples::MeshData;
 
 std::string file_text(const std::string& path) {
@@ -234,14 +235,6 @@ class Mutator : fmbem::fuzz::TextMutations {
 
   std::string marker_;
 };
-
-// One line of printable characters.
-bool one_clear_line(const std::string& message) {
-  if (message.empty()) return false;
-  for (char c : message)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
-  return true;
-}
 
 std::string outcome_of(const std::string& message) {
   for (const auto& [needle, name] :
