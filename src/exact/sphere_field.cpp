@@ -8,12 +8,13 @@
 #include <string>
 
 #include "fmbem/core/error.hpp"
+#include "series.hpp"
 
 namespace fmbem::exact {
 namespace {
 
-constexpr double kFourPi = 4.0 * std::numbers::pi;
-constexpr cplx kI{0.0, 1.0};
+using detail::kFourPi;
+using detail::kI;
 
 // j_n(x) h_n(x) and j_n'(x) h_n(x), n = 0 .. count - 1, x > 0: bounded for every n (they tend to
 // i/((2n+1) x) times 1 and n/x), while j_n underflows and h_n overflows for n >> x. Up to
@@ -59,48 +60,26 @@ BesselHankelProducts bessel_hankel_products(int count, double x) {
   return out;
 }
 
-Vec3 unit(const Vec3& v, const char* what) {
-  const double length = norm(v);
-  if (!(length > 0.0 && std::isfinite(length)))
-    throw Error(std::string("exact: ") + what + " must be a finite non-zero vector");
-  return v * (1.0 / length);
-}
-
-// sum c_n P_n(t), upward Legendre recurrence (stable for |t| <= 1).
-template <class Coefficient>
-cplx legendre_sum(int terms, double t, Coefficient&& c) {
-  double p_previous = 0.0, p = 1.0;
-  cplx sum = 0.0;
-  for (int n = 0; n < terms; ++n) {
-    sum += c(n) * p;
-    const double p_next = ((2.0 * n + 1.0) * t * p - n * p_previous) / (n + 1.0);
-    p_previous = p;
-    p = p_next;
-  }
-  return sum;
-}
-
 }  // namespace
 
 SphereScatteredField::SphereScatteredField(double k, double radius, const Vec3& center,
-                                           SphereBoundary bc, const Incident& inc)
-    : k_(k),
-      radius_(radius),
-      bc_(bc),
-      center_(center),
-      plane_wave_(inc.kind == Incident::Kind::PlaneWave) {
+                                           SphereBoundary bc, const Incident& inc, cplx admittance)
+    : k_(k), radius_(radius), center_(center), plane_wave_(inc.kind == Incident::Kind::PlaneWave) {
   // Validates every argument and counts the terms of the surface series; the field's terms
   // decay at least as fast beyond them (j_n(ka) h_n(kr) / h_n(ka) ~ (ka)^n (a/r)^{n+1} / (2n-1)!!).
-  const SphereScattering surface(k, radius, center, bc, inc);
+  const SphereScattering surface(k, radius, center, bc, inc, admittance);
   const int count = surface.terms() + 10;
+  legendre_ = LegendreSum(count);
   const double a = radius;
-  const bool rigid = bc == SphereBoundary::Rigid;
+  // Rigid and admittance share every formula (B = 0 for rigid); at k = 0 the admittance
+  // condition du/dn = -i k B u is the rigid one.
+  const bool soft = bc == SphereBoundary::Soft;
   double r_s = 0.0;
   if (plane_wave_) {
-    axis_ = unit(inc.direction, "the plane-wave direction");
+    axis_ = detail::unit_vector(inc.direction, "the plane-wave direction");
   } else {
     r_s = norm(inc.source - center);
-    axis_ = unit(inc.source - center, "the point source's offset from the centre");
+    axis_ = detail::unit_vector(inc.source - center, "the point source's offset from the centre");
   }
 
   if (k == 0.0) {
@@ -108,13 +87,13 @@ SphereScatteredField::SphereScatteredField(double k, double radius, const Vec3& 
     // u_s = -a/r. Point source 1/(4 pi |x - s|) = sum r^n / r_s^{n+1} P_n / (4 pi): soft
     // u_s = -sum a^{2n+1} / (r_s r)^{n+1} P_n / (4 pi), rigid the same times -n/(n+1).
     if (plane_wave_) {
-      if (!rigid) beta_ = {-1.0};
+      if (soft) beta_ = {-1.0};
       return;
     }
     beta_.resize(count);
     double rho_n = 1.0;  // (a / r_s)^n, underflows harmlessly
     for (int n = 0; n < count; ++n, rho_n *= a / r_s)
-      beta_[n] = (rigid ? n / (n + 1.0) : -1.0) * rho_n / (kFourPi * r_s);
+      beta_[n] = (soft ? -1.0 : n / (n + 1.0)) * rho_n / (kFourPi * r_s);
     return;
   }
 
@@ -126,14 +105,18 @@ SphereScatteredField::SphereScatteredField(double k, double radius, const Vec3& 
   const cplx phase = std::polar(1.0, k * dot(axis_, center));
   beta_.resize(count);
   far_.resize(count);
+  den_.resize(count);
+  detail::EtaStepper eta(ka);
   cplx i_pow_n = 1.0, minus_i_pow_n1 = -kI;  // i^n, (-i)^{n+1}
-  for (int n = 0; n < count; ++n, i_pow_n *= kI, minus_i_pow_n1 *= -kI) {
-    // a_n t_n h_n(kr) = beta_n R_n with beta_n = -(a_n / h_n(ka)) (j_n h_n or j_n' h_n)(ka).
+  for (int n = 0; n < count; ++n, i_pow_n *= kI, minus_i_pow_n1 *= -kI, eta.advance()) {
+    // a_n t_n h_n(kr) = beta_n R_n with beta_n = -(a_n / h_n(ka)) times j_n h_n (soft) or
+    // j_n' h_n + i B j_n h_n (rigid: B = 0; admittance) at ka.
     const cplx a_over_h = plane_wave_
                               ? phase * (2.0 * n + 1.0) * i_pow_n * inverse.inv_h[n]
                               : kI * k / kFourPi * (2.0 * n + 1.0) * source_ratio.h_over_h[n];
-    beta_[n] = -a_over_h * (rigid ? w.dj_h[n] : w.j_h[n]);
-    far_[n] = beta_[n] * minus_i_pow_n1 / k * (rigid ? inverse.inv_dh[n] : inverse.inv_h[n]);
+    beta_[n] = -a_over_h * (soft ? w.j_h[n] : w.dj_h[n] + kI * admittance * w.j_h[n]);
+    den_[n] = soft ? cplx(1.0) : 1.0 / (eta.log_derivative() + kI * admittance);
+    far_[n] = beta_[n] * minus_i_pow_n1 / k * inverse.inv_h[n] * den_[n];
   }
 }
 
@@ -147,23 +130,26 @@ cplx SphereScatteredField::scattered(const Vec3& x) const {
   if (k_ == 0.0) {
     const double ratio = radius_ / r;
     double power = ratio;  // (a/r)^{n+1}
-    return legendre_sum(count, t, [&](int n) {
+    return legendre_.sum(count, t, [&](int n) {
       const cplx term = beta_[n] * power;
       power *= ratio;
       return term;
     });
   }
-  const HankelRatios ratio = hankel_ratios(count - 1, k_ * r, k_ * radius_);
-  const std::vector<cplx>& r_n = bc_ == SphereBoundary::Rigid ? ratio.h_over_dh : ratio.h_over_h;
-  return legendre_sum(count, t, [&](int n) { return beta_[n] * r_n[n]; });
+  detail::HankelRatioStepper ratio(k_ * r, k_ * radius_);
+  return legendre_.sum(count, t, [&](int n) {
+    const cplx term = beta_[n] * ratio.h_over_h() * den_[n];
+    ratio.advance();
+    return term;
+  });
 }
 
 cplx SphereScatteredField::far_field(const Vec3& direction) const {
   if (k_ == 0.0) throw Error("exact: the far-field amplitude needs k > 0");
-  const Vec3 d = unit(direction, "the far-field direction");
+  const Vec3 d = detail::unit_vector(direction, "the far-field direction");
   const double t = std::clamp(dot(d, axis_), -1.0, 1.0);
   return std::polar(1.0, -k_ * dot(d, center_)) *
-         legendre_sum(terms(), t, [&](int n) { return far_[n]; });
+         legendre_.sum(terms(), t, [&](int n) { return far_[n]; });
 }
 
 }  // namespace fmbem::exact
