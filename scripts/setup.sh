@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config python3 libpetsc-complex-dev libgmsh-dev gmsh
           libvtk9-dev libboost-dev libopenmpi-dev openmpi-bin googletest libgtest-dev libseccomp-dev
-          python3-matplotlib paraview xvfb xauth)
+          python3-matplotlib paraview xvfb xauth libtomlplusplus-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
