@@ -100,15 +100,74 @@ class Decoder {
   std::string_view bytes_;
 };
 
+// The surface: vertices, triangles, the physical groups (name, tag, dimension), each
+// triangle's group (none or one per triangle), the overlap (a flag, then its three numbers) and
+// the warnings.
 std::string encode(const SurfaceRead& read) {
+  const Surface& surface = read.surface;
   Encoder out(kSurface);
-  out.number(read.surface.vertices.size());
-  out.raw(read.surface.vertices.data(), read.surface.vertices.size() * sizeof(Vec3));
-  out.number(read.surface.triangles.size());
-  out.raw(read.surface.triangles.data(), read.surface.triangles.size() * sizeof(Triangle));
+  out.number(surface.vertices.size());
+  out.raw(surface.vertices.data(), surface.vertices.size() * sizeof(Vec3));
+  out.number(surface.triangles.size());
+  out.raw(surface.triangles.data(), surface.triangles.size() * sizeof(Triangle));
+  out.number(surface.groups.size());
+  for (const SurfaceGroup& group : surface.groups) {
+    out.text(group.name);
+    out.number(std::uint64_t(std::int64_t(group.tag)));
+    out.number(std::uint64_t(group.dimension));
+  }
+  out.number(surface.triangle_group.size());
+  out.raw(surface.triangle_group.data(), surface.triangle_group.size() * sizeof(std::int32_t));
+  out.number(surface.overlap ? 1 : 0);
+  if (surface.overlap)
+    for (std::int64_t n :
+         {std::int64_t(surface.overlap->triangle), std::int64_t(surface.overlap->first),
+          std::int64_t(surface.overlap->second)})
+      out.number(std::uint64_t(n));
   out.number(read.warnings.size());
   for (const std::string& warning : read.warnings) out.text(warning);
   return out.bytes();
+}
+
+// A number the child sent that must lie in [low, high].
+bool number_in(Decoder& in, std::int64_t low, std::int64_t high, std::int64_t& value) {
+  std::uint64_t raw = 0;
+  if (!in.number(raw)) return false;
+  value = std::int64_t(raw);
+  return value >= low && value <= high;
+}
+
+// The child's groups, checked as untrusted input (Mesh::from_surface checks the rest).
+bool decode_groups(Decoder& in, Surface& surface) {
+  constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+  std::uint64_t groups = 0, triangle_groups = 0, has_overlap = 0;
+  if (!in.count(groups, 3 * sizeof(std::uint64_t))) return false;
+  surface.groups.resize(groups);
+  for (SurfaceGroup& group : surface.groups) {
+    std::int64_t tag = 0, dimension = 0;
+    if (!in.text(group.name) || !number_in(in, -int_max, int_max, tag) ||
+        !number_in(in, 0, 3, dimension))
+      return false;
+    group.tag = int(tag);
+    group.dimension = int(dimension);
+  }
+  if (!in.count(triangle_groups, sizeof(std::int32_t))) return false;
+  if (triangle_groups != 0 && triangle_groups != surface.triangles.size()) return false;
+  surface.triangle_group.resize(triangle_groups);
+  in.raw(surface.triangle_group.data(), triangle_groups * sizeof(std::int32_t));
+  for (std::int32_t g : surface.triangle_group)
+    if (g < -1 || g >= std::int64_t(groups)) return false;
+  if (!in.number(has_overlap) || has_overlap > 1) return false;
+  if (has_overlap == 1) {
+    std::int64_t triangle = 0, first = 0, second = 0;
+    if (!number_in(in, 0, std::int64_t(triangle_groups) - 1, triangle) ||
+        !number_in(in, 0, std::int64_t(groups) - 1, first) ||
+        !number_in(in, 0, std::int64_t(groups) - 1, second))
+      return false;
+    surface.overlap =
+        GroupOverlap{std::size_t(triangle), std::int32_t(first), std::int32_t(second)};
+  }
+  return true;
 }
 
 bool decode(std::string_view bytes, SurfaceRead& read) {
@@ -120,6 +179,7 @@ bool decode(std::string_view bytes, SurfaceRead& read) {
   if (!in.count(triangles, sizeof(Triangle))) return false;
   read.surface.triangles.resize(triangles);
   in.raw(read.surface.triangles.data(), triangles * sizeof(Triangle));
+  if (!decode_groups(in, read.surface)) return false;
   if (!in.count(warnings, sizeof(std::uint64_t))) return false;
   read.warnings.resize(warnings);
   for (std::string& warning : read.warnings)
@@ -204,6 +264,78 @@ std::string point(const double* xyz) {
          std::to_string(xyz[2]) + ")";
 }
 
+// The physical groups of every dimension, in increasing (dimension, tag) order, named by the
+// file's $PhysicalNames (MshLayout::physical_names), and each
+// triangle's surface group (triangle_tags: the triangles' element tags, ascending). In an MSH 4
+// file a triangle is in the groups of its entity; an MSH 2 file gives each element's physical
+// tag, which Gmsh 4.8 keeps per entity only (MshLayout::msh2_triangle_physicals). The first
+// triangle in two surface groups is the overlap.
+void extract_groups(const std::string& path, const MshLayout& layout,
+                    const std::vector<std::size_t>& triangle_tags, Surface& surface) {
+  // Gmsh's groups and those the file names (Gmsh 4.8 lists neither a group that only has a name
+  // nor the second tag of a name: MshLayout::physical_names).
+  gmsh::vectorpair physicals;
+  gmsh::model::getPhysicalGroups(physicals, -1);
+  for (const MshPhysicalName& named : layout.physical_names)
+    physicals.emplace_back(named.dimension, named.tag);
+  if (physicals.empty()) return;
+  std::sort(physicals.begin(), physicals.end());
+  physicals.erase(std::unique(physicals.begin(), physicals.end()), physicals.end());
+  for (const auto& [dimension, tag] : physicals) surface.groups.push_back({"", tag, dimension});
+  for (const MshPhysicalName& named : layout.physical_names) {  // the last of a tag's names
+    const auto at = std::lower_bound(physicals.begin(), physicals.end(),
+                                     std::pair<int, int>{named.dimension, named.tag});
+    std::string& name = surface.groups[std::size_t(at - physicals.begin())].name = named.name;
+    for (char& c : name)  // the name goes into one-line messages
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  const std::size_t n = triangle_tags.size();
+  surface.triangle_group.assign(n, -1);
+  if (layout.major_version == 2) {
+    for (std::size_t t = 0; t < n; ++t) {
+      const int physical = layout.msh2_triangle_physicals[t];
+      if (physical == 0) continue;
+      const auto found =
+          std::lower_bound(physicals.begin(), physicals.end(), std::pair<int, int>{2, physical});
+      if (found == physicals.end() || *found != std::pair<int, int>{2, physical})
+        throw Error("mesh file " + quoted(path) + " is malformed: Gmsh's reader lists no " +
+                    "physical surface " + std::to_string(physical) + " for triangle " +
+                    std::to_string(triangle_tags[t]) + ", which the file puts in it");
+      surface.triangle_group[t] = std::int32_t(found - physicals.begin());
+    }
+    return;
+  }
+  std::vector<std::int32_t> second(n, -1);
+  for (std::size_t g = 0; g < physicals.size(); ++g) {
+    if (physicals[g].first != 2) continue;
+    std::vector<int> entities;
+    gmsh::model::getEntitiesForPhysicalGroup(2, physicals[g].second, entities);
+    for (int entity : entities) {
+      std::vector<std::size_t> tags, nodes;
+      gmsh::model::mesh::getElementsByType(kGmshTriangle3, tags, nodes, entity);
+      for (std::size_t tag : tags) {
+        const std::size_t t =
+            std::size_t(std::lower_bound(triangle_tags.begin(), triangle_tags.end(), tag) -
+                        triangle_tags.begin());
+        if (t == n || triangle_tags[t] != tag)  // every triangle of the model is listed
+          throw Error("mesh file " + quoted(path) + " is malformed: Gmsh's reader puts triangle " +
+                      std::to_string(tag) + " in a physical surface but not among its triangles");
+        std::int32_t& first = surface.triangle_group[t];
+        if (first == -1)
+          first = std::int32_t(g);
+        else if (first != std::int32_t(g) && second[t] == -1)
+          second[t] = std::int32_t(g);
+      }
+    }
+  }
+  const auto overlap =
+      std::find_if(second.begin(), second.end(), [](std::int32_t g) { return g != -1; });
+  if (overlap != second.end()) {
+    const std::size_t t = std::size_t(overlap - second.begin());
+    surface.overlap = GroupOverlap{t, surface.triangle_group[t], *overlap};
+  }
+}
+
 SurfaceRead extract_triangles(const std::string& path, const MshLayout& layout) {
   SurfaceRead read;
   classify_elements(path, read.warnings);
@@ -270,6 +402,9 @@ SurfaceRead extract_triangles(const std::string& path, const MshLayout& layout) 
     }
     read.surface.triangles.push_back(triangle);
   }
+  std::vector<std::size_t> triangle_tags(by_tag.size());
+  for (std::size_t t = 0; t < by_tag.size(); ++t) triangle_tags[t] = element_tags[by_tag[t]];
+  extract_groups(path, layout, triangle_tags, read.surface);
   return read;
 }
 

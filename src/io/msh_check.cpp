@@ -10,6 +10,7 @@
 #include <string>
 #include <system_error>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "fmbem/core/error.hpp"
@@ -132,6 +133,8 @@ class MshChecker {
         read_elements_section(start);
       } else if (msh4 && known("Entities")) {
         read_entities_section(start);
+      } else if (known("PhysicalNames")) {
+        read_physical_names_section(start);
       } else if (section.starts_with("NO") || section.starts_with("ELM") ||
                  section.starts_with("ParametricNodes")) {
         fail_at(start, "its section '" + excerpt(l) +
@@ -153,6 +156,10 @@ class MshChecker {
     if (repeated != element_tags_.end())
       throw Error("mesh file '" + name_ + "' is malformed: two elements have the tag " +
                   std::to_string(*repeated) + " (Gmsh would keep only one)");
+    std::sort(msh2_triangles_.begin(), msh2_triangles_.end());
+    layout_.msh2_triangle_physicals.reserve(msh2_triangles_.size());
+    for (const auto& [tag, physical] : msh2_triangles_)
+      layout_.msh2_triangle_physicals.push_back(physical);
     return layout_;
   }
 
@@ -551,6 +558,46 @@ class MshChecker {
     about(nullptr, 0);
   }
 
+  // A count, then a line "dimension tag "name"" a name; ASCII in binary files too.
+  void read_physical_names_section(std::size_t start) {
+    if (seen_names_) fail_at(start, "it has a second $PhysicalNames section");
+    seen_names_ = true;
+    open_section("PhysicalNames");
+    long long count = -1;
+    while (pos_ < limit_) {
+      const std::size_t at = pos_;
+      const std::string_view l = trim(line().substr(0, limit_ - at));
+      if (l.empty()) continue;
+      const auto bad = [&](const std::string& what) {
+        fail_at(at, "its $PhysicalNames line '" + excerpt(l) + "' " + what);
+      };
+      if (count < 0) {
+        if (std::from_chars(l.data(), l.data() + l.size(), count).ptr != l.data() + l.size() ||
+            count < 0)
+          bad("is not a count of names");
+        continue;
+      }
+      if (std::ptrdiff_t(layout_.physical_names.size()) == count) bad("is more than its count");
+      MshPhysicalName entry;
+      const char* end = l.data() + l.size();
+      auto [after_dimension, e1] = std::from_chars(l.data(), end, entry.dimension);
+      while (after_dimension < end && is_space(*after_dimension)) ++after_dimension;
+      auto [after_tag, e2] = std::from_chars(after_dimension, end, entry.tag);
+      const std::string_view quoted =
+          trim(std::string_view(after_tag, std::size_t(end - after_tag)));
+      if (e1 != std::errc() || e2 != std::errc() || after_tag == after_dimension ||
+          entry.dimension < 0 || entry.dimension > 3 || quoted.size() < 2 ||
+          quoted.front() != '"' || quoted.back() != '"' ||
+          quoted.substr(1, quoted.size() - 2).find('"') != std::string_view::npos)
+        bad("is not 'dimension tag \"name\"' with the dimension 0 to 3");
+      entry.name = quoted.substr(1, quoted.size() - 2);
+      layout_.physical_names.push_back(std::move(entry));
+    }
+    if (std::ptrdiff_t(layout_.physical_names.size()) != std::max(count, 0LL))
+      fail_short("after " + std::to_string(layout_.physical_names.size()) + " names");
+    close_section("its count says");
+  }
+
   // "tag type number-of-tags tags... nodes..."; binary: blocks of one type, a header
   // (type, elements, tags) and per element int32 tag, tags and nodes.
   void read_elements_msh2(long long count) {
@@ -581,12 +628,15 @@ class MshChecker {
           check_type(type, -1, type_at);
           tags = integer(false, "the tag count", 0, kMaxTags);
         }
+        long long physical = 0;
         for (long long t = 0; t < tags; ++t) {
           const long long value = integer(false, "a tag", kInt32Min, kInt32Max);
+          if (t == 0) physical = value;
           if (t == 1 && value < 0)  // Gmsh drops such an element
             fail_at(at, "element " + std::to_string(tag) + " has the negative entity tag " +
                             std::to_string(value));
         }
+        if (type == kTriangle3) msh2_triangles_.push_back({tag, static_cast<int>(physical)});
         const int nodes = element_type(type).nodes;
         for (int k = 0; k < nodes; ++k) {
           const std::size_t node_at = pos_;
@@ -821,10 +871,11 @@ class MshChecker {
   std::string section_;
   const char* subject_ = nullptr;  // what the fields being read belong to
   long long subject_tag_ = 0;
-  bool seen_nodes_ = false, seen_elements_ = false, seen_entities_ = false;
+  bool seen_nodes_ = false, seen_elements_ = false, seen_entities_ = false, seen_names_ = false;
   std::vector<Node> nodes_;           // while reading $Nodes
   std::vector<long long> node_tags_;  // sorted, distinct
   std::vector<long long> element_tags_;
+  std::vector<std::pair<long long, int>> msh2_triangles_;  // MSH 2: (tag, physical tag)
   std::unordered_set<long long> entities_;  // MSH 4: entity_key of each entity defined
 };
 

@@ -233,6 +233,35 @@ void check_icosphere(int level, double radius, const Vec3& center) {
     throw Error("icosphere centre must be finite");
 }
 
+// The groups of a mesh of `elements` triangles (of `whole` in the whole mesh): each element's
+// group one of the groups, a surface's; the overlap's element one of the whole's, in two
+// different surface groups.
+void check_groups(const std::string& name, std::size_t elements, std::size_t whole,
+                  const std::vector<SurfaceGroup>& groups,
+                  const std::vector<std::int32_t>& element_groups,
+                  const std::optional<GroupOverlap>& overlap) {
+  const auto surface_group = [&](std::int32_t g) {
+    return g >= 0 && std::size_t(g) < groups.size() && groups[std::size_t(g)].dimension == 2;
+  };
+  for (const SurfaceGroup& group : groups)
+    if (group.dimension < 0 || group.dimension > 3)
+      fail(name, "its group '" + group.name + "' (tag " + std::to_string(group.tag) +
+                     ") has dimension " + std::to_string(group.dimension) + ", not 0 to 3");
+  if (!element_groups.empty() && element_groups.size() != elements)
+    fail(name, "it has " + std::to_string(element_groups.size()) + " element groups for " +
+                   std::to_string(elements) + " triangles");
+  for (std::size_t t = 0; t < element_groups.size(); ++t)
+    if (element_groups[t] != -1 && !surface_group(element_groups[t]))
+      fail(name, "triangle " + std::to_string(t) + "'s group " + std::to_string(element_groups[t]) +
+                     " is not one of its " + std::to_string(groups.size()) + " groups of surfaces");
+  if (overlap && (overlap->triangle >= whole || !surface_group(overlap->first) ||
+                  !surface_group(overlap->second) || overlap->first == overlap->second))
+    fail(name, "its group overlap names triangle " + std::to_string(overlap->triangle) +
+                   " and groups " + std::to_string(overlap->first) + " and " +
+                   std::to_string(overlap->second) +
+                   ", not a triangle in two of its surface groups");
+}
+
 }  // namespace
 
 double check_coordinate_scale(const std::string& name, double largest, const Vec3& lo,
@@ -257,6 +286,13 @@ double check_coordinate_scale(const std::string& name, double largest, const Vec
 
 Mesh Mesh::from_surface(Surface surface, const std::string& name) {
   if (surface.triangles.empty()) fail(name, "contains no triangles");
+  check_groups(name, surface.triangles.size(), surface.triangles.size(), surface.groups,
+               surface.triangle_group, surface.overlap);
+  if (surface.overlap &&
+      (surface.triangle_group.empty() ||
+       surface.triangle_group[surface.overlap->triangle] != surface.overlap->first))
+    fail(name, "its group overlap's triangle " + std::to_string(surface.overlap->triangle) +
+                   " is not in the overlap's first group");
   const auto num_vertices = std::int64_t(surface.vertices.size());
   for (std::size_t t = 0; t < surface.triangles.size(); ++t)
     for (std::int32_t v : surface.triangles[t])
@@ -452,25 +488,34 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
   mesh.flipped_ = std::size_t(std::count(flipped.begin(), flipped.end(), 1));
   mesh.vertices_ = std::move(surface.vertices);
   mesh.triangles_ = std::move(surface.triangles);
+  // In the triangles' order: the checks above flip triangles, never reorder or drop them.
+  mesh.groups_ = std::move(surface.groups);
+  mesh.element_groups_ = std::move(surface.triangle_group);
+  mesh.group_overlap_ = surface.overlap;
   mesh.compute_geometry();
   return mesh;
 }
 
 Mesh Mesh::part_of(const std::string& name, std::vector<Vec3> vertices,
                    std::vector<Triangle> triangles, std::vector<std::uint8_t> vertex_complete,
-                   const MeshExtent& whole) {
+                   const MeshExtent& whole, std::vector<std::int32_t> element_groups,
+                   std::vector<SurfaceGroup> groups, std::optional<GroupOverlap> overlap) {
   if (vertex_complete.size() != vertices.size())
     throw Error("a mesh part needs one completeness flag per vertex");
   for (const Triangle& t : triangles)
     for (std::int32_t v : t)
       if (v < 0 || std::size_t(v) >= vertices.size())
         throw Error("a mesh part's triangle names a vertex it does not hold");
+  check_groups(name, triangles.size(), whole.elements, groups, element_groups, overlap);
   Mesh mesh;
   mesh.name_ = name;
   mesh.part_ = true;
   mesh.vertices_ = std::move(vertices);
   mesh.triangles_ = std::move(triangles);
   mesh.vertex_complete_ = std::move(vertex_complete);
+  mesh.groups_ = std::move(groups);
+  mesh.element_groups_ = std::move(element_groups);
+  mesh.group_overlap_ = overlap;
   mesh.compute_geometry();
   // The whole surface's, which the part's own elements cannot give.
   mesh.box_min_ = whole.box_min;

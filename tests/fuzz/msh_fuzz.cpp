@@ -66,7 +66,11 @@ std::vector<std::string> seeds(const fs::path& work) {
       out.push_back(msh41(mesh, true, big_endian));
     }
     out.push_back(msh41(mesh, false));
-    // With a point, a line and a tetrahedron (ignored, warned about).
+    // In a physical surface (its name given twice, a volume named too), with a point, a line
+    // and a tetrahedron (ignored, warned about); Gmsh's rewrites carry the group as entities'
+    // (one group: Gmsh puts an entity of triangles in two groups in both, repeating them).
+    for (auto& element : mesh.elements) element.physical = 1;
+    mesh.names = {{2, 1, "a"}, {2, 2, "a"}, {3, 4, "volume"}};
     mesh.elements.push_back({15, {1}});
     mesh.elements.push_back({1, {1, 2}});
     mesh.elements.push_back({4, {1, 2, 3, 4}});

@@ -40,7 +40,14 @@ struct GmshReadOptions {
 // Points and lines are ignored; volume elements are ignored with a warning; other
 // 2D elements (quadrangles, curved triangles) are an error, as the surface would
 // have holes. Vertices are the nodes the triangles use, in increasing tag order;
-// triangles come in increasing element-tag order. Throws fmbem::Error naming
+// triangles come in increasing element-tag order. The physical groups of every dimension come
+// as Surface::groups, in increasing (dimension, tag) order, named by $PhysicalNames ("" where
+// it names none; control characters become '?'), with each triangle's surface group
+// (Surface::triangle_group, when the file has groups) and the first triangle in two surface
+// groups (Surface::overlap: not an error here). MSH 2 files give the groups of each element,
+// MSH 4 files of each entity: the same groups either way for a file Gmsh converts (an MSH 2
+// file Gmsh writes repeats a triangle in two groups, which Mesh::from_surface refuses as a
+// duplicate). Throws fmbem::Error naming
 // `path` and the problem. Prints nothing and leaves the process's locale and
 // OpenMP thread count as they were (Gmsh never runs in this process). Safe to call
 // after MPI_Init, with OpenMP threads and from several threads: the child uses

@@ -3,8 +3,15 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fmbem::io {
+
+// An entry of a file's $PhysicalNames section.
+struct MshPhysicalName {
+  int dimension = 0, tag = 0;
+  std::string name;
+};
 
 // What check_msh verified about a Gmsh MSH file.
 struct MshLayout {
@@ -16,6 +23,14 @@ struct MshLayout {
   std::size_t elements = 0;   // elements of every type
   std::size_t triangles = 0;  // 3-node triangles (Gmsh element type 2)
   std::map<int, std::size_t> elements_by_type;  // Gmsh element type -> count
+  // MSH 2: per 3-node triangle, in increasing element-tag order, its physical tag (0: none).
+  // Gmsh 4.8 keeps an MSH 2 file's physical tags per entity, not per element (an entity whose
+  // triangles carry two tags is in both groups), so this is what tells each triangle's group.
+  std::vector<int> msh2_triangle_physicals;
+  // The $PhysicalNames section's entries, in file order: read here because Gmsh 4.8 keeps one
+  // tag per name (a name given to two tags names one of them) and lists no group that names
+  // alone (an MSH 2 file's group without elements).
+  std::vector<MshPhysicalName> physical_names;
 };
 
 // Checks the content of a Gmsh MSH file before Gmsh 4.8's reader sees it, so that

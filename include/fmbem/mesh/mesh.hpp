@@ -1,6 +1,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,17 +32,24 @@ class Mesh {
   // Tolerances are relative: vertices closer than 1e-12 of the mesh size are one,
   // a triangle is degenerate when its area is below 1e-10 of its longest edge
   // squared; so a mesh and the same mesh scaled by 1e-25 or 1e25 are equally valid.
+  // The surface's groups are kept with the triangles, in the same order (from_surface neither
+  // reorders nor drops triangles); it throws fmbem::Error for group indices out of range or a
+  // triangle in a group that is not a surface's (a group's overlap is not an error here).
   static Mesh from_surface(Surface surface, const std::string& name);
   // A part of a mesh validated whole (a rank's elements and halo, issue 13): its triangles as
   // they are (oriented already), not checked for closedness; the per-element geometry is
   // computed from its own vertices (the same bits as the whole mesh's), the box, volume, longest
   // edge and flips are the whole's (`whole`). vertex_complete: per vertex, whether every
   // triangle of the whole mesh at it is in the part (where not, the part's edges, stencils and
-  // feature edges there are not the whole mesh's). Throws fmbem::Error for a vertex index out
-  // of range or sizes that do not match.
+  // feature edges there are not the whole mesh's). element_groups: empty or per triangle its
+  // group in `groups`, the whole mesh's list, as is `overlap` (its triangle numbered in the
+  // whole mesh). Throws fmbem::Error for a vertex or group index out of range or sizes that do
+  // not match.
   static Mesh part_of(const std::string& name, std::vector<Vec3> vertices,
                       std::vector<Triangle> triangles, std::vector<std::uint8_t> vertex_complete,
-                      const MeshExtent& whole);
+                      const MeshExtent& whole, std::vector<std::int32_t> element_groups = {},
+                      std::vector<SurfaceGroup> groups = {},
+                      std::optional<GroupOverlap> overlap = {});
   // Whether this is a part (part_of), and then whether vertex v has all its triangles.
   bool is_part() const { return part_; }
   bool vertex_complete(std::size_t v) const { return !part_ || vertex_complete_[v] != 0; }
@@ -63,6 +71,14 @@ class Mesh {
   const std::vector<Vec3>& normals() const { return normals_; }
   const std::vector<double>& areas() const { return areas_; }
   const Vec3& corner(std::size_t element, int k) const { return vertices_[triangles_[element][k]]; }
+
+  // The mesh file's physical groups (of every dimension; empty for a file without them and a
+  // generated surface), each element's surface group (empty, or one per element: an index into
+  // groups(), -1 for none) and the first element found in two surface groups (then
+  // element_groups() holds the first; a part's element is numbered in the whole mesh).
+  const std::vector<SurfaceGroup>& groups() const { return groups_; }
+  const std::vector<std::int32_t>& element_groups() const { return element_groups_; }
+  const std::optional<GroupOverlap>& group_overlap() const { return group_overlap_; }
 
   // Number of triangles whose vertex order was reversed to make the surface
   // consistently oriented with outward normals.
@@ -87,6 +103,9 @@ class Mesh {
   std::vector<Triangle> triangles_;
   std::vector<Vec3> centroids_, normals_;
   std::vector<double> areas_;
+  std::vector<SurfaceGroup> groups_;
+  std::vector<std::int32_t> element_groups_;
+  std::optional<GroupOverlap> group_overlap_;
   std::size_t flipped_ = 0;
   Vec3 box_min_, box_max_;
   double volume_ = 0.0, max_edge_ = 0.0;

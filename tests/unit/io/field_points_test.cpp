@@ -14,6 +14,7 @@
 #include "fmbem/core/error.hpp"
 #include "fmbem/io/field_writer.hpp"
 #include "fmbem/io/gmsh_reader.hpp"
+#include "gmsh_test_support.hpp"
 #include "scratch_test.hpp"
 
 #if FMBEM_HAVE_VTK && __has_include(<vtkXMLUnstructuredGridReader.h>)
@@ -33,15 +34,7 @@
 namespace fmbem::io {
 namespace {
 
-std::string error_of(auto&& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected fmbem::Error";
-  return {};
-}
+using test::error_message;
 
 TEST(FieldCsv, ReadsPointsHeaderCommentsAndBlanks) {
   const FieldPoints p = parse_field_csv(
@@ -56,7 +49,7 @@ TEST(FieldCsv, ReadsPointsHeaderCommentsAndBlanks) {
 
 TEST(FieldCsv, RefusesMalformedLinesByNumber) {
   const auto error = [](const std::string& text) {
-    return error_of([&] { parse_field_csv(text, "p.csv"); });
+    return error_message([&] { parse_field_csv(text, "p.csv"); });
   };
   EXPECT_NE(error("1,2,3\n1,2\n").find("'p.csv', line 2: expected three finite numbers"),
             std::string::npos);
@@ -76,7 +69,7 @@ TEST(FieldCsv, RefusesMalformedLinesByNumber) {
 // number-like tokens that are not finite numbers is an error naming the line and the token.
 TEST(FieldCsv, NonFiniteFirstLineIsAnErrorNotAHeader) {
   const auto error = [](const std::string& text) {
-    return error_of([&] { parse_field_csv(text, "p.csv"); });
+    return error_message([&] { parse_field_csv(text, "p.csv"); });
   };
   for (const char* line : {"nan,nan,nan", "NaN,0,0", "-nan,0,0", "nan(1),0,0", "inf,inf,inf",
                            "0,-inf,0", "0,0,Infinity"})
@@ -108,7 +101,7 @@ TEST(FieldCsv, NonFiniteFirstLineIsAnErrorNotAHeader) {
 // Numbers are read whole by std::from_chars, as msh_check reads coordinates.
 TEST(FieldCsv, ReadsNumbersStrictly) {
   const auto error = [](const std::string& token) {
-    return error_of([&] { parse_field_csv("1,2,3\n" + token + ",0,0\n", "p.csv"); });
+    return error_message([&] { parse_field_csv("1,2,3\n" + token + ",0,0\n", "p.csv"); });
   };
   for (const char* token : {"+-2", "++2", "-+2", "2x", "0x1p3", "0x10", "1.5.5", "1 2", "", "+",
                             "-", ".", "1e", "e5", "2,"})
@@ -116,7 +109,7 @@ TEST(FieldCsv, ReadsNumbersStrictly) {
               std::string::npos)
         << "'" << token << "'";
   // Malformed numbers are no words: not a header on line 1 either.
-  EXPECT_NE(error_of([] { parse_field_csv("+-2,0,0\n", "p.csv"); }).find("line 1"),
+  EXPECT_NE(error_message([] { parse_field_csv("+-2,0,0\n", "p.csv"); }).find("line 1"),
             std::string::npos);
   const FieldPoints p = parse_field_csv("+2,+.5,-0\n1.,1E2,1e-310\n-.5e-3,0,0\n", "p.csv");
   ASSERT_EQ(p.points.size(), 3u);
@@ -134,11 +127,11 @@ TEST(FieldCsv, RefusesPointsBeyondTheLargestFieldCoordinate) {
   EXPECT_EQ(p.points[2], (Vec3{-1e150, 1e150, 1e150}));
   for (const char* far : {"1e300,0,0", "0,-1e300,0", "0,0,1.0000000000000002e150", "1e250,1,1"}) {
     const std::string message =
-        error_of([&] { parse_field_csv("2,0,0\n" + std::string(far) + "\n", "far.csv"); });
+        error_message([&] { parse_field_csv("2,0,0\n" + std::string(far) + "\n", "far.csv"); });
     EXPECT_NE(message.find("'far.csv', line 2: the point ("), std::string::npos) << message;
     EXPECT_NE(message.find("lies beyond 1e150"), std::string::npos) << message;
   }
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(error_message([] {
               parse_field_csv("2,0,0\n-1e300,0,0\n", "far.csv");
             }).find("the point (-1e+300, 0, 0)"),
             std::string::npos);
@@ -147,19 +140,20 @@ TEST(FieldCsv, RefusesPointsBeyondTheLargestFieldCoordinate) {
 class FieldFiles : public ScratchTest {};
 
 TEST_F(FieldFiles, RefusesMissingAndNonRegularFiles) {
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_message([&] {
               read_field_points(scratch_file("missing.csv"));
             }).find("cannot read field file"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { read_field_points(scratch_.string()); }).find("not a regular file"),
+  EXPECT_NE(error_message([&] { read_field_points(scratch_.string()); }).find("not a regular file"),
             std::string::npos);
   const std::string fifo = scratch_file("pipe.csv");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_NE(error_of([&] { read_field_points(fifo); }).find("not a regular file"),
+  EXPECT_NE(error_message([&] { read_field_points(fifo); }).find("not a regular file"),
             std::string::npos);
   const std::string empty = scratch_file("empty.csv");
   std::ofstream(empty).close();
-  EXPECT_NE(error_of([&] { read_field_points(empty); }).find("has no points"), std::string::npos);
+  EXPECT_NE(error_message([&] { read_field_points(empty); }).find("has no points"),
+            std::string::npos);
 }
 
 TEST(FieldPlane, ParsesAndSamplesCornersIncluded) {
@@ -179,7 +173,7 @@ TEST(FieldPlane, ParsesAndSamplesCornersIncluded) {
 
 TEST(FieldPlane, RefusesBadSpecifications) {
   const auto error = [](const std::string& text) {
-    return error_of([&] { parse_field_plane("-bem_field_plane", text); });
+    return error_message([&] { parse_field_plane("-bem_field_plane", text); });
   };
   EXPECT_NE(error("0,0,0,1,0,0,0,1,0,0,5").find("integers >= 2"), std::string::npos);
   EXPECT_NE(error("0,0,0,1,0,0,0,1,0,5,1").find("integers >= 2"), std::string::npos);
@@ -247,14 +241,15 @@ TEST_F(FieldFiles, RefusesMalformedGmshFiles) {
   mixed.replace(mixed.find("6 9 2 1 2"), 9, "6 9 2 1 1");
   const std::string mixed_path = scratch_file("mixed.msh");
   std::ofstream(mixed_path) << mixed;
-  EXPECT_NE(error_of([&] { read_field_points(mixed_path); }).find("mix element types"),
+  EXPECT_NE(error_message([&] { read_field_points(mixed_path); }).find("mix element types"),
             std::string::npos);
   const std::string path = scratch_file("bad.msh");
   std::ofstream(path) << "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n1\n1 0 0 0\n$EndNodes\n"
                          "$Elements\n1\n1 2 2 1 1 1 2 3\n$EndElements\n";
-  EXPECT_NE(error_of([&] { read_field_points(path); }).find("bad.msh"), std::string::npos);
-  EXPECT_NE(error_of([&] { read_field_points(scratch_file("missing.msh")); }).find("missing.msh"),
-            std::string::npos);
+  EXPECT_NE(error_message([&] { read_field_points(path); }).find("bad.msh"), std::string::npos);
+  EXPECT_NE(
+      error_message([&] { read_field_points(scratch_file("missing.msh")); }).find("missing.msh"),
+      std::string::npos);
 }
 
 TEST_F(FieldFiles, RefusesGmshNodesBeyondTheLargestFieldCoordinate) {
@@ -262,7 +257,7 @@ TEST_F(FieldFiles, RefusesGmshNodesBeyondTheLargestFieldCoordinate) {
   far.replace(far.find("6 0 0 1\n"), 8, "6 0 0 1e200\n");
   const std::string path = scratch_file("far.msh");
   std::ofstream(path) << far;
-  const std::string message = error_of([&] { read_field_points(path); });
+  const std::string message = error_message([&] { read_field_points(path); });
   EXPECT_NE(message.find("far.msh', node 6 (in increasing tag order): the point (0, 0, 1e+200) "
                          "lies beyond 1e150"),
             std::string::npos)
@@ -302,11 +297,11 @@ TEST_F(FieldFiles, WritesCsvThatReadsBack) {
   EXPECT_EQ(std::stod(rows[1][4]), -1.0 / 3.0);  // 17 digits: exact
   EXPECT_EQ(rows[2][4], "nan");
   EXPECT_EQ(std::stod(rows[3][0]), 5.0);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_message([&] {
               write_field_csv(path, p, {{"x", {1, 2, 3, 4}}});
             }).find("two columns are called 'x'"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_message([&] {
               write_field_csv(path, p, {{"short", {1}}});
             }).find("has 1 values"),
             std::string::npos);
@@ -354,11 +349,11 @@ TEST_F(FieldFiles, WritesVtuAndVtsThatVtkReads) {
   EXPECT_EQ(xyz[1], 2.0);
   EXPECT_EQ(sg->GetPointData()->GetArray("total_abs")->GetTuple1(4), 5.0);
 #endif
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_message([&] {
               write_field_vtk(vtu, p, {{"a", {1}}});
             }).find("has 1 values"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_message([&] {
               write_field_vtk(scratch_file("no/such/dir.vtu"), p, arrays);
             }).find("cannot write"),
             std::string::npos);

@@ -17,6 +17,7 @@
 
 #include "fmbem/core/error.hpp"
 #include "fmbem/mesh/mesh.hpp"
+#include "gmsh_test_support.hpp"
 #include "msh_samples.hpp"
 #include "scratch_test.hpp"
 
@@ -35,28 +36,18 @@ namespace fmbem::io {
 namespace {
 
 namespace fs = std::filesystem;
+using test::error_message;
+#if FMBEM_HAVE_GMSH
+using test::expect_identical;
+using test::expect_same_up_to_printing;
+using test::file_text;
+using test::surface_of;
+#endif
 
 const std::string kSphereMsh = std::string(FMBEM_SOURCE_DIR) + "/meshes/sphere.msh";
 const std::string kCubeMsh = std::string(FMBEM_SOURCE_DIR) + "/meshes/cube.msh";
 
-// Runs `call`, expects fmbem::Error, and returns its message.
-template <typename Call>
-std::string error_message(Call&& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected fmbem::Error";
-  return {};
-}
-
 #if FMBEM_HAVE_GMSH
-
-std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // Feeds `text` into a pipe from a thread, as a shell's `<(cat f.msh)` does; path()
 // names the pipe's read end. Endless when `repeat` is set, until the reader goes.
@@ -94,58 +85,10 @@ class PipeFeeder {
   std::thread writer_;
 };
 
-class GmshReader : public ScratchTest {
- protected:
-  std::string write_text(const std::string& name, const std::string& text) const {
-    const std::string path = scratch_file(name);
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-  }
-
-  // Re-saves a mesh through the Gmsh API in another MSH version and/or binary.
-  // Gmsh changes the locale on initialise: put it back for the other tests.
-  std::string convert(const std::string& from, const std::string& name, double version,
-                      bool binary) const {
-    const std::string to = scratch_file(name);
-    const std::string locale = std::setlocale(LC_ALL, nullptr);
-    gmsh::initialize(0, nullptr, false);
-    gmsh::option::setNumber("General.Terminal", 0);
-    gmsh::open(from);
-    gmsh::option::setNumber("Mesh.MshFileVersion", version);
-    gmsh::option::setNumber("Mesh.Binary", binary ? 1 : 0);
-    gmsh::write(to);
-    gmsh::finalize();
-    std::setlocale(LC_ALL, locale.c_str());
-    return to;
-  }
-};
-
-void expect_identical(const Surface& a, const Surface& b) {
-  ASSERT_EQ(a.vertices.size(), b.vertices.size());
-  ASSERT_EQ(a.triangles.size(), b.triangles.size());
-  EXPECT_TRUE(a.vertices == b.vertices);
-  EXPECT_TRUE(a.triangles == b.triangles);
-}
-
-// ASCII files written by Gmsh keep 16 significant digits, which need not
-// round-trip a double exactly: allow a couple of units in the last place.
-void expect_same_up_to_printing(const Surface& a, const Surface& b) {
-  ASSERT_EQ(a.vertices.size(), b.vertices.size());
-  EXPECT_TRUE(a.triangles == b.triangles);
-  double largest_gap = 0.0;
-  for (std::size_t v = 0; v < a.vertices.size(); ++v)
-    largest_gap = std::max(largest_gap, norm(a.vertices[v] - b.vertices[v]));
-  EXPECT_LE(largest_gap, 1e-15);
-}
+using GmshReader = test::GmshTest;
 
 // Euler: V - E + F = 2 on a closed genus-0 triangle surface, with E = 3F / 2.
 bool euler_sphere_like(const Surface& s) { return 2 * s.vertices.size() == s.triangles.size() + 4; }
-
-Surface surface_of(const std::string& path) {
-  SurfaceRead read = read_gmsh(path);
-  EXPECT_TRUE(read.warnings.empty()) << read.warnings.front();
-  return std::move(read.surface);
-}
 
 // A tetrahedron's surface, outward.
 samples::MeshData tetrahedron() {
@@ -409,11 +352,33 @@ TEST_F(GmshReader, FilesThatCrashGmshGiveACleanError) {
 // Sections the check skips are Gmsh's to judge; its messages name the user's
 // path, not the private copy's.
 TEST_F(GmshReader, GmshMessagesNameTheUsersPath) {
-  const std::string path =
-      write_text("names.msh", samples::msh41(tetrahedron(), false) +
-                                  "$PhysicalNames\n2\n2 1 \"a\"\n$EndPhysicalNames\n");
+  const std::string path = write_text(
+      "periodic.msh", samples::msh41(tetrahedron(), false) + "$Periodic\n2\n$EndPeriodic\n");
   EXPECT_EQ(error_message([&] { read_gmsh(path); }),
-            "cannot read mesh file '" + path + "': Gmsh says: Error loading '" + path + "'");
+            "cannot read mesh file '" + path + "': Gmsh says: Could not read periodic section");
+}
+
+// $PhysicalNames is read by the check (Gmsh 4.8 keeps one tag per name).
+TEST_F(GmshReader, DamagedPhysicalNames) {
+  const std::string mesh = samples::msh41(tetrahedron(), false);
+  for (const auto& [names, expected] :
+       {std::pair{"2\n2 1 \"a\"\n",
+                  "$EndPhysicalNames comes after 1 names (a count in the section "
+                  "is larger than its data) (line 30)"},
+        std::pair{"1\n2 1 \"a\"\n2 2 \"b\"\n",
+                  "its $PhysicalNames line '2 2 \"b\"' is more than its count (line 30)"},
+        std::pair{"1\n4 1 \"a\"\n",
+                  "its $PhysicalNames line '4 1 \"a\"' is not 'dimension tag \"name\"' with the "
+                  "dimension 0 to 3 (line 29)"},
+        std::pair{"1\n2 1 a\n",
+                  "its $PhysicalNames line '2 1 a' is not 'dimension tag \"name\"' "
+                  "with the dimension 0 to 3 (line 29)"},
+        std::pair{"x\n", "its $PhysicalNames line 'x' is not a count of names (line 28)"}}) {
+    const std::string path =
+        write_text("names.msh", mesh + "$PhysicalNames\n" + names + "$EndPhysicalNames\n");
+    EXPECT_EQ(error_message([&] { read_gmsh(path); }),
+              "mesh file '" + path + "' is malformed: " + expected);
+  }
 }
 
 TEST_F(GmshReader, MissingFile) {

@@ -13,15 +13,24 @@
 
 namespace fmbem::io::samples {
 
-// One element: its Gmsh type and its node tags (node i of the surface has tag i + 1).
+// One element: its Gmsh type, its node tags (node i of the surface has tag i + 1) and its
+// physical tag (MSH 2 only; 0: none).
 struct Element {
   int type;
   std::vector<long long> nodes;
+  int physical = 0;
+};
+
+// A $PhysicalNames entry.
+struct PhysicalName {
+  int dimension, tag;
+  std::string name;
 };
 
 struct MeshData {
   std::vector<Vec3> nodes;
-  std::vector<Element> elements;  // element i has tag i + 1
+  std::vector<Element> elements;    // element i has tag i + 1
+  std::vector<PhysicalName> names;  // MSH 2 only
 };
 
 inline MeshData from_surface(const Surface& surface) {
@@ -60,7 +69,7 @@ inline std::string number(double x) {
   return text;
 }
 
-// MSH 2.2, ASCII or binary (little- or big-endian). Tags: physical 0, entity 1.
+// MSH 2.2, ASCII or binary (little- or big-endian). Tags: the element's physical, entity 1.
 inline std::string msh22(const MeshData& mesh, bool binary, bool big_endian = false) {
   Bytes out(big_endian);
   out.line("$MeshFormat");
@@ -70,6 +79,13 @@ inline std::string msh22(const MeshData& mesh, bool binary, bool big_endian = fa
     out.line("");
   }
   out.line("$EndMeshFormat");
+  if (!mesh.names.empty()) {
+    out.line("$PhysicalNames");
+    out.line(std::to_string(mesh.names.size()));
+    for (const PhysicalName& n : mesh.names)
+      out.line(std::to_string(n.dimension) + " " + std::to_string(n.tag) + " \"" + n.name + "\"");
+    out.line("$EndPhysicalNames");
+  }
   out.line("$Nodes");
   out.line(std::to_string(mesh.nodes.size()));
   for (std::size_t i = 0; i < mesh.nodes.size(); ++i) {
@@ -94,13 +110,14 @@ inline std::string msh22(const MeshData& mesh, bool binary, bool big_endian = fa
     const Element& element = mesh.elements[e];
     if (binary) {  // one block per element: simple and valid
       for (std::int32_t v : {element.type, 1, 2}) out.put<std::int32_t>(v);
-      for (std::int32_t v : {static_cast<std::int32_t>(e + 1), 0, 1}) out.put<std::int32_t>(v);
+      for (std::int32_t v : {static_cast<std::int32_t>(e + 1), element.physical, 1})
+        out.put<std::int32_t>(v);
       for (long long n : element.nodes) out.put<std::int32_t>(static_cast<std::int32_t>(n));
     } else {
       std::string l = std::to_string(e + 1);
       l += ' ';
       l += std::to_string(element.type);
-      l += " 2 0 1";
+      l += " 2 " + std::to_string(element.physical) + " 1";
       for (long long n : element.nodes) {
         l += ' ';
         l += std::to_string(n);
