@@ -9,6 +9,8 @@
 #include <mutex>
 #include <new>
 #include <numeric>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "fmbem/bem/discretization.hpp"
@@ -20,22 +22,32 @@ namespace fmbem {
 
 namespace detail {
 // One element as it travels: its corners, their vertices in the whole mesh and how many
-// triangles each has there, its reach bounds, and its indices.
+// triangles each has there, its surface group (Mesh::element_groups), its reach bounds, and its
+// indices.
 struct DistributedElementRecord {
   std::array<Vec3, 3> corners;
   std::array<std::int64_t, 3> vertices;
   std::array<std::uint32_t, 3> valences;
-  std::uint32_t unused = 0;
+  std::int32_t group = -1;
   // Radii about the centroid: the FMM's readers within reach, the rows' owners within
   // pattern_reach (HaloReach, neighbourhood_reach).
   double reach = 0.0, pattern_reach = 0.0;
   std::uint64_t input = 0, solver = 0;
+};
+
+// The whole mesh's groups as every rank holds them: rank 0's mesh's list, whether its elements
+// have groups (then each record carries its own) and its overlap.
+struct DistributedGroups {
+  std::vector<SurfaceGroup> groups;
+  bool per_element = false;
+  std::optional<GroupOverlap> overlap;
 };
 }  // namespace detail
 
 namespace {
 
 using ElementRecord = detail::DistributedElementRecord;
+using detail::DistributedGroups;
 
 // An MPI datatype of one T (counts in records, not bytes: no int overflow below 2^31 records).
 template <class T>
@@ -58,9 +70,11 @@ class ContiguousType {
 // formed by the ranks, distributed_neighbourhood_reach).
 std::vector<ElementRecord> slab_records(const Mesh& whole, std::size_t first, std::size_t last) {
   std::vector<ElementRecord> records(last - first);
+  const std::vector<std::int32_t>& groups = whole.element_groups();
 #pragma omp parallel for schedule(static)
   for (std::size_t e = first; e < last; ++e) {
     ElementRecord& r = records[e - first];
+    if (!groups.empty()) r.group = groups[e];
     for (int c = 0; c < 3; ++c) {
       const std::int32_t v = whole.triangles()[e][std::size_t(c)];
       r.corners[std::size_t(c)] = whole.vertices()[std::size_t(v)];
@@ -69,6 +83,46 @@ std::vector<ElementRecord> slab_records(const Mesh& whole, std::size_t first, st
     r.input = e;
   }
   return records;
+}
+
+// Rank 0's groups to every rank, as numbers and the names' characters.
+DistributedGroups broadcast_groups(MPI_Comm comm, const Mesh* whole) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  // Per group its tag, dimension and name's length; then per element, the overlap's flag and
+  // numbers; the two sizes first.
+  std::vector<std::int64_t> numbers;
+  std::string names;
+  if (rank == 0) {
+    for (const SurfaceGroup& g : whole->groups()) {
+      numbers.insert(numbers.end(), {g.tag, g.dimension, std::int64_t(g.name.size())});
+      names += g.name;
+    }
+    const std::optional<GroupOverlap>& overlap = whole->group_overlap();
+    numbers.insert(numbers.end(), {std::int64_t(!whole->element_groups().empty()),
+                                   std::int64_t(overlap.has_value()),
+                                   overlap ? std::int64_t(overlap->triangle) : 0,
+                                   overlap ? overlap->first : 0, overlap ? overlap->second : 0});
+  }
+  std::uint64_t sizes[2] = {numbers.size(), names.size()};
+  MPI_Bcast(sizes, 2, MPI_UINT64_T, 0, comm);
+  numbers.resize(sizes[0]);
+  names.resize(sizes[1]);
+  MPI_Bcast(numbers.data(), int(sizes[0]), MPI_INT64_T, 0, comm);
+  MPI_Bcast(names.data(), int(sizes[1]), MPI_CHAR, 0, comm);
+  DistributedGroups out;
+  const std::size_t count = (numbers.size() - 5) / 3;
+  std::size_t at = 0;
+  for (std::size_t g = 0; g < count; ++g) {
+    const std::int64_t* of_g = &numbers[3 * g];
+    out.groups.push_back({names.substr(at, std::size_t(of_g[2])), int(of_g[0]), int(of_g[1])});
+    at += std::size_t(of_g[2]);
+  }
+  const std::int64_t* tail = &numbers[3 * count];
+  out.per_element = tail[0] != 0;
+  if (tail[1] != 0)
+    out.overlap = GroupOverlap{std::size_t(tail[2]), std::int32_t(tail[3]), std::int32_t(tail[4])};
+  return out;
 }
 
 // The distance from x to the cube of half width `half` about `center` (0 inside it).
@@ -448,7 +502,8 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
     slab.resize(last - first);
     MPI_Recv(slab.data(), int(slab.size()), record_type.get(), 0, 0, comm, MPI_STATUS_IGNORE);
   }
-  distribute(comm, slab, extent, name, quadrature_points, fmm, reach, observer);
+  distribute(comm, slab, extent, broadcast_groups(comm, whole), name, quadrature_points, fmm, reach,
+             observer);
 }
 
 DistributedMesh::DistributedMesh(MPI_Comm comm, const MeshSlab& mesh_slab, const std::string& name,
@@ -470,13 +525,15 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const MeshSlab& mesh_slab, const
       r.input = mesh_slab.first + e;
     }
   }
-  distribute(comm, slab, extent, name, quadrature_points, fmm, reach, observer);
+  // A mesh read in slabs (a generated icosphere) has no groups.
+  distribute(comm, slab, extent, {}, name, quadrature_points, fmm, reach, observer);
 }
 
 void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab,
-                                 const MeshExtent& extent, const std::string& name,
-                                 int quadrature_points, const fmm::FmmOptions& fmm,
-                                 const HaloReach& reach, fmm::DistributionObserver* observer) {
+                                 const MeshExtent& extent, const DistributedGroups& groups,
+                                 const std::string& name, int quadrature_points,
+                                 const fmm::FmmOptions& fmm, const HaloReach& reach,
+                                 fmm::DistributionObserver* observer) {
   using fmm::DistributionPhase;
   using Scope = fmm::DistributionPhaseScope;
   int rank = 0, size = 1;
@@ -714,10 +771,13 @@ void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab
   }
   solver_elements_.resize(n);
   input_elements_.resize(n);
+  std::vector<std::int32_t> element_groups(groups.per_element ? n : 0);
 #pragma omp parallel for schedule(static)
   for (std::size_t e = 0; e < n; ++e) {
-    solver_elements_[e] = part[solver_order[e].second].solver;
-    input_elements_[e] = part[solver_order[e].second].input;
+    const ElementRecord& r = part[solver_order[e].second];
+    solver_elements_[e] = r.solver;
+    input_elements_[e] = r.input;
+    if (groups.per_element) element_groups[e] = r.group;
   }
   first_row_ = std::accumulate(part_sizes_.begin(), part_sizes_.begin() + rank, std::size_t(0));
   const auto row_begin =
@@ -735,8 +795,8 @@ void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab
   fmm::throw_if_any_rank(comm, error);
   slab.clear();
   slab.shrink_to_fit();
-  mesh_.emplace(
-      Mesh::part_of(name, std::move(vertices), std::move(triangles), std::move(complete), extent));
+  mesh_.emplace(Mesh::part_of(name, std::move(vertices), std::move(triangles), std::move(complete),
+                              extent, std::move(element_groups), groups.groups, groups.overlap));
 }
 
 std::vector<FeatureSegment> gather_feature_segments(MPI_Comm comm, const DistributedMesh& mesh,

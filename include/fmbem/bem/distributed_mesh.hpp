@@ -37,7 +37,8 @@ HaloReach halo_reach(const NearFieldOptions& near, DensityModel double_density,
 
 namespace detail {
 struct DistributedElementRecord;  // an element as the distribution moves it (distributed_mesh.cpp)
-}
+struct DistributedGroups;         // the whole mesh's groups on every rank (distributed_mesh.cpp)
+}  // namespace detail
 
 // Rank r's slab of a mesh of n elements over `ranks` ranks: elements [mesh_slab_begin(n, r,
 // ranks), mesh_slab_begin(n, r + 1, ranks)) of the input order.
@@ -87,7 +88,8 @@ class DistributedMesh {
                   fmm::DistributionObserver* observer = nullptr);
 
   // This rank's part: its elements and halo in ascending order of their solver index (a
-  // Mesh::part_of: no closedness, per-vertex completeness, the whole mesh's extent).
+  // Mesh::part_of: no closedness, per-vertex completeness, the whole mesh's extent; the whole
+  // mesh's groups and overlap, and each element's group, as rank 0's mesh has them).
   const Mesh& mesh() const { return *mesh_; }
   // Per element of mesh(): its index in the solver's numbering (ascending) and in the input.
   std::span<const std::size_t> solver_elements() const { return solver_elements_; }
@@ -108,9 +110,9 @@ class DistributedMesh {
  private:
   // From this rank's slab and the whole mesh's extent: the partition, the halo, the local mesh.
   void distribute(MPI_Comm comm, std::vector<detail::DistributedElementRecord>& slab,
-                  const MeshExtent& extent, const std::string& name, int quadrature_points,
-                  const fmm::FmmOptions& fmm, const HaloReach& reach,
-                  fmm::DistributionObserver* observer);
+                  const MeshExtent& extent, const detail::DistributedGroups& groups,
+                  const std::string& name, int quadrature_points, const fmm::FmmOptions& fmm,
+                  const HaloReach& reach, fmm::DistributionObserver* observer);
 
   std::optional<Mesh> mesh_;  // set by the constructor
   std::vector<std::size_t> solver_elements_, input_elements_;
