@@ -149,7 +149,10 @@ FrequencyTable FrequencyTable::read_csv(const std::string& path) {
   std::vector<std::size_t> lines;
   bool first_content_line = true;
   std::size_t line_number = 0;
-  for (std::string_view rest = content; !rest.empty();) {
+  std::string_view rest = content;
+  // Spreadsheets write "CSV UTF-8" with a byte-order mark before the first line.
+  if (rest.starts_with("\xEF\xBB\xBF")) rest.remove_prefix(3);
+  while (!rest.empty()) {
     const std::size_t newline = rest.find('\n');
     const std::string_view line = trim(rest.substr(0, newline));
     rest.remove_prefix(newline == std::string_view::npos ? rest.size() : newline + 1);
@@ -371,7 +374,6 @@ void add_condition_option(SurfaceConditions& into, ConditionKind kind, const cha
   SurfaceConditions updated = into;  // into is left as it was when an entry is refused
   for (std::string_view entry : split(text, ',')) {
     if (entry.empty()) throw Error(where + "an empty entry (entries are separated by ',')");
-    GroupCondition condition{{}, kind, {}, option};
     std::string_view group_text = entry, value_text;
     if (!rigid) {
       const std::size_t colon = entry.rfind(':');
@@ -383,7 +385,10 @@ void add_condition_option(SurfaceConditions& into, ConditionKind kind, const cha
         throw Error(where + "entry '" + std::string(entry) + "' has no value after ':'");
     }
     if (group_text.empty()) throw Error(where + "entry '" + std::string(entry) + "' has no group");
+    GroupCondition condition;
     condition.group = parse_group(group_text, where);
+    condition.kind = kind;
+    condition.origin = option;
     if (!rigid) condition.value = parse_condition_value(value_text, option, condition.group);
     check_condition(condition);
     updated.add(std::move(condition));

@@ -116,6 +116,17 @@ TEST_F(ConditionFiles, TableWithHeaderCommentsAndBlankLines) {
   EXPECT_EQ(table.at(100, "g"), cplx(1.5, -2));
   EXPECT_EQ(table.at(150, "g"), cplx(2, -1));
   EXPECT_EQ(table.source(), path);
+  // A spreadsheet's byte-order mark before the header, or before the first row.
+  EXPECT_EQ(FrequencyTable::read_csv(write("bom.csv",
+                                           "\xEF\xBB\xBF"
+                                           "f,re,im\n5,1,2\n"))
+                .at(5, "g"),
+            cplx(1, 2));
+  EXPECT_EQ(FrequencyTable::read_csv(write("bom_row.csv",
+                                           "\xEF\xBB\xBF"
+                                           "5,1,2\n"))
+                .at(5, "g"),
+            cplx(1, 2));
   // No header: the first row is data.
   EXPECT_EQ(FrequencyTable::read_csv(write("plain.csv", "0,1,2\n")).at(0, "g"), cplx(1, 2));
 }
