@@ -273,7 +273,8 @@ std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoeffi
         const cplx s = regular[at].single_layer + single[entry] +
                        (i == j && !single_extra_.empty() ? single_extra_[r] : cplx(0.0));
         const cplx d = regular[at].double_layer + dbl[entry];
-        block[entry] = c.double_layer * d + c.single_layer * s + (i == j ? c.identity : cplx(0.0));
+        block[entry] = c.double_layer_of(j) * d + c.single_layer_of(j) * s +
+                       (i == j ? c.identity_of(i) : cplx(0.0));
       }
     }
   }
@@ -302,7 +303,7 @@ RegularPair CorrectedLayerPotentials::regular_pair(std::size_t i, std::size_t j)
 cplx CorrectedLayerPotentials::regular_entry(const OperatorCoefficients& c, std::size_t i,
                                              std::size_t j) const {
   const RegularPair regular = regular_pair(i, j);
-  return c.double_layer * regular.double_layer + c.single_layer * regular.single_layer;
+  return c.double_layer_of(j) * regular.double_layer + c.single_layer_of(j) * regular.single_layer;
 }
 
 void CorrectedLayerPotentials::regular_sum_device(const cplx*, const cplx*, cplx*) const {

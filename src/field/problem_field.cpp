@@ -5,6 +5,9 @@
 #include <limits>
 #include <numbers>
 
+#include "fmbem/core/error.hpp"
+#include "fmbem/exact/sphere.hpp"
+#include "fmbem/exact/sphere_cap.hpp"
 #include "fmbem/exact/sphere_field.hpp"
 
 namespace fmbem::field {
@@ -37,8 +40,24 @@ cplx sphere_scattered_at(const exact::SphereScatteredField& field, double k, con
 }
 
 SurfaceTraces surface_traces(const Problem& problem, const Mesh& mesh,
-                             std::span<const cplx> solution) {
+                             std::span<const cplx> solution,
+                             std::span<const std::int32_t> element_class) {
   const ProblemSpec& spec = problem.spec();
+  if (spec.kind == ProblemKind::Surface) {
+    const std::span<const std::int32_t> classes =
+        element_class.empty() ? std::span<const std::int32_t>(*spec.element_class) : element_class;
+    if (classes.size() != mesh.size() || solution.size() != mesh.size())
+      throw Error("surface traces: one class and one value per element expected");
+    SurfaceTraces traces;
+    traces.u.resize(mesh.size());
+    traces.q.resize(mesh.size());
+    for (std::size_t e = 0; e < mesh.size(); ++e) {
+      const ClassData& d = problem.class_data()[std::size_t(classes[e])];
+      traces.u[e] = d.pressure_given ? d.value : solution[e];
+      traces.q[e] = d.pressure_given ? solution[e] : d.value + d.robin * solution[e];
+    }
+    return traces;
+  }
   const bool neumann = spec.bc == BoundaryCondition::Neumann;
   SurfaceTraces traces;
   std::vector<cplx>& unknown = neumann ? traces.u : traces.q;
@@ -56,7 +75,9 @@ SurfaceTraces surface_traces(const Problem& problem, const Mesh& mesh,
 
 std::vector<cplx> incident_field_at(const Problem& problem, std::span<const Vec3> points) {
   const ProblemSpec& spec = problem.spec();
-  if (spec.kind != ProblemKind::Scattering) return {};
+  if (spec.kind == ProblemKind::Radiation ||
+      (spec.kind == ProblemKind::Surface && !spec.incident_wave))
+    return {};
   std::vector<cplx> values(points.size());
   const bool point_source = spec.incident.kind == exact::Incident::Kind::PointSource;
 #pragma omp parallel for schedule(static)
@@ -73,6 +94,19 @@ std::optional<ExactField> exact_scattered_field(const Problem& problem, const Me
   const ProblemSpec& spec = problem.spec();
   ExactField out;
   out.values.assign(points.size(), cplx(kNaN, kNaN));
+  if (spec.kind == ProblemKind::Surface) {
+    const SurfaceFacts& facts = problem.facts();
+    if (!facts.is_sphere || facts.cap_class < 0 || spec.incident_wave) return std::nullopt;
+    const ClassData& cap = problem.class_data()[std::size_t(facts.cap_class)];
+    const exact::SphereCapRadiation series(spec.k, facts.sphere.radius, facts.sphere.center,
+                                           facts.cap_axis, facts.cap_half_angle, cap.value);
+    out.name =
+        "vibrating cap series off the surface (" + std::to_string(series.terms()) + " terms)";
+#pragma omp parallel for schedule(dynamic, 64)
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (locations[i] == PointLocation::exterior) out.values[i] = series.value(points[i]);
+    return out;
+  }
   if (spec.kind == ProblemKind::Radiation) {
     out.name = "monopole at the source";
     for (std::size_t i = 0; i < points.size(); ++i)
@@ -100,7 +134,7 @@ std::optional<ExactField> exact_scattered_field(const Problem& problem, const Me
 std::optional<std::vector<cplx>> exact_far_field(const Problem& problem, const Mesh& mesh,
                                                  std::span<const Vec3> directions) {
   const ProblemSpec& spec = problem.spec();
-  if (!(spec.k > 0)) return std::nullopt;
+  if (!(spec.k > 0) || spec.kind == ProblemKind::Surface) return std::nullopt;
   std::vector<cplx> values(directions.size());
   if (spec.kind == ProblemKind::Radiation) {
     for (std::size_t i = 0; i < directions.size(); ++i)

@@ -27,11 +27,12 @@ struct FileCloser {
 
 }  // namespace
 
-void write_csv(const std::string& path, const Mesh& mesh, std::span<const cplx> values) {
-  if (values.size() != mesh.size())
-    throw Error("cannot write CSV file '" + path + "': " + std::to_string(values.size()) +
-                " values for the " + std::to_string(mesh.size()) + " elements of mesh '" +
-                mesh.name() + "'");
+void write_csv(const std::string& path, const Mesh& mesh, std::span<const CellField> columns) {
+  for (const CellField& column : columns)
+    if (column.values.size() != mesh.size())
+      throw Error("cannot write CSV file '" + path + "': " + std::to_string(column.values.size()) +
+                  " values of " + column.name + " for the " + std::to_string(mesh.size()) +
+                  " elements of mesh '" + mesh.name() + "'");
 
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "w"));
   if (!file) throw Error("cannot write CSV file '" + path + "': " + std::strerror(errno));
@@ -40,7 +41,9 @@ void write_csv(const std::string& path, const Mesh& mesh, std::span<const cplx> 
   constexpr std::size_t kBlockBytes = std::size_t{1} << 20;
   bool written = true;
   int write_errno = 0;
-  std::string block = "x,y,z,re,im\n";
+  std::string block = "x,y,z";
+  for (const CellField& column : columns) block += "," + column.name;
+  block += '\n';
   auto flush_block = [&] {
     if (written && std::fwrite(block.data(), 1, block.size(), file.get()) != block.size()) {
       written = false;
@@ -50,11 +53,15 @@ void write_csv(const std::string& path, const Mesh& mesh, std::span<const cplx> 
   };
   const std::vector<Vec3>& centroids = mesh.centroids();
   for (std::size_t e = 0; e < mesh.size(); ++e) {
-    for (double number : {centroids[e].x, centroids[e].y, centroids[e].z, values[e].real()}) {
-      append_number(block, number);
+    append_number(block, centroids[e].x);
+    for (double number : {centroids[e].y, centroids[e].z}) {
       block += ',';
+      append_number(block, number);
     }
-    append_number(block, values[e].imag());
+    for (const CellField& column : columns) {
+      block += ',';
+      append_number(block, column.values[e]);
+    }
     block += '\n';
     if (block.size() >= kBlockBytes) flush_block();
   }
@@ -65,6 +72,21 @@ void write_csv(const std::string& path, const Mesh& mesh, std::span<const cplx> 
   if (!written || !closed)
     throw Error("cannot write CSV file '" + path +
                 "': " + std::strerror(written ? errno : write_errno));
+}
+
+void write_csv(const std::string& path, const Mesh& mesh, std::span<const cplx> values) {
+  std::vector<CellField> columns{{"re", {}}, {"im", {}}};
+  columns[0].values.reserve(values.size());
+  columns[1].values.reserve(values.size());
+  for (const cplx& v : values) {
+    columns[0].values.push_back(v.real());
+    columns[1].values.push_back(v.imag());
+  }
+  if (values.size() != mesh.size())
+    throw Error("cannot write CSV file '" + path + "': " + std::to_string(values.size()) +
+                " values for the " + std::to_string(mesh.size()) + " elements of mesh '" +
+                mesh.name() + "'");
+  write_csv(path, mesh, columns);
 }
 
 }  // namespace fmbem::io

@@ -10,6 +10,7 @@
 #include "fmbem/bem/distributed_mesh.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/exact/sphere.hpp"
+#include "fmbem/exact/sphere_cap.hpp"
 
 namespace fmbem {
 namespace {
@@ -50,8 +51,96 @@ void check_source_clearance(const SurfaceDistance &near, const Vec3 &source,
 // The spec's point source: the incident one (scattering) or the monopole (radiation).
 std::optional<Vec3> source_of(const ProblemSpec &spec) {
   if (spec.kind == ProblemKind::Radiation) return spec.source;
+  if (spec.kind == ProblemKind::Surface && !spec.incident_wave) return std::nullopt;
   if (spec.incident.kind == exact::Incident::Kind::PointSource) return spec.incident.source;
   return std::nullopt;
+}
+
+// Whether the spec has an incident wave (scattering, or surface conditions with one).
+bool has_incident(const ProblemSpec &spec) {
+  return spec.kind == ProblemKind::Scattering ||
+         (spec.kind == ProblemKind::Surface && spec.incident_wave);
+}
+
+// The surface conditions' exact solutions on a sphere (SurfaceFacts' uniform_class and
+// cap_class), from the whole mesh's element classes.
+void find_exact_surface_conditions(const Mesh &mesh, const ProblemSpec &spec, SurfaceFacts &facts) {
+  if (spec.kind != ProblemKind::Surface || !facts.is_sphere || !spec.element_class) return;
+  const std::vector<std::int32_t> &classes = *spec.element_class;
+  if (classes.empty()) return;
+  if (std::all_of(classes.begin(), classes.end(),
+                  [&](std::int32_t c) { return c == classes[0]; })) {
+    facts.uniform_class = classes[0];
+    return;
+  }
+  // A cap: one velocity class, every other element rigid.
+  std::int32_t moving = -1;
+  for (const std::int32_t c : classes) {
+    const ConditionKind kind = spec.surface->classes[std::size_t(c)].kind;
+    if (kind == ConditionKind::rigid) continue;
+    if (kind != ConditionKind::velocity || (moving >= 0 && moving != c)) return;
+    moving = c;
+  }
+  if (moving < 0) return;
+  const Vec3 &center = facts.sphere.center;
+  // The cap's edge: the vertices of both a moving and a rigid element. On a circle of the
+  // sphere they satisfy (v - c) . w = 1 for w = axis / (R cos theta0): least squares for w.
+  std::vector<std::uint8_t> side(mesh.vertices().size(), 0);  // bit 1: moving, bit 2: rigid
+  for (std::size_t e = 0; e < mesh.size(); ++e)
+    for (int c = 0; c < 3; ++c)
+      side[std::size_t(mesh.triangles()[e][std::size_t(c)])] |= classes[e] == moving ? 1 : 2;
+  double ata[3][3] = {}, atb[3] = {};
+  std::size_t edge_vertices = 0;
+  for (std::size_t v = 0; v < side.size(); ++v) {
+    if (side[v] != 3) continue;
+    ++edge_vertices;
+    const Vec3 d = (mesh.vertices()[v] - center) * (1.0 / facts.sphere.radius);
+    const double row[3] = {d.x, d.y, d.z};
+    for (int i = 0; i < 3; ++i) {
+      atb[i] += row[i];
+      for (int j = 0; j < 3; ++j) ata[i][j] += row[i] * row[j];
+    }
+  }
+  if (edge_vertices < 3) return;
+  // Cramer's rule on the 3x3 normal equations.
+  const auto det = [](const double m[3][3]) {
+    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+           m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+  };
+  const double whole = det(ata);
+  if (!(std::abs(whole) > 1e-12 * std::pow(double(edge_vertices), 3))) return;
+  double w[3];
+  for (int i = 0; i < 3; ++i) {
+    double m[3][3];
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) m[r][c] = c == i ? atb[r] : ata[r][c];
+    w[i] = det(m) / whole;
+  }
+  Vec3 axis{w[0], w[1], w[2]};
+  double cos_angle = 1.0 / norm(axis);
+  axis = normalized(axis);
+  // The cap is the side its elements lie on.
+  Vec3 towards{};
+  for (std::size_t e = 0; e < mesh.size(); ++e)
+    if (classes[e] == moving) towards += (mesh.centroids()[e] - center) * mesh.areas()[e];
+  if (dot(towards, axis) < 0.0) {
+    axis = axis * -1.0;
+    cos_angle = -cos_angle;
+  }
+  if (!(std::abs(cos_angle) <= 1.0)) return;
+  const double half_angle = std::acos(cos_angle);
+  // Every moving vertex within the edge's angle, every rigid one outside it (to the sphere
+  // fit's 1e-6).
+  for (std::size_t e = 0; e < mesh.size(); ++e)
+    for (int c = 0; c < 3; ++c) {
+      const Vec3 d = normalized(mesh.corner(e, c) - center);
+      const double angle = std::acos(std::clamp(dot(d, axis), -1.0, 1.0));
+      if (classes[e] == moving ? angle > half_angle + 1e-6 : angle < half_angle - 1e-6) return;
+    }
+  facts.cap_class = moving;
+  facts.cap_axis = axis;
+  facts.cap_half_angle = half_angle;
 }
 
 }  // namespace
@@ -230,6 +319,7 @@ SurfaceFacts surface_facts(const Mesh &mesh, const ProblemSpec &spec) {
     facts.source_distance = distance_to_surface(mesh, *source);
     facts.source_winding = winding_number(mesh, *source);
   }
+  find_exact_surface_conditions(mesh, spec, facts);
   return facts;
 }
 
@@ -273,6 +363,10 @@ SurfaceFacts surface_facts(MPI_Comm comm, const MeshSlab &slab, const ProblemSpe
     sum(std::span<double>(&angle, 1));
     facts.source_winding = angle / (4.0 * std::numbers::pi);
   }
+  // A slab's mesh has no groups: every element takes the default condition.
+  if (spec.kind == ProblemKind::Surface && facts.is_sphere && spec.surface &&
+      spec.surface->classes.size() == 1)
+    facts.uniform_class = 0;
   return facts;
 }
 
@@ -300,14 +394,27 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
   }
   if (whole == nullptr && mesh.is_part())
     throw Error("a problem on a part of the mesh needs the whole surface's facts");
-  const SurfaceFacts facts = whole ? *whole : surface_facts(mesh, spec);
+  facts_ = whole ? *whole : surface_facts(mesh, spec);
+  const SurfaceFacts &facts = facts_;
   if (facts.has_source != source_of(spec).has_value())
     throw Error("the surface's facts were formed for another problem's source");
   const std::size_t first = exact_rows_.begin, rows = exact_rows_.size();
   const auto &x = mesh.centroids();
   const auto &normals = mesh.normals();
 
-  if (spec.kind == ProblemKind::Scattering) {
+  if (spec.kind == ProblemKind::Surface) {
+    if (!spec.surface || !spec.element_class || spec.element_class->size() != mesh.size())
+      throw Error("surface conditions: one class per element of the mesh expected");
+    if (!(spec.k > 0.0))
+      throw Error(
+          "boundary conditions on surface groups need a frequency above 0 (k > 0): give "
+          "-bem_frequency or -k");
+    class_data_.reserve(spec.surface->classes.size());
+    for (std::size_t c = 0; c < spec.surface->classes.size(); ++c)
+      class_data_.push_back(fmbem::class_data(spec.surface->classes[c], spec.k,
+                                              spec.surface->medium, spec.surface->labels[c]));
+  }
+  if (has_incident(spec)) {
     if (spec.incident.kind == exact::Incident::Kind::PointSource) {
       check_source_clearance(facts.source_distance, spec.incident.source,
                              "the incident point source", warnings_);
@@ -318,7 +425,7 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
     if (spec.incident.kind == exact::Incident::Kind::PlaneWave &&
         norm(spec.incident.direction) == 0)
       throw Error("the incident direction must be a non-zero vector");
-    if (facts.is_sphere) {
+    if (facts.is_sphere && spec.kind == ProblemKind::Scattering) {
       const SphereFit *sphere = &facts.sphere;
       const exact::SphereScattering mie(spec.k, sphere->radius, sphere->center,
                                         spec.bc == BoundaryCondition::Neumann
@@ -333,7 +440,10 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
                     " sphere " + (spec.k > 0 ? "Mie series" : "Laplace series") + " (" +
                     std::to_string(mie.terms()) + " terms)";
     }
-  } else {
+  }
+  if (spec.kind == ProblemKind::Surface) {
+    set_surface_exact_solution(facts);
+  } else if (spec.kind == ProblemKind::Radiation) {
     check_source_clearance(facts.source_distance, spec.source, "the radiation source", warnings_);
     if (facts.source_winding < 0.5)
       throw Error("the radiation source " + format_point(spec.source) +
@@ -350,16 +460,125 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
   }
 }
 
+void Problem::set_surface_exact_solution(const SurfaceFacts &facts) {
+  if (!facts.is_sphere) return;
+  const SphereFit &sphere = facts.sphere;
+  const std::size_t first = exact_rows_.begin, rows = exact_rows_.size();
+  const auto &x = mesh_->centroids();
+  const auto fill = [&](auto &&value_at) {
+    std::vector<cplx> values(rows);
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < rows; ++i) values[i] = value_at(x[first + i]);
+    exact_ = std::move(values);
+  };
+  if (facts.cap_class >= 0 && !spec_.incident_wave) {
+    const ClassData &cap = class_data_[std::size_t(facts.cap_class)];
+    const exact::SphereCapRadiation series(spec_.k, sphere.radius, sphere.center, facts.cap_axis,
+                                           facts.cap_half_angle, cap.value);
+    fill([&](const Vec3 &at) { return series.surface_value(at); });
+    char name[128];
+    std::snprintf(name, sizeof name, "vibrating cap series (half-angle %.4g degrees, %d terms)",
+                  facts.cap_half_angle * 180.0 / std::numbers::pi, series.terms());
+    exact_name_ = name;
+    return;
+  }
+  if (facts.uniform_class < 0 || !spec_.incident_wave) return;
+  const ClassData &all = class_data_[std::size_t(facts.uniform_class)];
+  if (all.value != cplx(0.0)) return;
+  if (all.pressure_given) {  // pressure 0: the soft sphere, its unknown q
+    const exact::SphereScattering mie(spec_.k, sphere.radius, sphere.center,
+                                      exact::SphereBoundary::Soft, spec_.incident);
+    fill([&](const Vec3 &at) { return mie.surface_value(at); });
+    exact_name_ = "soft sphere Mie series (" + std::to_string(mie.terms()) + " terms)";
+    return;
+  }
+  // q = robin u = -i k B u: the admittance sphere (B = 0: rigid).
+  const cplx admittance = all.robin / cplx(0.0, -spec_.k);
+  if (admittance.real() < 0.0) return;  // an active surface: the series may not be unique
+  const exact::SphereScattering series(spec_.k, sphere.radius, sphere.center,
+                                       exact::SphereBoundary::Admittance, spec_.incident,
+                                       admittance);
+  fill([&](const Vec3 &at) { return series.surface_value(at); });
+  exact_name_ = "admittance sphere series (" + std::to_string(series.terms()) + " terms)";
+}
+
 OperatorCoefficients Problem::coefficients() const {
+  if (spec_.kind == ProblemKind::Surface) {
+    // Row i: (a_i + alpha b_i) / 2; column j: -a_j (D + alpha N) and b_j (S + alpha D').
+    auto per_element = std::make_shared<ElementCoefficients>();
+    const std::size_t n = mesh_->size();
+    per_element->identity.resize(n);
+    per_element->double_layer.resize(n);
+    per_element->single_layer.resize(n);
+    for (std::size_t e = 0; e < n; ++e) {
+      const ClassData &d = class_data_[std::size_t(element_class(e))];
+      const cplx a = d.pressure_given ? 0.0 : 1.0, b = d.pressure_given ? 1.0 : d.robin;
+      per_element->identity[e] = 0.5 * (a + coupling_ * b);
+      per_element->double_layer[e] = -a;
+      per_element->single_layer[e] = b;
+    }
+    OperatorCoefficients c;
+    c.per_element = std::move(per_element);
+    return c;
+  }
   // The layers carry alpha D' and alpha N; only the identity's share is added here: the
   // Dirichlet equation's alpha (1/2) q (the jump of the single layer's normal derivative).
   if (spec_.bc == BoundaryCondition::Neumann) return {0.5, -1.0, 0.0};
   return {0.5 * coupling_, 0.0, 1.0};
 }
 
+bool Problem::uses_single_layer() const {
+  if (spec_.kind != ProblemKind::Surface)
+    return spec_.bc == BoundaryCondition::Dirichlet || spec_.kind == ProblemKind::Radiation;
+  for (const ClassData &d : class_data_)
+    if (d.pressure_given || d.robin != cplx(0.0) || d.value != cplx(0.0)) return true;
+  return false;
+}
+
+std::vector<cplx> Problem::surface_right_hand_side(const LayerPotentials &layers) const {
+  const RowRange rows = layers.rows();
+  const auto &x = mesh_->centroids();
+  std::vector<cplx> f(rows.size(), cplx(0.0));
+  if (spec_.incident_wave)
+    for (std::size_t i = rows.begin; i < rows.end; ++i) {
+      f[i - rows.begin] = exact::incident_field(spec_.k, spec_.incident, x[i]);
+      if (coupling_ != cplx(0.0))
+        f[i - rows.begin] += coupling_ * exact::incident_normal_derivative(
+                                             spec_.k, spec_.incident, x[i], mesh_->normals()[i]);
+    }
+  // The known parts: u0 where the pressure is given, q0 elsewhere; f -= (1/2) u0 + (alpha/2) q0
+  // - (D + alpha N) u0 + (S + alpha D') q0.
+  bool any_u0 = false, any_q0 = false;
+  for (const ClassData &d : class_data_) {
+    if (d.value == cplx(0.0)) continue;
+    (d.pressure_given ? any_u0 : any_q0) = true;
+  }
+  if (!any_u0 && !any_q0) return f;
+  const auto known = [&](bool pressure) {
+    return column_density(layers, [&](std::size_t e) -> cplx {
+      const ClassData &d = class_data_[std::size_t(element_class(e))];
+      return d.pressure_given == pressure ? d.value : cplx(0.0);
+    });
+  };
+  std::vector<cplx> u0 = any_u0 ? known(true) : std::vector<cplx>(),
+                    q0 = any_q0 ? known(false) : std::vector<cplx>();
+  std::vector<cplx> layer_part(rows.size());
+  std::vector<cplx> minus_u0 = u0;
+  for (cplx &v : minus_u0) v = -v;
+  layers.apply(minus_u0, q0, layer_part);
+  const std::size_t first = layers.first_row_column();
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    f[r] -= layer_part[r];
+    if (any_u0) f[r] -= 0.5 * u0[first + r];
+    if (any_q0) f[r] -= 0.5 * coupling_ * q0[first + r];
+  }
+  return f;
+}
+
 std::vector<cplx> Problem::right_hand_side(const LayerPotentials &layers) const {
   if (layers.coupling() != coupling_)
     throw Error("right-hand side: the layer potentials' coupling is not the problem's");
+  if (spec_.kind == ProblemKind::Surface) return surface_right_hand_side(layers);
   const RowRange rows = layers.rows();
   const auto &x = mesh_->centroids();
   std::vector<cplx> f(rows.size());
@@ -393,11 +612,21 @@ std::vector<cplx> Problem::right_hand_side(const LayerPotentials &layers) const 
 }
 
 std::string Problem::unknown_name() const {
+  if (spec_.kind == ProblemKind::Surface) return "unknown";
   return spec_.bc == BoundaryCondition::Neumann ? "u" : "q";
 }
 
 std::string Problem::description() const {
   std::string text = spec_.k > 0 ? "Helmholtz" : "Laplace";
+  if (spec_.kind == ProblemKind::Surface) {
+    text += " surface conditions on " + std::to_string(spec_.surface->classes.size()) +
+            (spec_.surface->classes.size() == 1 ? " class" : " classes") + " of elements";
+    if (spec_.incident_wave)
+      text += spec_.incident.kind == exact::Incident::Kind::PlaneWave
+                  ? ", plane wave towards " + format_point(spec_.incident.direction)
+                  : ", point source at " + format_point(spec_.incident.source);
+    return text;
+  }
   if (spec_.kind == ProblemKind::Scattering) {
     text += spec_.bc == BoundaryCondition::Neumann ? " rigid (Neumann) scattering"
                                                    : " soft (Dirichlet) scattering";

@@ -273,6 +273,33 @@ Surface read_surface_everywhere(MPI_Comm comm, const std::string &spec,
   surface.triangles.resize(sizes[1]);
   broadcast_bytes(comm, surface.vertices.data(), sizes[0] * sizeof(Vec3));
   broadcast_bytes(comm, surface.triangles.data(), sizes[1] * sizeof(Triangle));
+  // The surface groups: per group its tag and dimension, the names joined by '\n' (a Gmsh name
+  // is one quoted line), each triangle's group and the overlap.
+  unsigned long long group_sizes[3] = {surface.groups.size(), surface.triangle_group.size(),
+                                       surface.overlap.has_value()};
+  MPI_Bcast(group_sizes, 3, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  std::vector<int> numbers;
+  std::string names;
+  for (const SurfaceGroup &g : surface.groups) {
+    numbers.insert(numbers.end(), {g.tag, g.dimension});
+    names += g.name + '\n';
+  }
+  numbers.resize(2 * group_sizes[0]);
+  broadcast_bytes(comm, numbers.data(), numbers.size() * sizeof(int));
+  broadcast_string(comm, names);
+  surface.groups.resize(group_sizes[0]);
+  std::size_t at = 0;
+  for (std::size_t g = 0; g < surface.groups.size(); ++g) {
+    const std::size_t end = names.find('\n', at);
+    surface.groups[g] = {names.substr(at, end - at), numbers[2 * g], numbers[2 * g + 1]};
+    at = end + 1;
+  }
+  surface.triangle_group.resize(group_sizes[1]);
+  broadcast_bytes(comm, surface.triangle_group.data(), group_sizes[1] * sizeof(std::int32_t));
+  GroupOverlap overlap = surface.overlap.value_or(GroupOverlap{});
+  static_assert(std::is_trivially_copyable_v<GroupOverlap>);
+  broadcast_bytes(comm, &overlap, sizeof overlap);
+  if (group_sizes[2]) surface.overlap = overlap;
   return surface;
 }
 
@@ -497,6 +524,45 @@ void refuse_unused_options() {
               "; bem_solve -help lists the options");
 }
 
+// A class of surface conditions' share of the surface.
+struct ClassExtent {
+  unsigned long long elements = 0;
+  double area = 0.0;
+};
+
+// Surface conditions' cell data in SI units: the element's group (its tag; -1: none), the
+// pressure p (Pa), the normal velocity v_n = q / (i k rho c) (m/s, into the fluid) and the
+// sound pressure level of p's rms |p| / sqrt 2 (dB re 20 uPa). Value i is element
+// first + i's of `mesh`, `element_class` the problem's classes of it.
+std::vector<io::CellField> physical_fields(const Problem &problem, const Mesh &mesh,
+                                           std::span<const std::int32_t> element_class,
+                                           std::size_t first, std::span<const cplx> solution) {
+  const std::size_t n = solution.size();
+  const Medium &medium = problem.spec().surface->medium;
+  const cplx to_velocity = 1.0 / cplx(0.0, problem.spec().k * medium.density * medium.sound_speed);
+  std::vector<double> group(n), p_re(n), p_im(n), p_abs(n), v_re(n), v_im(n), v_abs(n), spl(n);
+  const std::vector<std::int32_t> &groups = mesh.element_groups();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t e = first + i;
+    const ClassData &d = problem.class_data()[std::size_t(element_class[e])];
+    const cplx p = d.pressure_given ? d.value : solution[i];
+    const cplx q = d.pressure_given ? solution[i] : d.value + d.robin * solution[i];
+    const cplx v = q * to_velocity;
+    group[i] =
+        groups.empty() || groups[e] < 0 ? -1.0 : double(mesh.groups()[std::size_t(groups[e])].tag);
+    p_re[i] = p.real();
+    p_im[i] = p.imag();
+    p_abs[i] = std::abs(p);
+    v_re[i] = v.real();
+    v_im[i] = v.imag();
+    v_abs[i] = std::abs(v);
+    spl[i] = 20.0 * std::log10(std::abs(p) / std::sqrt(2.0) / 20e-6);
+  }
+  return {{"group", std::move(group)},  {"p_re", std::move(p_re)},  {"p_im", std::move(p_im)},
+          {"p_abs", std::move(p_abs)},  {"vn_re", std::move(v_re)}, {"vn_im", std::move(v_im)},
+          {"vn_abs", std::move(v_abs)}, {"spl_db", std::move(spl)}};
+}
+
 // What a sweep builds once and every k uses (issue 11): the mesh and its discretisation, the
 // vectors and the scatter of the density to every rank, the reserved outputs and the field
 // stage (the field points and their FieldGeometry). Everything else depends on k and is built
@@ -515,6 +581,8 @@ struct Distribution {
   // and its discretisation for the field and the far field.
   std::optional<Mesh> user_mesh;
   std::optional<Discretization> user_disc;
+  // Surface conditions: the user's mesh's element classes, on rank 0 with user_mesh.
+  std::vector<std::int32_t> user_element_class;
   // The whole surface's feature edges, gathered (the curvature correction: each rank's part
   // holds those about its own elements alone).
   std::vector<FeatureSegment> feature_segments;
@@ -543,6 +611,8 @@ struct SweepContext {
   // by the first solve_at that needs it.
   std::optional<std::vector<double>> &curvature_correction;
   const Distribution *distribution;  // null: every rank the whole FMM upward pass
+  // Surface conditions: each class's elements and area over the whole mesh (the summary).
+  std::vector<ClassExtent> class_extents;
 };
 
 // -o name.pvtu at sweep point `index`: every rank fills its rows' piece into `batch` (`fields`:
@@ -691,7 +761,8 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                             "may exceed -fmm_eps. Raise -fmm_p or use -bem_operator direct.\n",
                             stats.max_kappa, stats.order));
   }
-  const BoundaryOperator op(layers, problem.coefficients());
+  const OperatorCoefficients coefficients = problem.coefficients();
+  const BoundaryOperator op(layers, coefficients);
 
   // The distributed FMM's densities hold its columns alone (column_elements, elements of the
   // rank's part): x moves only those (their solver indices), into a vector that long.
@@ -771,8 +842,8 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                               : opt.near_matrix_pairs == "neighbours" ? NearPairs::neighbours
                                                                       : NearPairs::close;
       SparseRows near_rows =
-          near_matrix_rows(layers, problem.coefficients(), pairs,
-                           fmm_layers ? &fmm_layers->fmm() : nullptr, disc.points_per_element());
+          near_matrix_rows(layers, coefficients, pairs, fmm_layers ? &fmm_layers->fmm() : nullptr,
+                           disc.points_per_element());
       // Its columns are elements of the rank's part: PETSc's are their solver indices (the
       // same order: the part's elements are ascending in it).
       if (sweep.distribution)
@@ -798,11 +869,11 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
       using Device = LeafBlockPreconditioner::Device;
       if (layers.resident_on_device() && opt.pc_block_entries == "near") {
         // Formed and inverted on the GPU from the near field there: nothing dense on the host.
-        leaf_blocks = std::make_unique<LeafBlockPreconditioner>(std::move(blocks), layers,
-                                                                problem.coefficients());
+        leaf_blocks =
+            std::make_unique<LeafBlockPreconditioner>(std::move(blocks), layers, coefficients);
       } else {
         std::vector<cplx> dense =
-            dense_blocks(layers, problem.coefficients(), blocks,
+            dense_blocks(layers, coefficients, blocks,
                          opt.pc_block_entries == "near" ? BlockEntries::near : BlockEntries::full);
         leaf_blocks = std::make_unique<LeafBlockPreconditioner>(
             std::move(blocks), std::move(dense), rows,
@@ -1008,6 +1079,33 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                           problem.description().c_str(), k));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "  formulation     %s\n",
                           problem.formulation_description().c_str()));
+    if (problem.spec().kind == ProblemKind::Surface) {
+      const SurfaceData &data = *problem.spec().surface;
+      // Formatted here: PetscPrintf's %g writes 343 as "343.".
+      char medium[160];
+      std::snprintf(medium, sizeof medium, "c = %g m/s, rho = %g kg/m^3; f = %g Hz",
+                    data.medium.sound_speed, data.medium.density, frequency_of(k, data.medium));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "  medium          %s\n", medium));
+      for (std::size_t c = 0; c < data.classes.size(); ++c) {
+        const GroupCondition &condition = data.classes[c];
+        std::string what = condition_name(condition.kind);
+        if (condition.kind != ConditionKind::rigid) {
+          const cplx v = condition.value_at(frequency_of(k, data.medium));
+          char text[160];
+          std::snprintf(text, sizeof text, " %.6g%+.6gi%s%s", v.real(), v.imag(),
+                        condition.kind == ConditionKind::velocity   ? " m/s"
+                        : condition.kind == ConditionKind::pressure ? " Pa"
+                                                                    : " (of rho c)",
+                        condition.value.table ? " (table)" : "");
+          what += text;
+        }
+        char extent[96];
+        std::snprintf(extent, sizeof extent, "%llu elements, area %.6g",
+                      sweep.class_extents[c].elements, sweep.class_extents[c].area);
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  group           %s: %s, %s\n",
+                              data.labels[c].c_str(), extent, what.c_str()));
+      }
+    }
     PetscCall(PetscPrintf(
         PETSC_COMM_SELF,
         "  discretization  piecewise constant, collocation "
@@ -1150,27 +1248,46 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
         for (std::size_t i = 0; i < order.size(); ++i) out[order[i]] = values[i];
         return out;
       };
+      // The element classes of the user's mesh (surface conditions).
+      const std::span<const std::int32_t> user_classes =
+          problem.spec().kind != ProblemKind::Surface ? std::span<const std::int32_t>()
+          : sweep.distribution
+              ? std::span<const std::int32_t>(sweep.distribution->user_element_class)
+              : std::span<const std::int32_t>(*problem.spec().element_class);
       if (opt.field.field() || opt.field.farfield_directions > 0) {
         const field::FieldOptions field_options{opt.near, opt.fmm, opt.operator_backend == "fmm"};
         lines = sweep.distribution
                     ? field_stage.evaluate(problem, sweep.distribution->user_disc.value(),
-                                           to_user(solution), field_options)
+                                           to_user(solution), field_options, user_classes)
                     : field_stage.evaluate(problem, disc, solution, field_options);
       }
+      const auto physical = [&] {
+        return physical_fields(problem, user_mesh(), user_classes, 0, to_user(solution));
+      };
       if (!opt.vtu_path.empty() && !writes_pieces(opt)) {
         std::vector<io::CellField> fields =
             solution_fields(problem.unknown_name(), solution,
                             part(error_values, [](const cplx &c) { return c.real(); }));
         for (io::CellField &field : fields) field.values = to_user(std::move(field.values));
+        if (!user_classes.empty()) {
+          std::vector<io::CellField> more = physical();
+          fields.insert(fields.end(), std::make_move_iterator(more.begin()),
+                        std::make_move_iterator(more.end()));
+        }
         const io::OutputFile &vtu =
             batch.add(sweep_output_path(opt.vtu_path, index, k_count), "-o",
                       [&](const std::string &path) { io::write_vtu(path, user_mesh(), fields); });
         lines.push_back("wrote           " + vtu.path());
       }
       if (!opt.csv_path.empty()) {
-        const io::OutputFile &csv = batch.add(
-            sweep_output_path(opt.csv_path, index, k_count), "-bem_csv",
-            [&](const std::string &path) { io::write_csv(path, user_mesh(), to_user(solution)); });
+        const io::OutputFile &csv =
+            batch.add(sweep_output_path(opt.csv_path, index, k_count), "-bem_csv",
+                      [&](const std::string &path) {
+                        if (user_classes.empty())
+                          io::write_csv(path, user_mesh(), to_user(solution));
+                        else
+                          io::write_csv(path, user_mesh(), physical());
+                      });
         lines.push_back("wrote           " + csv.path());
       }
       field_stage.fill(index, k_count,
@@ -1180,9 +1297,17 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                          lines.push_back("wrote           " + path);
                        });
     });
-    if (writes_pieces(opt))
-      fill_pieces(sweep, index, solution_fields(problem.unknown_name(), own_solution, own_error),
-                  batch, summary, lines);
+    if (writes_pieces(opt)) {
+      std::vector<io::CellField> fields =
+          solution_fields(problem.unknown_name(), own_solution, own_error);
+      if (problem.spec().kind == ProblemKind::Surface) {
+        std::vector<io::CellField> more =
+            physical_fields(problem, mesh, *problem.spec().element_class, rows.begin, own_solution);
+        fields.insert(fields.end(), std::make_move_iterator(more.begin()),
+                      std::make_move_iterator(more.end()));
+      }
+      fill_pieces(sweep, index, fields, batch, summary, lines);
+    }
     on_every_rank(comm, [&] { batch.commit(); });
     on_rank_zero(comm, [&] { summary.commit(); });
     for (const std::string &line : lines) PetscCall(PetscPrintf(comm, "  %s\n", line.c_str()));
@@ -1319,6 +1444,42 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   }
   if (opt.problem.kind == ProblemKind::Radiation && !opt.source_given)
     opt.problem.source = mesh.bounding_box_center();
+  // Surface conditions mapped to the elements once a sweep (tables are read already): this
+  // rank's mesh (a part carries the whole group list, so every rank has the same classes), and
+  // rank 0's whole mesh for the surface's facts and the outputs.
+  std::vector<ClassExtent> class_extents;
+  if (opt.problem.kind == ProblemKind::Surface) {
+    std::optional<ElementClasses> classes;
+    on_every_rank(comm, [&] { classes = assign_conditions(mesh, opt.conditions, opt.medium); });
+    for (const std::string &w : passivity_warnings(opt.conditions)) warnings.push_back(w);
+    opt.problem.surface = classes->data;
+    opt.problem.element_class =
+        std::make_shared<const std::vector<std::int32_t>>(std::move(classes->element_class));
+    // Each class's share of the surface: this rank's rows (a part's; every row on one rank
+    // that holds the whole mesh), summed over the ranks.
+    const RowRange counted = distribution ? distribution->local->rows() : RowRange{0, mesh.size()};
+    const std::size_t count = classes->data->classes.size();
+    std::vector<double> sums(2 * count, 0.0);
+    for (std::size_t e = counted.begin; e < counted.end; ++e) {
+      const std::size_t c = std::size_t((*opt.problem.element_class)[e]);
+      sums[2 * c] += 1.0;
+      sums[2 * c + 1] += mesh.areas()[e];
+    }
+    if (distribution)
+      PetscCallMPI(
+          MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_DOUBLE, MPI_SUM, comm));
+    class_extents.resize(count);
+    for (std::size_t c = 0; c < count; ++c)
+      class_extents[c] = {static_cast<unsigned long long>(sums[2 * c]), sums[2 * c + 1]};
+  }
+  // The spec with the whole mesh's element classes (rank 0's, where the whole mesh is).
+  const auto whole_spec = [&](const Mesh &whole) {
+    ProblemSpec spec = opt.problem;
+    if (spec.kind == ProblemKind::Surface)
+      spec.element_class = std::make_shared<const std::vector<std::int32_t>>(
+          assign_conditions(whole, opt.conditions, opt.medium).element_class);
+    return spec;
+  };
   // What the problem needs of the whole surface (its sphere fit, the source's clearance and
   // winding number): formed where the whole mesh is, for the spec's source (every k's).
   SurfaceFacts facts;
@@ -1330,7 +1491,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       mesh_slab.reset();
     } else {
       static_assert(std::is_trivially_copyable_v<SurfaceFacts>);
-      on_rank_zero(comm, [&] { facts = surface_facts(*whole_mesh, opt.problem); });
+      on_rank_zero(comm, [&] { facts = surface_facts(*whole_mesh, whole_spec(*whole_mesh)); });
       broadcast_bytes(comm, &facts, sizeof facts);
     }
     // The gathered outputs' element order (solver -> user) and the user's mesh, on rank 0.
@@ -1353,6 +1514,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       distribution->element_order.assign(order.begin(), order.end());
       if (rank == 0) {
         distribution->user_mesh.emplace(std::move(*whole_mesh));
+        if (opt.problem.kind == ProblemKind::Surface)
+          distribution->user_element_class = *whole_spec(*distribution->user_mesh).element_class;
         if (opt.field.field() || opt.field.farfield_directions > 0)
           distribution->user_disc.emplace(*distribution->user_mesh, opt.quadrature_points);
       }
@@ -1411,7 +1574,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                            fmm_events,
                            field_stage,
                            curvature_correction,
-                           distribution.get()};
+                           distribution.get(),
+                           std::move(class_extents)};
   const std::size_t count = opt.wavenumbers.size();
   std::vector<SweepRow> table(count);
   for (std::size_t i = 0; i < count; ++i) {

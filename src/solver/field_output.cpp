@@ -96,14 +96,16 @@ void FieldStage::prepare(const FieldRequest& request) {
 
 std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Discretization& disc,
                                               std::span<const cplx> solution,
-                                              const field::FieldOptions& options) {
+                                              const field::FieldOptions& options,
+                                              std::span<const std::int32_t> element_class) {
   using field::PointLocation;
   std::vector<std::string> lines;
   tables_ = std::make_unique<Tables>();
   const Mesh& mesh = disc.mesh();
   const ProblemSpec& spec = problem.spec();
-  const bool scattering = spec.kind == ProblemKind::Scattering;
-  const field::SurfaceTraces traces = field::surface_traces(problem, mesh, solution);
+  const bool scattering = spec.kind == ProblemKind::Scattering ||
+                          (spec.kind == ProblemKind::Surface && spec.incident_wave);
+  const field::SurfaceTraces traces = field::surface_traces(problem, mesh, solution, element_class);
 
   if (request_.field()) {
     const bool reused = geometry_ != nullptr;  // a sweep's later k
@@ -156,7 +158,12 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
     } else {
       add_complex(columns, "radiated", scattered);
     }
-    columns.push_back({"spl_dB_re1", map(total, [](cplx v) { return decibels(std::abs(v)); })});
+    if (spec.kind == ProblemKind::Surface)  // Pa: the rms |p| / sqrt 2 re 20 uPa
+      columns.push_back({"spl_dB", map(total, [](cplx v) {
+                           return decibels(std::abs(v) / (std::sqrt(2.0) * 20e-6));
+                         })});
+    else
+      columns.push_back({"spl_dB_re1", map(total, [](cplx v) { return decibels(std::abs(v)); })});
     if (const auto exact =
             field::exact_scattered_field(problem, mesh, points_.points, geometry.locations())) {
       const field::FieldError error = field::field_error(scattered, exact->values);

@@ -12,9 +12,11 @@
 #include <numbers>
 #include <optional>
 #include <system_error>
+#include <tuple>
 
 #include "fmbem/core/error.hpp"
 #include "fmbem/problem/number_text.hpp"
+#include "fmbem/solver/project_file.hpp"
 #include "fmbem/solver/sweep.hpp"
 
 namespace fmbem {
@@ -35,18 +37,38 @@ constexpr OptionSpec kOptions[] = {
      "each solved in one run"},
     {"bem_frequency", "",
      "Frequencies in Hz instead of -k (same list and range syntax): k = 2 pi f / c"},
-    {"bem_sound_speed", "343", "Speed of sound c (m/s) of -bem_frequency"},
+    {"bem_sound_speed", "343",
+     "Speed of sound c (m/s) of the medium (air at 20 degrees C): k = 2 pi f / c"},
+    {"bem_density", "1.204",
+     "Density rho (kg/m^3) of the medium (air at 20 degrees C): velocities and impedances are "
+     "in units of it"},
     {"bem_sweep_csv", "",
      "Write the sweep's table (k, frequency, iterations, times, error) to this CSV file"},
     {"kernel", "helmholtz", "helmholtz, or laplace (same as -k 0)"},
     {"bem_problem", "scattering", "scattering or radiation"},
     {"bem_bc", "neumann", "neumann (rigid) or dirichlet (soft)"},
-    {"bem_incident", "planewave", "planewave or pointsource (scattering)"},
+    {"bem_incident", "planewave",
+     "planewave or pointsource (scattering); with surface conditions also none (their "
+     "default)"},
     {"bem_incident_dir", "0,0,1", "Plane wave direction x,y,z"},
     {"bem_source", "",
      "Point source x,y,z: outside the body for scattering, inside for "
      "radiation "
      "(default there: box centre)"},
+    {"bem_rigid", "", "Surface groups that are rigid (v_n = 0): G[,G...], G a name or a tag"},
+    {"bem_velocity", "",
+     "Normal velocity (m/s, positive into the fluid) of surface groups: G:V[,G:V...], V a complex "
+     "number (1e-3, 2e-3-1e-4i) or a CSV table frequency_hz,re,im"},
+    {"bem_pressure", "", "Pressure (Pa) of surface groups: G:P[,G:P...] (P as V)"},
+    {"bem_admittance", "",
+     "Normalised admittance B = rho c v_in / p of surface groups (locally reacting; Re B > 0 "
+     "absorbs): G:B[,G:B...]"},
+    {"bem_impedance", "", "Normalised impedance Z = 1 / B of surface groups: G:Z[,G:Z...]"},
+    {"bem_default_condition", "rigid",
+     "Condition of the elements in no group given one: rigid, velocity:V, pressure:P, "
+     "admittance:B or impedance:Z"},
+    {"bem_project", "",
+     "A TOML project file: the medium and the groups' conditions (README, Surface groups)"},
     {"bem_formulation", "auto",
      "cbie (conventional; fails near the body's interior eigenfrequencies), bm (Burton-Miller, "
      "unique at every k > 0; see README), or auto (bm for k > 0, cbie for Laplace and for "
@@ -367,16 +389,50 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   };
 
   opt->mesh = text_or("mesh", "");
+  // Surface conditions: the project file's, then the options' (a group given two is refused).
+  std::optional<Medium> project_medium;
+  if (value("bem_project")) {
+    Project project = read_project_file(*value("bem_project"));
+    opt->conditions.add_all(project.conditions);
+    project_medium = project.medium;
+  }
+  constexpr std::pair<const char *, ConditionKind> kConditionOptions[] = {
+      {"bem_rigid", ConditionKind::rigid},
+      {"bem_velocity", ConditionKind::velocity},
+      {"bem_pressure", ConditionKind::pressure},
+      {"bem_admittance", ConditionKind::admittance},
+      {"bem_impedance", ConditionKind::impedance}};
+  for (const auto &[name, kind] : kConditionOptions)
+    if (value(name))
+      add_condition_option(opt->conditions, kind, dashed(name).c_str(), *value(name));
+  if (value("bem_default_condition"))
+    opt->conditions.set_fallback(
+        parse_default_condition("-bem_default_condition", *value("bem_default_condition")));
+  const bool surface_conditions = !opt->conditions.empty();
+  for (const char *medium_option : {"bem_sound_speed", "bem_density"})
+    if (value(medium_option) && project_medium)
+      throw Error(dashed(medium_option) +
+                  " and the project file's [medium] both give the medium: "
+                  "give it in one place");
+  if (project_medium) opt->medium = *project_medium;
+  if (value("bem_density") && !surface_conditions)
+    throw Error("-bem_density applies only to surface conditions (-bem_velocity, ...)");
+  if (!project_medium)
+    for (auto [name, fallback, quantity] :
+         {std::tuple{"bem_sound_speed", "343", &opt->medium.sound_speed},
+          std::tuple{"bem_density", "1.204", &opt->medium.density}}) {
+      const std::string text = text_or(name, fallback);
+      *quantity = parse_real(dashed(name).c_str(), text);
+      if (!(*quantity > 0)) throw Error(dashed(name) + " " + text + ": must be > 0");
+    }
   // One k as before; a list or range is a sweep (issue 11).
   if (value("k") && value("bem_frequency"))
     throw Error("-k and -bem_frequency both give the wavenumbers: give one of them");
-  if (value("bem_sound_speed") && !value("bem_frequency"))
-    throw Error("-bem_sound_speed applies only to -bem_frequency");
+  if (value("bem_sound_speed") && !value("bem_frequency") && !surface_conditions)
+    throw Error("-bem_sound_speed applies only to -bem_frequency and surface conditions");
   std::vector<double> &wavenumbers = opt->wavenumbers;
   if (value("bem_frequency")) {
-    const double sound_speed = parse_real("-bem_sound_speed", text_or("bem_sound_speed", "343"));
-    if (!(sound_speed > 0))
-      throw Error("-bem_sound_speed " + *value("bem_sound_speed") + ": must be > 0");
+    const double sound_speed = opt->medium.sound_speed;
     opt->frequencies = parse_sweep_values("-bem_frequency", *value("bem_frequency"));
     for (double f : opt->frequencies) wavenumbers.push_back(2 * std::numbers::pi * f / sound_speed);
   } else if (const auto k_text = value("k");
@@ -395,6 +451,13 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     wavenumbers = {0.0};
   }
   opt->problem.k = wavenumbers.front();
+  // Every frequency of a sweep inside every table before any work (not a failed k later).
+  const auto check_table = [&](const GroupCondition &c) {
+    if (c.value.table)
+      for (double k_value : wavenumbers) c.value_at(frequency_of(k_value, opt->medium));
+  };
+  for (const GroupCondition &c : opt->conditions.groups) check_table(c);
+  if (opt->conditions.fallback) check_table(*opt->conditions.fallback);
   // The checks below that need k > 0 hold for every k of a sweep when they hold for the lowest.
   const double k = *std::min_element(wavenumbers.begin(), wavenumbers.end());
   opt->sweep_csv_path = text_or("bem_sweep_csv", "");
@@ -404,6 +467,32 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   const bool scattering = choose("-bem_problem", text_or("bem_problem", "scattering"),
                                  {"scattering", "radiation"}) == "scattering";
   opt->problem.kind = scattering ? ProblemKind::Scattering : ProblemKind::Radiation;
+  if (surface_conditions) {
+    if (!scattering)
+      throw Error(
+          "-bem_problem radiation (the monopole inside the body) does not combine with surface "
+          "conditions: a vibrating surface is -bem_velocity G:V");
+    if (value("bem_bc"))
+      throw Error(
+          "-bem_bc does not apply with surface conditions: the groups' conditions are the "
+          "boundary conditions (-bem_default_condition for the rest)");
+    if (k == 0)
+      throw Error(
+          "surface conditions need a frequency above 0 (k > 0; Laplace and k = 0 have no "
+          "velocity or impedance)");
+    opt->problem.kind = ProblemKind::Surface;
+    // Incident waves add to the vibrating surfaces' field; by default there is none.
+    const std::string incident =
+        choose("-bem_incident",
+               text_or("bem_incident", value("bem_incident_dir") ? "planewave"
+                                       : value("bem_source")     ? "pointsource"
+                                                                 : "none"),
+               {"planewave", "pointsource", "none"});
+    opt->problem.incident_wave = incident != "none";
+    if (!opt->problem.incident_wave && (value("bem_incident_dir") || value("bem_source")))
+      throw Error("-bem_incident none has no direction or source");
+    given["bem_incident"] = opt->problem.incident_wave ? incident : "planewave";
+  }
   opt->problem.bc =
       choose("-bem_bc", text_or("bem_bc", "neumann"), {"neumann", "dirichlet"}) == "neumann"
           ? BoundaryCondition::Neumann
@@ -469,7 +558,18 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   // used (all but soft scattering). The read's far field needs a rule of degree 4 (6 points): the
   // 3-point rule leaves an O(1) error of its linear part against the hypersingular kernel just
   // outside the close pairs (bench/results/hypersingular_consistency.md).
-  const bool double_layer_used = !(scattering && opt->problem.bc == BoundaryCondition::Dirichlet);
+  // With surface conditions the double layer reads u wherever it is unknown or a given
+  // pressure other than 0; elements in no group are rigid unless a default is given.
+  const auto pressure_release = [](const GroupCondition &c) {
+    return c.kind == ConditionKind::pressure && !c.value.table && c.value.constant == cplx(0.0);
+  };
+  bool conditions_use_double_layer =
+      !opt->conditions.fallback || !pressure_release(*opt->conditions.fallback);
+  for (const GroupCondition &c : opt->conditions.groups)
+    conditions_use_double_layer = conditions_use_double_layer || !pressure_release(c);
+  const bool double_layer_used =
+      surface_conditions ? conditions_use_double_layer
+                         : !(scattering && opt->problem.bc == BoundaryCondition::Dirichlet);
   const std::string double_density =
       choose("-bem_double_density", text_or("bem_double_density", "auto"),
              {"auto", "constant", "quadratic"});
@@ -489,12 +589,20 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->allow_coarse = parse_bool("-bem_allow_coarse", text_or("bem_allow_coarse", "false"));
   // Issue 10: D' on flat elements is O(h) off (the mean curvature sits on the edges); bm applies
   // it to the single density in the soft and radiation problems (the rigid one has none).
+  // With surface conditions: wherever some q is not zero (a velocity, pressure, admittance).
+  bool conditions_have_q = opt->conditions.fallback.has_value() &&
+                           opt->conditions.fallback->kind != ConditionKind::rigid;
+  for (const GroupCondition &c : opt->conditions.groups)
+    conditions_have_q = conditions_have_q || c.kind != ConditionKind::rigid;
   const bool correction_applies =
-      burton_miller && !(scattering && opt->problem.bc == BoundaryCondition::Neumann);
+      burton_miller &&
+      (surface_conditions ? conditions_have_q
+                          : !(scattering && opt->problem.bc == BoundaryCondition::Neumann));
   if (value("bem_curvature_correction") && !correction_applies)
     throw Error(
-        "-bem_curvature_correction applies only to Burton-Miller's soft-scattering and radiation "
-        "problems (the correction is of D' on the single density, which " +
+        "-bem_curvature_correction applies only to Burton-Miller's soft-scattering, radiation "
+        "and non-rigid surface-condition problems (the correction is of D' on the single "
+        "density, which " +
         std::string(burton_miller ? "rigid scattering does not have)"
                                   : "the conventional equation does not use)"));
   opt->curvature_correction =

@@ -1,4 +1,5 @@
 #pragma once
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -6,17 +7,43 @@
 
 namespace fmbem {
 
+// Per element of the layers' mesh, the coefficients of a mixed problem: the identity's of the
+// element's row, and the double and single layers' of its column (the unknown is u on some
+// elements, q on others, and q = beta u on an admittance: each column feeds its own layers).
+struct ElementCoefficients {
+  std::vector<cplx> identity, double_layer, single_layer;
+};
+
 // A boundary integral operator A = identity I + double_layer D + single_layer S
 // (coefficients), e.g. (1/2) I - D for the rigid (Neumann) problem and S for
-// the soft (Dirichlet) one. apply() and diagonal() are all the solver needs.
+// the soft (Dirichlet) one; or, with per_element, row i's identity and column j's layers those
+// of elements i and j (the uniform three are then unused). apply() and diagonal() are all the
+// solver needs.
 struct OperatorCoefficients {
   cplx identity{}, double_layer{}, single_layer{};
+  std::shared_ptr<const ElementCoefficients> per_element;
+
+  cplx identity_of(std::size_t element) const {
+    return per_element ? per_element->identity[element] : identity;
+  }
+  cplx double_layer_of(std::size_t element) const {
+    return per_element ? per_element->double_layer[element] : double_layer;
+  }
+  cplx single_layer_of(std::size_t element) const {
+    return per_element ? per_element->single_layer[element] : single_layer;
+  }
+  // Whether any column feeds the double (single) layer: a layer nobody feeds is not applied.
+  bool uses_double_layer() const;
+  bool uses_single_layer() const;
+  // Throws fmbem::Error unless per_element (if any) holds at least `elements` entries in each
+  // array, the same number in all three.
+  void check_size(std::size_t elements) const;
 };
 
 class BoundaryOperator {
  public:
-  BoundaryOperator(const LayerPotentials& layers, OperatorCoefficients coefficients)
-      : layers_(&layers), coefficients_(coefficients) {}
+  // Throws fmbem::Error when per-element coefficients miss an element the layers read.
+  BoundaryOperator(const LayerPotentials& layers, OperatorCoefficients coefficients);
 
   // y (the rows of this process) = A x, x the density in the layers' columns (LayerPotentials::
   // column_elements: every element, or a part's rows and halo).
@@ -26,6 +53,10 @@ class BoundaryOperator {
   std::size_t size() const { return layers_->columns(); }
 
  private:
+  std::size_t column_element(std::size_t j) const {
+    const std::span<const std::size_t> elements = layers_->column_elements();
+    return elements.empty() ? j : elements[j];
+  }
   const LayerPotentials* layers_;
   OperatorCoefficients coefficients_;
 };

@@ -19,8 +19,11 @@ namespace fmbem::field {
 struct SurfaceTraces {
   std::vector<cplx> u, q;
 };
+// Surface conditions: u and q from each element's class data (element_class: the classes of
+// `mesh`'s elements; empty: the problem's own, whose mesh `mesh` must then be).
 SurfaceTraces surface_traces(const Problem& problem, const Mesh& mesh,
-                             std::span<const cplx> solution);
+                             std::span<const cplx> solution,
+                             std::span<const std::int32_t> element_class = {});
 
 // The incident field at the points (scattering), NaN at a point source's own position; empty
 // for radiation (the field is the radiated one alone).

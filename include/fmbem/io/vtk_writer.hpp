@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/io/csv_writer.hpp"
 #include "fmbem/mesh/mesh.hpp"
 
 #if !defined(FMBEM_HAVE_VTK)
@@ -13,12 +14,6 @@
 #endif
 
 namespace fmbem::io {
-
-// One value per element, written as a cell-data array called `name`.
-struct CellField {
-  std::string name;
-  std::vector<double> values;
-};
 
 // True when this build writes .vtu files through VTK; otherwise use write_csv.
 constexpr bool vtk_available() { return FMBEM_HAVE_VTK != 0; }

@@ -11,10 +11,13 @@
 #include "fmbem/bem/layer_potentials.hpp"
 #include "fmbem/exact/incident.hpp"
 #include "fmbem/mesh/mesh.hpp"
+#include "fmbem/problem/element_conditions.hpp"
 
 namespace fmbem {
 
-enum class ProblemKind { Scattering, Radiation };
+// Surface: conditions on the mesh's surface groups (velocity, pressure, admittance; physical
+// units), with an optional incident wave; the total field's boundary data per element.
+enum class ProblemKind { Scattering, Radiation, Surface };
 enum class BoundaryCondition { Neumann, Dirichlet };  // rigid / soft for scattering
 // Conventional: the boundary integral equation (CBIE) alone, which fails at the interior
 // eigenfrequencies of the body; BurtonMiller: CBIE + alpha times its normal derivative
@@ -32,6 +35,12 @@ struct ProblemSpec {
   // Burton-Miller's coupling alpha; 0: the default i / k (with exp(-i omega t), the sign whose
   // eigenvalues cluster about 1: docs/burton-miller.md). Must have a non-zero imaginary part.
   cplx bm_alpha = 0.0;
+  // Surface: the conditions' classes and each element's class (of the mesh the spec is used
+  // with: the whole one for surface_facts, a rank's part for its Problem), and whether
+  // `incident` is present (a vibrating body alone has none).
+  std::shared_ptr<const SurfaceData> surface;
+  std::shared_ptr<const std::vector<std::int32_t>> element_class;
+  bool incident_wave = false;
 };
 
 // The default Burton-Miller coupling i / k.
@@ -60,6 +69,12 @@ struct SurfaceFacts {
   bool has_source = false;
   SurfaceDistance source_distance{};
   double source_winding = 0.0;
+  // Surface conditions on a sphere with an exact solution: every element of one class
+  // (uniform_class), or one class of velocity elements forming a spherical cap about cap_axis of
+  // half-angle cap_half_angle (its edge on the cap's circle), the rest rigid (cap_class).
+  std::int32_t uniform_class = -1, cap_class = -1;
+  Vec3 cap_axis{};
+  double cap_half_angle = 0.0;
 };
 // Of the whole mesh `mesh` for `spec` (its source, if any; not k). Throws for a mesh part.
 SurfaceFacts surface_facts(const Mesh &mesh, const ProblemSpec &spec);
@@ -80,6 +95,12 @@ SurfaceFacts surface_facts(MPI_Comm comm, const MeshSlab &slab, const ProblemSpe
 //   Neumann    (1/2) u - (D + alpha N) u = f,   Dirichlet (S + alpha D') q + (alpha/2) q = f,
 // scattering f = u_inc + alpha du_inc/dn; radiation Neumann f = -(S + alpha D') q_s -
 // (alpha/2) q_s, Dirichlet f = (D + alpha N) u_s - (1/2) u_s.
+// Surface conditions (each element's ClassData): every row is the whole equation
+//   (1/2) u + (alpha/2) q - (D + alpha N) u + (S + alpha D') q = u_inc + alpha du_inc/dn
+// with u = a x + u0, q = b x + q0 per element, x the unknown: a = 1, b = robin, q0 = value where
+// q is given by u (velocity, admittance, rigid), a = 0, b = 1, u0 = value where the pressure is
+// given. So row i's identity is (a_i + alpha b_i) / 2, column j's layers -a_j and b_j, and the
+// known parts move to f.
 class Problem {
  public:
   // Validates the spec against the mesh (k >= 0 and finite, point source
@@ -99,8 +120,15 @@ class Problem {
   // f for the rows of `layers` (radiation applies the layer operators); layers.coupling() must
   // be coupling().
   std::vector<cplx> right_hand_side(const LayerPotentials &layers) const;
-  // What the solution is: "u" (Neumann) or "q" (Dirichlet).
+  // Whether the operator or f applies the single layer (S + alpha D') to some density: where
+  // Burton-Miller's curvature correction of D' matters.
+  bool uses_single_layer() const;
+  // What the solution is: "u" (Neumann), "q" (Dirichlet), or "unknown" (surface conditions: u where
+  // the pressure is unknown, q where it is given).
   std::string unknown_name() const;
+  // Surface conditions: each element's data at this k (of the problem's mesh); empty otherwise.
+  const std::vector<ClassData> &class_data() const { return class_data_; }
+  std::int32_t element_class(std::size_t element) const { return (*spec_.element_class)[element]; }
   std::string description() const;
   // "conventional equation (cbie)" or "Burton-Miller (bm), alpha = 0+0.125i".
   std::string formulation_description() const;
@@ -115,8 +143,13 @@ class Problem {
   // What the user should know but that does not stop the solve (a source
   // closer to the surface than the elements resolve).
   const std::vector<std::string> &warnings() const { return warnings_; }
+  // The whole surface's facts the problem was formed with.
+  const SurfaceFacts &facts() const { return facts_; }
 
  private:
+  std::vector<cplx> surface_right_hand_side(const LayerPotentials &layers) const;
+  // The exact solution of surface conditions where SurfaceFacts found one.
+  void set_surface_exact_solution(const SurfaceFacts &facts);
   const Mesh *mesh_;
   ProblemSpec spec_;
   cplx coupling_ = 0.0;
@@ -124,6 +157,8 @@ class Problem {
   std::optional<std::vector<cplx>> exact_;
   std::string exact_name_;
   std::vector<std::string> warnings_;
+  std::vector<ClassData> class_data_;
+  SurfaceFacts facts_;
 };
 
 std::optional<SphereFit> fit_sphere(const Mesh &mesh);

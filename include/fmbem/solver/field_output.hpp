@@ -44,9 +44,11 @@ class FieldStage {
   // Evaluates the field (FieldGeometry, built at the first call and kept for the next k of a
   // sweep: it does not depend on k; FieldEvaluator) and the far field of the solution;
   // returns the summary lines (without indentation), none when nothing was asked.
+  // element_class: surface conditions' classes of disc's mesh (empty: the problem's own).
   std::vector<std::string> evaluate(const Problem& problem, const Discretization& disc,
                                     std::span<const cplx> solution,
-                                    const field::FieldOptions& options);
+                                    const field::FieldOptions& options,
+                                    std::span<const std::int32_t> element_class = {});
   // The outputs of sweep point `index` of `count` (what the last evaluate gave), each handed to
   // add(path, option, writer) to be filled and committed by the caller.
   using AddOutput = std::function<void(const std::string& path, const std::string& option,

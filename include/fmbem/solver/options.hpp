@@ -28,6 +28,10 @@ inline fmm::FmmOptions default_fmm_options() {
 struct SolveOptions {
   std::string mesh;     // file or icosphere:L[:R]
   ProblemSpec problem;  // problem.k: the first of `wavenumbers`
+  // Conditions on surface groups (-bem_project, -bem_velocity, ...; empty: none, and the
+  // problem is -bem_problem's) and the medium (-bem_sound_speed, -bem_density).
+  SurfaceConditions conditions;
+  Medium medium;
   // -k or -bem_frequency: the sweep's wavenumbers (one for a single solve), and the frequencies
   // (Hz) they came from (empty with -k); -bem_sweep_csv: the sweep's table.
   std::vector<double> wavenumbers, frequencies;

@@ -536,6 +536,8 @@ struct BlockArgs {
   const Z *single = nullptr, *dbl = nullptr;      // the correction's entries
   const Z* single_extra = nullptr;                // per row, or null
   Z identity{0.0, 0.0}, double_layer{0.0, 0.0}, single_layer{0.0, 0.0};
+  // Per element (null: the uniform three above).
+  const Z *element_identity = nullptr, *element_double = nullptr, *element_single = nullptr;
   Z* block = nullptr;
 };
 
@@ -579,8 +581,9 @@ __global__ void __launch_bounds__(128) near_block_entries(BlockArgs a) {
   Z s = single + a.single[at];
   if (j == i && a.single_extra) s += a.single_extra[r];
   const Z d = dbl + a.dbl[at];
-  Z out = a.double_layer * d + a.single_layer * s;
-  if (j == i) out += a.identity;
+  Z out = a.element_double ? a.element_double[j] * d + a.element_single[j] * s
+                           : a.double_layer * d + a.single_layer * s;
+  if (j == i) out += a.element_identity ? a.element_identity[i] : a.identity;
   a.block[at] = out;
 }
 
@@ -770,6 +773,18 @@ void near_block_entries(const Discretization& disc, double k, RowRange rows, cpl
   a.identity = Z{in.identity.real(), in.identity.imag()};
   a.double_layer = Z{in.double_layer.real(), in.double_layer.imag()};
   a.single_layer = Z{in.single_layer.real(), in.single_layer.imag()};
+  Buffer<Z> element_identity, element_double, element_single;
+  if (!in.element_identity.empty()) {
+    const auto upload = [](std::span<const cplx> host, const char* what) {
+      return Buffer<Z>(reinterpret_cast<const Z*>(host.data()), host.size(), what);
+    };
+    element_identity = upload(in.element_identity, "the per-element identity coefficients");
+    element_double = upload(in.element_double, "the per-element double-layer coefficients");
+    element_single = upload(in.element_single, "the per-element single-layer coefficients");
+    a.element_identity = element_identity.data();
+    a.element_double = element_double.data();
+    a.element_single = element_single.data();
+  }
   a.block = device_block;
   constexpr int threads = 128;
   const unsigned grid = blocks(in.nonzeros, threads);

@@ -45,6 +45,9 @@ struct NearBlockInputs {
   const Z *single = nullptr, *dbl = nullptr;
   std::span<const cplx> single_extra;
   cplx identity, double_layer, single_layer;
+  // A mixed problem's coefficients per element of the mesh (host arrays, all three or none):
+  // row i's identity and column j's layers those of elements i and j.
+  std::span<const cplx> element_identity, element_double, element_single;
 };
 void near_block_entries(const Discretization& disc, double k, RowRange rows, cplx coupling,
                         const DensityReconstruction* reconstruction, const NearBlockInputs& in,

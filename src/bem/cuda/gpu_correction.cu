@@ -337,6 +337,11 @@ void GpuNearFieldCorrection::near_block(const Discretization& disc, double k, Ro
   in.identity = c.identity;
   in.double_layer = c.double_layer;
   in.single_layer = c.single_layer;
+  if (c.per_element) {
+    in.element_identity = c.per_element->identity;
+    in.element_double = c.per_element->double_layer;
+    in.element_single = c.per_element->single_layer;
+  }
   near_block_entries(disc, k, rows, coupling, reconstruction, in,
                      reinterpret_cast<Z*>(device_block));
 }

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -115,6 +117,87 @@ TEST(NearBlock, HostIsNearBlockWithoutTheGpu) {
                                      DensityModel::quadratic);
   const OperatorCoefficients c{0.5, 1.0, cplx(0.0, 1.0)};
   EXPECT_EQ(layers.near_block(c), layers.near_block_host(c));
+}
+
+// Per-element coefficients (a mixed problem: each row its identity, each column its layers):
+// every entry is the uniform blocks of D + alpha N and S + alpha D' combined with the row's and
+// the column's coefficients, to rounding (a few ulp of the row's scale).
+OperatorCoefficients random_per_element(std::size_t elements, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  auto per_element = std::make_shared<ElementCoefficients>();
+  for (std::size_t e = 0; e < elements; ++e) {
+    per_element->identity.push_back({u(rng), u(rng)});
+    per_element->double_layer.push_back({u(rng), u(rng)});
+    per_element->single_layer.push_back({u(rng), u(rng)});
+  }
+  OperatorCoefficients c;
+  c.per_element = std::move(per_element);
+  return c;
+}
+
+TEST(NearBlock, PerElementCoefficientsCombineTheLayers) {
+  const Mesh mesh = icosphere(2);
+  const Discretization disc(mesh, 6);
+  const RowRange rows{10, 300};
+  const DirectLayerPotentials layers(disc, 2.0, rows, NearFieldOptions{}, cplx(0.0, 0.5),
+                                     DensityModel::quadratic);
+  const OperatorCoefficients c = random_per_element(mesh.size(), 5);
+  const std::vector<cplx> block = layers.near_block_host(c);
+  const std::vector<cplx> d = layers.near_block_host({0.0, 1.0, 0.0});
+  const std::vector<cplx> s = layers.near_block_host({0.0, 0.0, 1.0});
+  const auto row_start = layers.near_field().row_start();
+  const auto columns = layers.near_field().columns();
+  double worst = 0.0;
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (auto at = std::size_t(row_start[r]); at < std::size_t(row_start[r + 1]); ++at) {
+      const std::size_t i = rows.begin + r, j = std::size_t(columns[at]);
+      const cplx expected = c.double_layer_of(j) * d[at] + c.single_layer_of(j) * s[at] +
+                            (i == j ? c.identity_of(i) : cplx(0.0));
+      worst = std::max(worst,
+                       std::abs(block[at] - expected) / (std::abs(d[at]) + std::abs(s[at]) + 1.0));
+    }
+  EXPECT_LE(worst, 8 * std::numeric_limits<double>::epsilon());
+  // Uniform per-element coefficients are the uniform operator, bit for bit.
+  auto same = std::make_shared<ElementCoefficients>();
+  same->identity.assign(mesh.size(), 0.5);
+  same->double_layer.assign(mesh.size(), -1.0);
+  same->single_layer.assign(mesh.size(), cplx(0.2, 0.1));
+  OperatorCoefficients uniform{0.5, -1.0, cplx(0.2, 0.1)}, per_element;
+  per_element.per_element = same;
+  EXPECT_EQ(layers.near_block_host(uniform), layers.near_block_host(per_element));
+}
+
+// The GPU's near block with per-element coefficients against the CPU formulas on the GPU's own
+// entries (kSameEntriesTolerance, as above, of the row's scale with the largest coefficient).
+TEST(GpuNearBlock, PerElementCoefficientsMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  const Mesh mesh = icosphere(3);
+  const Discretization disc(mesh, 6);
+  const RowRange rows{200, 900};
+  NearFieldOptions options;
+  options.gpu = true;
+  const DirectLayerPotentials gpu(disc, 8.0, rows, options, cplx(0.0, 0.125),
+                                  DensityModel::quadratic);
+  const OperatorCoefficients c = random_per_element(mesh.size(), 7);
+  const std::vector<cplx> device = gpu.near_block(c), host = gpu.near_block_host(c);
+  ASSERT_EQ(device.size(), host.size());
+  const auto row_start = gpu.near_field().row_start();
+  const auto cs = gpu.near_field().single_entries(), cd = gpu.near_field().double_entries();
+  double worst = 0.0;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    double scale = std::max(kInv4Pi, std::abs(gpu.single_layer_diagonal()[r]));
+    for (auto at = std::size_t(row_start[r]); at < std::size_t(row_start[r + 1]); ++at)
+      scale = std::max({scale, std::abs(cs[at]), std::abs(cd[at])});
+    scale *= 2.0 * std::sqrt(2.0);  // |coefficient| <= sqrt 2, two layers
+    for (auto at = std::size_t(row_start[r]); at < std::size_t(row_start[r + 1]); ++at) {
+      const double d = std::abs(device[at] - host[at]) / scale;
+      worst = std::isnan(d) ? 1.0 : std::max(worst, d);
+    }
+  }
+  std::printf("[ measured ] per-element near block: GPU - CPU formulas %.2e of the row's scale\n",
+              worst);
+  EXPECT_LE(worst, kSameEntriesTolerance);
 }
 
 }  // namespace

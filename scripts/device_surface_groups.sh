@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# On a GPU machine, from the device bundle (nothing is built there; the lean build has no Gmsh,
+# so the bodies are icospheres and the conditions uniform): surface conditions on the GPU.
+#   gpu      the GPU unit tests (the per-element near block among them), the admittance
+#            sphere solved on the CPU and the GPU on 1, 2 and 3 ranks (the same iterations and
+#            error), and the MatMult of each condition against the rigid one at N = 1.31M
+#   cpu      the same MatMults on the machine's CPU cores (16), at N = 1.31M
+# Logs in $OUT.
+#   source .devrt/device-env && scripts/device_surface_groups.sh gpu|cpu
+set -uo pipefail
+out=${OUT:-/tmp/device_out}
+mkdir -p "$out"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+nproc | sed 's/^/cores: /'
+case ${1:-gpu} in
+  gpu)
+    for t in test_bem test_fmm test_solver; do
+      "$t" --gtest_filter='Gpu*:*Gpu*:NearBlock*' > "$out/$t.log" 2>&1
+      echo "$t GPU tests: exit $? ($(grep -c '^\[       OK \]' "$out/$t.log") ok," \
+           "$(grep -c '^\[  FAILED  \]' "$out/$t.log") failed lines," \
+           "$(grep -c '^\[  SKIPPED \]' "$out/$t.log") skipped lines)"
+    done
+    grep -h "measured.*per-element" "$out"/test_bem.log
+    printf '| ranks | device | iterations | rel. L2 error | solve s | exit |\n|---|---|---|---|---|---|\n'
+    args=(-mesh icosphere:5 -k 8 -bem_default_condition admittance:0.5+0.8i -bem_incident planewave)
+    for ranks in 1 2 3; do
+      for device in cpu gpu; do
+        log="$out/admittance_${ranks}_${device}.log"
+        launcher=()
+        [ "$ranks" -gt 1 ] && launcher=(mpiexec --allow-run-as-root --oversubscribe -n "$ranks")
+        "${launcher[@]}" bem_solve "${args[@]}" -fmm_device "$device" > "$log" 2>&1
+        rc=$?
+        its=$(sed -n 's/.*solver *\([0-9]*\) iterations.*/\1/p' "$log")
+        err=$(sed -n 's/.*relative L2 = \([^ ]*\).*/\1/p' "$log")
+        solve=$(sed -n 's/.*solve \([0-9.]*\) s.*/\1/p' "$log")
+        echo "| $ranks | $device | $its | $err | $solve | $rc |"
+      done
+    done
+    LOG_DIR="$out/matmult_gpu" bench/mixed_matmult.sh "$(command -v bem_solve)" icosphere:8 gpu 10 |
+      tee "$out/matmult_gpu.md"
+    ;;
+  cpu)
+    CASES="rigid admittance pressure" LOG_DIR="$out/matmult_cpu" bench/mixed_matmult.sh "$(command -v bem_solve)" icosphere:8 cpu 3 |
+      tee "$out/matmult_cpu.md"
+    ;;
+esac
