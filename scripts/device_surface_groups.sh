@@ -6,13 +6,21 @@
 #            error), and the MatMult of each condition against the rigid one at N = 1.31M
 #   cpu      the same MatMults on the machine's CPU cores (16), at N = 1.31M
 # Logs in $OUT.
-#   source .devrt/device-env && scripts/device_surface_groups.sh gpu|cpu
+#   gpu-timing the MatMults alone
+#   source .devrt/device-env && scripts/device_surface_groups.sh gpu|gpu-timing|cpu
 set -uo pipefail
 out=${OUT:-/tmp/device_out}
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 nproc | sed 's/^/cores: /'
+# -log_view's lines of the MatMult and the FMM's phases, per case (the logs of a folder).
+phases() {
+  for log in "$1"/*.log; do
+    echo "== $(basename "$log" .log)"
+    grep -E "^(BEMOperator|FMM[A-Za-z0-9]+|MatMult) " "$log"
+  done
+}
 case ${1:-gpu} in
   gpu)
     for t in test_bem test_fmm test_solver; do
@@ -37,11 +45,19 @@ case ${1:-gpu} in
         echo "| $ranks | $device | $its | $err | $solve | $rc |"
       done
     done
-    LOG_DIR="$out/matmult_gpu" bench/mixed_matmult.sh "$(command -v bem_solve)" icosphere:8 gpu 10 |
-      tee "$out/matmult_gpu.md"
+    ;&
+  gpu-timing)
+    # A first run warms the GPU (its clocks, the driver's caches) so that the rigid reference is
+    # timed like the others.
+    bem_solve -mesh icosphere:6 -k 8 -ksp_max_it 3 > /dev/null 2>&1
+    LOG_DIR="$out/matmult_gpu" bench/mixed_matmult.sh "$(command -v bem_solve)" icosphere:8 gpu 10 \
+      -log_view | tee "$out/matmult_gpu.md"
+    phases "$out/matmult_gpu" > "$out/matmult_gpu_phases.txt"
     ;;
   cpu)
-    CASES="rigid admittance pressure" LOG_DIR="$out/matmult_cpu" bench/mixed_matmult.sh "$(command -v bem_solve)" icosphere:8 cpu 3 |
+    CASES="rigid admittance" LOG_DIR="$out/matmult_cpu" \
+      bench/mixed_matmult.sh "$(command -v bem_solve)" icosphere:8 cpu 3 -log_view |
       tee "$out/matmult_cpu.md"
+    phases "$out/matmult_cpu" > "$out/matmult_cpu_phases.txt"
     ;;
 esac

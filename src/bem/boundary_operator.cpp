@@ -1,10 +1,25 @@
 #include "fmbem/bem/boundary_operator.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "fmbem/core/error.hpp"
 
 namespace fmbem {
+
+void LayerPotentials::apply_columns(std::span<const cplx> x, std::span<const cplx> double_scale,
+                                    std::span<const cplx> single_scale, std::span<cplx> y,
+                                    std::uint64_t) const {
+  const auto scaled = [&](std::span<const cplx> scale) {
+    std::vector<cplx> v(scale.empty() ? 0 : x.size());
+    const std::ptrdiff_t n = std::ptrdiff_t(v.size());
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t j = 0; j < n; ++j)
+      v[std::size_t(j)] = scale[std::size_t(j)] * x[std::size_t(j)];
+    return v;
+  };
+  apply(scaled(double_scale), scaled(single_scale), y);
+}
 
 bool OperatorCoefficients::uses_double_layer() const {
   if (!per_element) return double_layer != cplx(0.0);
@@ -31,30 +46,40 @@ BoundaryOperator::BoundaryOperator(const LayerPotentials& layers, OperatorCoeffi
   std::size_t read = std::max(layers.rows().end, elements.empty() ? layers.columns() : 0);
   if (!elements.empty()) read = std::max(read, elements.back() + 1);
   coefficients_.check_size(read);
+  static std::atomic<std::uint64_t> operators{0};
+  scales_id_ = ++operators;
+  // The layers' coefficients laid out in the columns' order once (uniform ones too): a MatMult
+  // scales x by one contiguous array per layer, on the GPU where the layers live there.
+  const bool uses_double = coefficients_.uses_double_layer(),
+             uses_single = coefficients_.uses_single_layer();
+  const std::size_t n = layers.columns();
+  if (uses_double) column_double_.resize(n);
+  if (uses_single) column_single_.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::size_t e = column_element(j);
+    if (uses_double) column_double_[j] = coefficients_.double_layer_of(e);
+    if (uses_single) column_single_[j] = coefficients_.single_layer_of(e);
+  }
+  if (coefficients_.per_element) {
+    const RowRange rows = layers.rows();
+    row_identity_.resize(rows.size());
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      row_identity_[r] = coefficients_.identity_of(rows.begin + r);
+  }
 }
 
 void BoundaryOperator::apply(std::span<const cplx> x, std::span<cplx> y) const {
-  const OperatorCoefficients& c = coefficients_;
-  const auto scaled = [&](bool used, auto factor) {
-    std::vector<cplx> v;
-    if (used) {
-      v.resize(x.size());
-      for (std::size_t j = 0; j < x.size(); ++j) v[j] = factor(j) * x[j];
-    }
-    return v;
-  };
-  const std::vector<cplx> double_density = scaled(
-      c.uses_double_layer(), [&](std::size_t j) { return c.double_layer_of(column_element(j)); });
-  const std::vector<cplx> single_density = scaled(
-      c.uses_single_layer(), [&](std::size_t j) { return c.single_layer_of(column_element(j)); });
-  if (double_density.empty() && single_density.empty())
+  if (column_double_.empty() && column_single_.empty())
     std::fill(y.begin(), y.end(), cplx(0.0));
   else
-    layers_->apply(double_density, single_density, y);
-  const RowRange rows = layers_->rows();
+    layers_->apply_columns(x, column_double_, column_single_, y, scales_id_);
+  const std::ptrdiff_t rows = std::ptrdiff_t(layers_->rows().size());
   const std::size_t first = layers_->first_row_column();
-  for (std::size_t r = 0; r < rows.size(); ++r)
-    y[r] += c.identity_of(rows.begin + r) * x[first + r];
+  const cplx identity = coefficients_.identity;
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t r = 0; r < rows; ++r)
+    y[std::size_t(r)] += (row_identity_.empty() ? identity : row_identity_[std::size_t(r)]) *
+                         x[first + std::size_t(r)];
 }
 
 std::vector<cplx> BoundaryOperator::diagonal() const {

@@ -33,6 +33,9 @@ struct CorrectedLayerPotentials::DeviceBuffers {
   DeviceBuffers(std::size_t columns, std::size_t rows)
       : double_density(columns), single_density(columns), y(rows) {}
   fmm::DeviceArray double_density, single_density, y;
+  // apply_columns': x, and the scales of scales_id (allocated at its first call).
+  std::unique_ptr<fmm::DeviceArray> x, double_scale, single_scale;
+  std::uint64_t scales_id = 0;
 };
 
 namespace {
@@ -181,6 +184,57 @@ void CorrectedLayerPotentials::apply(std::span<const cplx> double_density,
   near_.apply_device(dd, sd, device_->y.data());
   if (!y.empty()) device_->y.download(y.data());
   add_extra();
+}
+
+void CorrectedLayerPotentials::apply_columns(std::span<const cplx> x,
+                                             std::span<const cplx> double_scale,
+                                             std::span<const cplx> single_scale, std::span<cplx> y,
+                                             std::uint64_t scales_id) const {
+  const std::size_t n = columns();
+  if (!resident_on_device() || x.size() != n ||
+      (!double_scale.empty() && double_scale.size() != n) ||
+      (!single_scale.empty() && single_scale.size() != n) || y.size() != rows_.size()) {
+    LayerPotentials::apply_columns(x, double_scale, single_scale, y, scales_id);
+    return;
+  }
+  if (!device_) device_ = std::make_unique<DeviceBuffers>(n, rows_.size());
+  DeviceBuffers& d = *device_;
+  if (!d.x) d.x = std::make_unique<fmm::DeviceArray>(n);
+  const auto upload_scale = [&](std::unique_ptr<fmm::DeviceArray>& buffer,
+                                std::span<const cplx> scale) {
+    if (scale.empty()) return;
+    if (!buffer) buffer = std::make_unique<fmm::DeviceArray>(n);
+    buffer->upload(scale.data());
+  };
+  if (scales_id == 0 || scales_id != d.scales_id) {
+    upload_scale(d.double_scale, double_scale);
+    upload_scale(d.single_scale, single_scale);
+    d.scales_id = scales_id;
+  }
+  d.x->upload(x.data());
+  const cplx* dd = nullptr;
+  const cplx* sd = nullptr;
+  if (!double_scale.empty()) {
+    scale_on_device(n, d.double_scale->data(), d.x->data(), d.double_density.data());
+    dd = d.double_density.data();
+  }
+  if (!single_scale.empty()) {
+    scale_on_device(n, d.single_scale->data(), d.x->data(), d.single_density.data());
+    sd = d.single_density.data();
+  }
+  regular_sum_device(dd, sd, d.y.data());
+  near_.apply_device(dd, sd, d.y.data());
+  if (!y.empty()) d.y.download(y.data());
+  // The curvature correction's diagonal, of the single density single_scale x.
+  if (!single_extra_.empty() && !single_scale.empty()) {
+    const std::size_t first = first_row_column();
+    const std::ptrdiff_t rows = std::ptrdiff_t(rows_.size());
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t r = 0; r < rows; ++r) {
+      const std::size_t at = first + std::size_t(r);
+      y[std::size_t(r)] += single_extra_[std::size_t(r)] * (single_scale[at] * x[at]);
+    }
+  }
 }
 
 void CorrectedLayerPotentials::set_single_layer_diagonal_extra(std::vector<cplx> extra) {

@@ -59,6 +59,7 @@ GpuPointStrengths::GpuPointStrengths(const ReconstructedPointStrengths&,
 GpuPointStrengths::~GpuPointStrengths() = default;
 void GpuPointStrengths::apply(const cplx*, cplx*) const { no_cuda(); }
 std::size_t GpuPointStrengths::points() const { return 0; }
+void scale_on_device(std::size_t, const cplx*, const cplx*, cplx*) { no_cuda(); }
 void copy_to_device(std::span<const cplx>, cplx*) { no_cuda(); }
 void copy_to_host(const cplx*, std::span<cplx>) { no_cuda(); }
 

@@ -59,6 +59,10 @@ class BoundaryOperator {
   }
   const LayerPotentials* layers_;
   OperatorCoefficients coefficients_;
+  // The layers' coefficients in the columns' order (empty: the layer unused) and the rows'
+  // identities (empty: the uniform one).
+  std::vector<cplx> column_double_, column_single_, row_identity_;
+  std::uint64_t scales_id_ = 0;  // LayerPotentials::apply_columns' id of those scales
 };
 
 }  // namespace fmbem

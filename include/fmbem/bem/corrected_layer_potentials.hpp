@@ -29,6 +29,11 @@ class CorrectedLayerPotentials : public LayerPotentials {
   ~CorrectedLayerPotentials() override;
   void apply(std::span<const cplx> double_density, std::span<const cplx> single_density,
              std::span<cplx> y) const final;
+  // On the GPU-resident path x goes up once and the densities are formed there (the scales
+  // uploaded once per scales_id); otherwise LayerPotentials' host form.
+  void apply_columns(std::span<const cplx> x, std::span<const cplx> double_scale,
+                     std::span<const cplx> single_scale, std::span<cplx> y,
+                     std::uint64_t scales_id = 0) const final;
   const std::vector<cplx>& single_layer_diagonal() const final {
     return single_extra_.empty() ? near_.single_layer_diagonal() : single_diagonal_;
   }

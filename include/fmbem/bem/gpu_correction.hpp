@@ -103,6 +103,11 @@ class GpuPointStrengths {
   std::unique_ptr<Impl> impl_;
 };
 
+// out[j] = scale[j] * x[j] for j < n, device arrays (a mixed problem's densities formed from
+// the unknown where it lives).
+void scale_on_device(std::size_t n, const cplx* device_scale, const cplx* device_x,
+                     cplx* device_out);
+
 // Copies between host and device arrays of cplx (tests, benchmarks, test doubles).
 void copy_to_device(std::span<const cplx> host, cplx* device);
 void copy_to_host(const cplx* device, std::span<cplx> host);

@@ -39,6 +39,16 @@ class LayerPotentials {
   virtual void apply(std::span<const cplx> double_density, std::span<const cplx> single_density,
                      std::span<cplx> y) const = 0;
 
+  // apply with the densities double_scale[j] x[j] and single_scale[j] x[j] (each empty: that
+  // layer unused): a mixed problem's operator, whose densities are the unknown scaled per
+  // column. The default forms them here; the GPU-resident layers form them on the device (one
+  // upload of x, however many layers). scales_id: non-zero when the scales stay the same for
+  // every call with that id (BoundaryOperator's, unique to the process), so that they are
+  // copied to the device once.
+  virtual void apply_columns(std::span<const cplx> x, std::span<const cplx> double_scale,
+                             std::span<const cplx> single_scale, std::span<cplx> y,
+                             std::uint64_t scales_id = 0) const;
+
   // The diagonals of the two operators for the rows (accurately integrated self terms):
   // S_ii + alpha D'_ii (D'_ii = 0 on a flat element) and D_ii + alpha N_ii.
   virtual const std::vector<cplx>& single_layer_diagonal() const = 0;

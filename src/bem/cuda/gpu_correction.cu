@@ -440,6 +440,28 @@ void GpuPointStrengths::apply(const cplx* device_density, cplx* device_strengths
   check(cudaGetLastError(), "the point-strengths kernel");
 }
 
+namespace {
+
+__global__ void scale_kernel(std::int64_t n, const double2* __restrict__ scale,
+                             const double2* __restrict__ x, double2* __restrict__ out) {
+  const std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  const double2 a = scale[j], b = x[j];
+  out[j] = double2{a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x};
+}
+
+}  // namespace
+
+void scale_on_device(std::size_t n, const cplx* device_scale, const cplx* device_x,
+                     cplx* device_out) {
+  if (n == 0) return;
+  constexpr int threads = 256;
+  scale_kernel<<<blocks(std::int64_t(n), threads), threads>>>(
+      std::int64_t(n), reinterpret_cast<const double2*>(device_scale),
+      reinterpret_cast<const double2*>(device_x), reinterpret_cast<double2*>(device_out));
+  check(cudaGetLastError(), "the density-scaling kernel");
+}
+
 void copy_to_device(std::span<const cplx> host, cplx* device) {
   if (!host.empty())
     check(cudaMemcpy(device, host.data(), host.size_bytes(), cudaMemcpyHostToDevice),
