@@ -37,8 +37,7 @@ MonomialMoments monomial_moments(double k, const Vec3& a, const Vec3& b, const V
                                  const GaussLegendre& angular, const GaussLegendre& radial) {
   static const host_device::RemainderSeries series;
   return host_device::monomial_moments<cplx>(k, a, b, c, origin, axis1, axis2, x, n_x, constant,
-                                             angular.view(), radial.view(),
-                                             {series.chi.data(), series.omega.data()});
+                                             angular.view(), radial.view(), series);
 }
 
 RefinedIntegrals refined_rule_integrals(double k, const Vec3& a, const Vec3& b, const Vec3& c,

@@ -33,6 +33,10 @@ static_assert(kTerms == 5);
 // The remainder series (RemainderSeries) and triangle_rule(7), copied from the host.
 __device__ Z series_chi[host_device::RemainderSeries::kTerms];
 __device__ Z series_omega[host_device::RemainderSeries::kTerms];
+struct DeviceRemainderSeries {
+  __device__ Z chi(int j) const { return series_chi[j]; }
+  __device__ Z omega(int j) const { return series_omega[j]; }
+};
 constexpr int kRefinedPoints = 7;
 __constant__ double refined_barycentric[kRefinedPoints][3];
 __constant__ double refined_weights[kRefinedPoints];
@@ -160,7 +164,7 @@ __global__ void __launch_bounds__(128) pair_entries(PairArgs a) {
     exact = host_device::hypersingular_integrals<Z>(a.k, va, vb, vc, x, n_x, g.angular);
     accurate =
         host_device::monomial_moments<Z>(a.k, va, vb, vc, origin, axis1, axis2, x, n_x, exact,
-                                         g.angular, a.radial, {series_chi, series_omega});
+                                         g.angular, a.radial, DeviceRemainderSeries{});
   } else {
     const BasicRefinedIntegrals<Z> refined = host_device::refined_rule_integrals<Z>(
         a.k, va, vb, vc, origin, axis1, axis2, x, n_x, refined_barycentric, refined_weights,
@@ -360,10 +364,10 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
   // The constants: the remainder series and the refined rule, as the CPU forms them.
   {
     const host_device::RemainderSeries series;
-    static_assert(sizeof(series.chi) == sizeof(series_chi));
-    check(cudaMemcpyToSymbol(series_chi, series.chi.data(), sizeof(series.chi)),
+    static_assert(sizeof(series.chi_terms) == sizeof(series_chi));
+    check(cudaMemcpyToSymbol(series_chi, series.chi_terms.data(), sizeof(series_chi)),
           "remainder series");
-    check(cudaMemcpyToSymbol(series_omega, series.omega.data(), sizeof(series.omega)),
+    check(cudaMemcpyToSymbol(series_omega, series.omega_terms.data(), sizeof(series_omega)),
           "remainder series");
     const TriangleRule& rule = triangle_rule(kRefinedPoints);
     double barycentric[kRefinedPoints][3], weights[kRefinedPoints];

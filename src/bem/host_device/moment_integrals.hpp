@@ -32,10 +32,13 @@ struct RemainderFactors {
   C chi, omega;
 };
 
-// The series' coefficients, formed on the host (the device gets a copy of these).
+// The series' coefficients, formed on the host (the device gets a copy of these). The functions
+// below read them through chi(j) and omega(j): these on the host, the device's copy there.
 struct RemainderSeries {
   static constexpr int kTerms = 22;
-  std::array<cplx, kTerms> chi{}, omega{};
+  std::array<cplx, kTerms> chi_terms{}, omega_terms{};
+  const cplx& chi(int j) const { return chi_terms[std::size_t(j)]; }
+  const cplx& omega(int j) const { return omega_terms[std::size_t(j)]; }
   RemainderSeries() {
     const auto c = [](int m) {
       double factorial = 1.0;
@@ -44,28 +47,21 @@ struct RemainderSeries {
       return i_power[m % 4] * (double(m - 1) / factorial);
     };
     for (int j = 0; j < kTerms; ++j) {
-      chi[std::size_t(j)] = c(j + 3);
-      omega[std::size_t(j)] = double(j + 2) * c(j + 5);
+      chi_terms[std::size_t(j)] = c(j + 3);
+      omega_terms[std::size_t(j)] = double(j + 2) * c(j + 5);
     }
   }
 };
 
-// RemainderSeries' coefficients as the side at hand holds them (kTerms of each).
-template <class C>
-struct RemainderSeriesView {
-  const C *chi = nullptr, *omega = nullptr;
-};
-
-template <class C>
-FMBEM_HOST_DEVICE RemainderFactors<C> remainder_factors(double z,
-                                                        const RemainderSeriesView<C>& series) {
+template <class C, class Series>
+FMBEM_HOST_DEVICE RemainderFactors<C> remainder_factors(double z, const Series& series) {
   if (z < 1.0) {
     // Terms until z^j / j! is below 1e-17 of the first: 9 below 0.1, 13 below 0.4, 22 below 1.
     const int terms = z < 0.1 ? 9 : z < 0.4 ? 13 : RemainderSeries::kTerms;
-    C chi = series.chi[terms - 1], omega = series.omega[terms - 1];
+    C chi = series.chi(terms - 1), omega = series.omega(terms - 1);
     for (int j = terms - 2; j >= 0; --j) {
-      chi = chi * z + series.chi[j];
-      omega = omega * z + series.omega[j];
+      chi = chi * z + series.chi(j);
+      omega = omega * z + series.omega(j);
     }
     return {chi, omega};
   }
@@ -83,10 +79,10 @@ struct Radial {
   C dbl[2], hyper[2];
 };
 
-template <class C>
+template <class C, class Series>
 FMBEM_HOST_DEVICE Radial<C> radial_integrals(double k, double rho, double h, double n_dot,
                                              double e_dot, const GaussLegendreView& rule,
-                                             const RemainderSeriesView<C>& series) {
+                                             const Series& series) {
   const double a = std::abs(h), sgn = h > 0.0 ? 1.0 : h < 0.0 ? -1.0 : 0.0;
   const double big_r = std::hypot(rho, h), l = std::log(rho + big_r);
   const double ratio = rho / big_r, h2 = h * h;
@@ -158,12 +154,12 @@ FMBEM_HOST_DEVICE Radial<C> radial_integrals(double k, double rho, double h, dou
   return out;
 }
 
-template <class C>
+template <class C, class Series>
 FMBEM_HOST_DEVICE BasicMonomialMoments<C> monomial_moments(
     double k, const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& origin, const Vec3& axis1,
     const Vec3& axis2, const Vec3& x, const Vec3& n_x,
     const BasicHypersingularIntegrals<C>& constant, const GaussLegendreView& angular,
-    const GaussLegendreView& radial, const RemainderSeriesView<C>& series) {
+    const GaussLegendreView& radial, const Series& series) {
   // The in-plane test of panel_integrals and hypersingular_integrals.
   const PlaneFoot foot = plane_foot(a, b, c, x);
   const Vec3 n = foot.n, p = foot.p;
