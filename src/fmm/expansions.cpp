@@ -6,31 +6,14 @@
 #include <numbers>
 
 #include "fmbem/core/error.hpp"
+#include "host_device/expansions.hpp"
 
 namespace fmbem::fmm {
 
 namespace {
 
-// jhat_n by its power series, accurate while x^2 is small against 2n + 3
-// (no cancellation between the terms).
-double scaled_bessel_series(int n, double x) {
-  const double half_x2 = -0.5 * x * x;
-  double term = 1.0, sum = 1.0;
-  for (int i = 1; i < 60; ++i) {
-    term *= half_x2 / (i * (2.0 * n + 2.0 * i + 1.0));
-    sum += term;
-    if (std::abs(term) < 1e-17 * std::abs(sum)) break;
-  }
-  return sum;
-}
-
-double scaled_bessel_top(int n, double x) {
-  if (x * x < 2.0 * n + 3.0) return scaled_bessel_series(n, x);
-  // x >= sqrt(2n + 3) > 1: dividing by x^n cannot underflow.
-  double scale = 1.0;
-  for (int i = 1; i <= n; ++i) scale *= (2.0 * i + 1.0) / x;
-  return boost::math::sph_bessel(n, x) * scale;
-}
+// j_n(x) on the host, for the scaled Bessel functions' highest degrees.
+double spherical_bessel_j(int n, double x) { return boost::math::sph_bessel(n, x); }
 
 constexpr int max_harmonic_degree = 2 * max_degree + 2;
 
@@ -71,17 +54,7 @@ LegendreRecurrence legendre_recurrence() {
 
 void scaled_bessel_j(int max_n, double x, double* jhat) {
   if (max_n < 0 || max_n > 2 * max_degree + 2) throw Error("scaled Bessel: degree out of range");
-  if (max_n == 0) {
-    jhat[0] = scaled_bessel_top(0, x);
-    return;
-  }
-  // j_n is the minimal solution of its recurrence: start from the two
-  // highest degrees and recur downwards, which is stable for every x.
-  jhat[max_n] = scaled_bessel_top(max_n, x);
-  jhat[max_n - 1] = scaled_bessel_top(max_n - 1, x);
-  const double x2 = x * x;
-  for (int n = max_n - 1; n >= 1; --n)
-    jhat[n - 1] = jhat[n] - x2 * jhat[n + 1] / ((2.0 * n + 1.0) * (2.0 * n + 3.0));
+  host_device::scaled_bessel_j(max_n, x, jhat, spherical_bessel_j);
 }
 
 void scaled_hankel(int max_n, double x, cplx* hhat) {
@@ -107,16 +80,7 @@ void scaled_hankel(int max_n, double x, cplx* hhat) {
 void spherical_harmonics(int max_n, const Vec3& r, cplx* y) {
   if (max_n < 0 || max_n > max_harmonic_degree)
     throw Error("spherical harmonics: degree out of range");
-  const double rho2 = r.x * r.x + r.y * r.y;
-  const double len = std::sqrt(rho2 + r.z * r.z);
-  double cos_t = 1.0, sin_t = 0.0;
-  cplx e_iphi(1.0, 0.0);
-  if (len > 0.0) {
-    cos_t = r.z / len;
-    const double rho = std::sqrt(rho2);
-    sin_t = rho / len;
-    if (rho > 0.0) e_iphi = cplx(r.x / rho, r.y / rho);
-  }
+  const auto [cos_t, sin_t, e_iphi] = host_device::direction_of<cplx>(r.x, r.y, r.z);
   // Normalised associated Legendre functions (4 pi normalisation folded in)
   // by the standard stable recurrences in n at fixed m.
   const LegendreCoefficients& coef = legendre_coefficients();

@@ -12,6 +12,7 @@
 
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/m2l_plan.hpp"
+#include "fmm_executor.hpp"
 
 namespace fmbem::fmm {
 
@@ -23,16 +24,6 @@ template <class Work>
 void run_phase(FmmObserver* observer, FmmPhase phase, Work&& work) {
   PhaseScope scope(observer, phase);
   work();
-}
-
-// y += a x, a row-major size x size.
-void multiply_add(int size, const cplx* a, const cplx* x, cplx* y) {
-  for (int i = 0; i < size; ++i) {
-    cplx sum = 0.0;
-    const cplx* row = a + static_cast<std::size_t>(i) * size;
-    for (int j = 0; j < size; ++j) sum += row[j] * x[j];
-    y[i] += sum;
-  }
 }
 
 // The indices whose mark is set, ascending.
@@ -119,14 +110,6 @@ bool low_frequency_accurate(const FmmStatistics& statistics) {
   return statistics.max_kappa * std::sqrt(3.0) <= statistics.order;
 }
 
-struct Fmm::Level {
-  double sigma = 0.0;
-  std::vector<GradientTerm> gradient;
-  // For children at this level, by octant: M_parent += m2m M_child,
-  // L_child += l2l L_parent.
-  std::array<TranslationMatrix, 8> m2m, l2l;
-};
-
 Fmm::~Fmm() = default;
 
 Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_normals,
@@ -188,7 +171,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
   {
     PhaseScope scope(observer, FmmPhase::translations);
     build_translations(gpu);
-    set_up_gpu();
+    choose_executor();
     if (options.part) {
       finish_restriction(*part_in_tree, part_leaves);
       constructed_part_cells_ = options.part->own_cells;
@@ -212,108 +195,21 @@ int default_max_leaf(bool gpu, int order) {
 
 M2LScheme default_m2l_scheme(int order) { return order <= 8 ? M2LScheme::dmma : M2LScheme::gemm; }
 
-void Fmm::set_up_gpu() {
-  if (options_.device == FmmOptions::Device::cpu) return;
+void Fmm::choose_executor() {
   std::string why;
-  if (!gpu_available(&why)) {
-    if (options_.device == FmmOptions::Device::gpu) throw Error("-fmm_device gpu: " + why);
-    statistics_.m2l_device = "cpu (no GPU: " + why + ")";
+  if (options_.device != FmmOptions::Device::cpu && gpu_available(&why)) {
+#if FMBEM_HAVE_CUDA  // else there is no GPU executor, and gpu_available says why
+    executor_ = make_gpu_executor(statistics_);
     return;
+#endif
   }
-  const std::size_t limit = options_.gpu_memory_limit;
-  const auto check_limit = [&](const char* what) {
-    if (limit > 0 && statistics_.gpu_bytes > limit) {
-      std::ostringstream out;
-      out << std::fixed << std::setprecision(1) << "GPU out of memory: the GPU FMM needs "
-          << statistics_.gpu_bytes / 1048576.0 << " MiB of device memory for " << what
-          << ", above the limit of " << limit / 1048576.0 << " MiB";
-      throw Error(out.str());
-    }
-  };
-  const M2LScheme scheme = options_.m2l_scheme.value_or(default_m2l_scheme(order_));
-  gpu_m2l_ = std::make_unique<GpuM2L>(m2l_plan_, scheme, options_.gpu_m2l);
-  statistics_.m2l_device = std::string("gpu, scheme ") + m2l_scheme_name(scheme);
-  statistics_.gpu_bytes = gpu_m2l_->statistics().device_bytes;
-  check_limit("M2L translation matrices and lists");
-  if (options_.gpu_near_field) {
-    gpu_near_field_ = std::make_unique<GpuNearField>(near_field_lists(), options_.gpu_near);
-    statistics_.near_field_device = "gpu";
-    statistics_.gpu_bytes += gpu_near_field_->statistics().device_bytes;
-    check_limit("M2L and near field");
-  }
-  GpuFarFieldPlan plan{.k = k_,
-                       .order = order_,
-                       .tree = tree_.get(),
-                       .sources = {},
-                       .normals = {},
-                       .source_order = {},
-                       .p2m_leaves = {},
-                       .targets = targets_,
-                       .target_leaves = target_leaves_,
-                       .levels = {},
-                       .memory_limit = limit > 0 ? limit - statistics_.gpu_bytes : 0,
-                       .target_normals = target_normals_,
-                       .target_normal_weight = target_normal_weight_};
-  if (limit > 0 && plan.memory_limit == 0) plan.memory_limit = 1;
-  // P2M's points: the near store by tree positions where it holds every source, else those of
-  // the leaves P2M visits gathered from both stores (host copies for the upload only).
-  std::vector<Vec3> p2m_points, p2m_normals;
-  std::vector<std::size_t> p2m_order;
-  const auto& all_leaves = tree_->leaves();
-  if (near_store_is_tree_order_) {
-    plan.sources = near_sources_;
-    plan.normals = near_normals_;
-    plan.source_order = tree_->source_order();
-    for (std::size_t l = 0; l < all_leaves.size(); ++l) {
-      const Cell& c = tree_->cells()[all_leaves[l]];
-      plan.p2m_leaves.push_back({all_leaves[l], l, c.source_begin, c.source_end});
-    }
-  } else {
-    // Each leaf's points at the running count of the ones before, gathered on the threads.
-    std::vector<LeafSources> held;
-    held.reserve(upward_store_leaves_.size());
-    std::size_t count = 0;
-    for (int leaf : upward_store_leaves_) {
-      const LeafSources& points = held.emplace_back(leaf_sources(leaf));
-      const std::size_t l = std::size_t(
-          std::lower_bound(all_leaves.begin(), all_leaves.end(), leaf) - all_leaves.begin());
-      plan.p2m_leaves.push_back({leaf, l, count, count + points.end - points.begin});
-      count += points.end - points.begin;
-    }
-    p2m_points.resize(count);
-    p2m_order.resize(count);
-    if (with_normals_) p2m_normals.resize(count);
-#pragma omp parallel for schedule(dynamic, 64)
-    for (std::size_t l = 0; l < held.size(); ++l) {
-      const LeafSources& points = held[l];
-      for (std::size_t i = points.begin, at = plan.p2m_leaves[l].begin; i < points.end; ++i, ++at) {
-        p2m_points[at] = points.points[i];
-        if (with_normals_) p2m_normals[at] = points.normals[i];
-        p2m_order[at] = points.order[i];
-      }
-    }
-    plan.sources = p2m_points;
-    plan.normals = p2m_normals;
-    plan.source_order = p2m_order;
-  }
-  for (const Level& lv : levels_) {
-    GpuFarFieldPlan::Level& out = plan.levels.emplace_back();
-    out.sigma = lv.sigma;
-    out.gradient = lv.gradient;
-    for (int octant = 0; octant < 8; ++octant) {
-      out.m2m[octant] = lv.m2m[octant];
-      out.l2l[octant] = lv.l2l[octant];
-    }
-  }
-  gpu_far_field_ = std::make_unique<GpuFarField>(plan);
-  statistics_.far_field_device = "gpu";
-  statistics_.gpu_bytes += gpu_far_field_->device_bytes();
-  // apply from host arrays uploads the strengths of every source: those arrays are allocated by
-  // its first call (resident users, apply_device, never need them).
-  device_potential_ = std::make_unique<DeviceArray>(targets_.size());
-  statistics_.gpu_bytes += device_potential_->size() * sizeof(cplx);
-  check_limit("device arrays");
+  if (options_.device == FmmOptions::Device::gpu) throw Error("-fmm_device gpu: " + why);
+  if (options_.device == FmmOptions::Device::automatic)
+    statistics_.m2l_device = "cpu (no GPU: " + why + ")";
+  executor_ = make_cpu_executor();
 }
+
+bool Fmm::upward_pass_on_gpu() const { return executor_->expansions_on_device(); }
 
 NearFieldLists Fmm::near_field_lists() const {
   return NearFieldLists{.k = k_,
@@ -510,35 +406,30 @@ void Fmm::share_upward_pass(int part, int parts,
                         leaves.begin() + std::ptrdiff_t(upward_leaf_end_));
   own_cells_.clear();
   slot_.clear();
-  combine_multipoles_ = parts > 1 ? std::move(combine) : nullptr;
+  exchange_ = parts > 1 ? std::make_unique<WholeArrayExchange>(std::move(combine), nullptr, false)
+                        : nullptr;
 }
 
 void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
                                  std::function<void(std::span<cplx> multipoles)> exchange) {
   if (!exchange) throw Error("FMM: the distributed upward pass needs an exchange");
   restrict_upward_pass(let);
-  combine_multipoles_ = std::move(exchange);
-  exchange_end_ = nullptr;
+  exchange_ = std::make_unique<WholeArrayExchange>(std::move(exchange), nullptr, false);
 }
 
 void Fmm::distribute_upward_pass(const LocallyEssentialTree& let, PackedMultipoleExchange exchange,
                                  bool overlap) {
-  if (!gpu_far_field_)
+  if (!executor_->expansions_on_device())
     throw Error(
         "FMM: the packed multipole exchange is the GPU upward pass's; on the CPU the exchange "
         "takes the multipole array");
   if (!exchange.begin || !exchange.end)
     throw Error("FMM: the distributed upward pass needs an exchange");
-  const LocallyEssentialTree in_tree = in_tree_cells(let);
-  auto packing = std::make_unique<GpuMultipolePacking>(in_tree.packed_send_cells(),
-                                                       in_tree.packed_receive_cells(), order_);
+  std::unique_ptr<Exchange> packed =
+      executor_->packed_exchange(in_tree_cells(let), std::move(exchange), overlap);
   restrict_upward_pass(let);
-  gpu_packing_ = std::move(packing);
-  statistics_.gpu_bytes += gpu_packing_->device_bytes();
-  packed_exchange_ = std::move(exchange);
-  overlap_packed_exchange_ = overlap;
-  combine_multipoles_ = nullptr;  // a share_upward_pass's before
-  exchange_end_ = nullptr;
+  statistics_.gpu_bytes += packed->device_bytes();
+  exchange_ = std::move(packed);  // in place of a share_upward_pass's before
 }
 
 LocallyEssentialTree Fmm::in_tree_cells(const LocallyEssentialTree& let) const {
@@ -592,7 +483,7 @@ std::vector<int> Fmm::mark_part(const LocallyEssentialTree& let) {
 
 void Fmm::finish_restriction(const LocallyEssentialTree& let, const std::vector<int>& leaves) {
   const auto& cells = tree_->cells();
-  if (gpu_far_field_) {
+  if (executor_->expansions_on_device()) {
     // The GPU's P2M visits the part's leaves (their indices into leaves(), which is ascending)
     // and its M2M the part's own cells; its expansions are its tree's cells' (a part's view:
     // the cells the part reads), zero at the cells the part does not own until the exchange
@@ -602,8 +493,7 @@ void Fmm::finish_restriction(const LocallyEssentialTree& let, const std::vector<
     for (int leaf : leaves)
       indices.push_back(std::size_t(std::lower_bound(all.begin(), all.end(), leaf) - all.begin()));
     std::sort(indices.begin(), indices.end());
-    gpu_far_field_->restrict_p2m(indices);
-    gpu_far_field_->restrict_m2m(own_cells_);
+    executor_->restrict_upward_pass(indices, own_cells_);
   } else {
     // On the CPU the expansions of the part's own and ghost cells alone, in ascending cell order
     // (so M2L's pairs keep their order): memory and zeroing per part, not per tree.
@@ -725,8 +615,11 @@ void Fmm::distribute_upward_pass(const LocallyEssentialTree& let,
                                  std::function<void(std::span<cplx> multipoles)> exchange_begin,
                                  std::function<void(std::span<cplx> multipoles)> exchange_end) {
   if (!exchange_end) throw Error("FMM: the overlapped exchange needs its end");
-  distribute_upward_pass(let, std::move(exchange_begin));
-  exchange_end_ = std::move(exchange_end);
+  if (!exchange_begin) throw Error("FMM: the distributed upward pass needs an exchange");
+  restrict_upward_pass(let);
+  // Apart (the near field between) where the executor's multipoles are the host's own.
+  exchange_ = std::make_unique<WholeArrayExchange>(
+      std::move(exchange_begin), std::move(exchange_end), executor_->multipoles_on_host());
 }
 
 std::vector<std::size_t> Fmm::sources_read() const {
@@ -763,255 +656,12 @@ void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
       (!dipoles.empty() && dipoles.size() != source_count_))
     throw Error("FMM: charges, dipoles or potentials of the wrong size");
   if (!dipoles.empty() && !with_normals_) throw Error("FMM: dipoles need source normals");
-  if (gpu_far_field_)
-    apply_gpu_from_host(charges, dipoles, potential, observer);
-  else
-    apply_cpu(charges, dipoles, potential, observer);
+  run_phases({charges.empty() ? nullptr : charges.data(),
+              dipoles.empty() ? nullptr : dipoles.data(), potential.data(), false},
+             observer);
 }
 
-// The CPU executor: the six phases in turn, on expansions of this apply.
-void Fmm::apply_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
-                    std::span<cplx> potential, FmmObserver* observer) const {
-  const std::size_t coefficients =
-      (slot_.empty() ? tree_->cells().size() : num_slots_) * order_ * order_;
-  std::vector<cplx> multipole(coefficients, 0.0), local(coefficients, 0.0);
-  std::fill(potential.begin(), potential.end(), cplx(0.0));
-  run_phase(observer, FmmPhase::p2m, [&] { p2m_cpu(charges, dipoles, multipole); });
-  run_phase(observer, FmmPhase::m2m, [&] { m2m_cpu(multipole); });
-  const auto near = [&] {
-    run_phase(observer, FmmPhase::near_field, [&] { near_field_cpu(charges, dipoles, potential); });
-  };
-  if (combine_multipoles_)
-    run_phase(observer, FmmPhase::exchange, [&] { combine_multipoles_(multipole); });
-  if (exchange_end_) {  // the near field needs no multipole: it runs while they travel
-    near();
-    run_phase(observer, FmmPhase::exchange, [&] { exchange_end_(multipole); });
-  }
-  run_phase(observer, FmmPhase::m2l, [&] { m2l_cpu(multipole, local); });
-  run_phase(observer, FmmPhase::l2l, [&] { l2l_cpu(local); });
-  run_phase(observer, FmmPhase::l2p, [&] { l2p_cpu(local, potential); });
-  if (!exchange_end_) near();
-}
-
-void Fmm::p2m_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
-                  std::span<cplx> multipole) const {
-  const Octree& tree = *tree_;
-  const auto& cells = tree.cells();
-  const int p = order_, size = p * p;
-  const bool with_dipoles = !dipoles.empty(), with_charges = !charges.empty();
-  const auto& leaves = upward_leaves_;
-#pragma omp parallel
-  {
-    const int extended = (p + 1) * (p + 1);
-    // Dipoles: grad Rhat_n^m = sum over terms of c g_q Rhat_a^(m-q), so the
-    // moments need, per q, sum_j d_j conj(n_j . g_q) conj(Rhat(y_j)); the
-    // gradient terms are applied once per leaf, not once per point.
-    std::vector<cplx> basis(extended), by_q(3 * extended);
-    const HarmonicGradient g[3] = {harmonic_gradient(-1), harmonic_gradient(0),
-                                   harmonic_gradient(1)};
-#pragma omp for schedule(dynamic, 8)
-    for (std::size_t l = 0; l < leaves.size(); ++l) {
-      const Cell& cell = cells[leaves[l]];
-      if (cell.level < 2 || cell.source_begin == cell.source_end) continue;
-      const Level& lv = levels_[cell.level];
-      cplx* m = &multipole[slot(leaves[l]) * size];
-      if (with_dipoles) std::fill(by_q.begin(), by_q.end(), cplx(0.0));
-      const LeafSources held = leaf_sources(leaves[l]);
-      for (std::size_t i = held.begin; i < held.end; ++i) {
-        const std::size_t j = held.order[i];
-        regular_basis(with_dipoles ? p : p - 1, k_, lv.sigma, held.points[i] - cell.center,
-                      basis.data());
-        if (with_charges)
-          for (int c = 0; c < size; ++c) m[c] += charges[j] * std::conj(basis[c]);
-        if (with_dipoles && dipoles[j] != 0.0)
-          for (int q = -1; q <= 1; ++q) {
-            const HarmonicGradient& h = g[q + 1];
-            const Vec3& nu = held.normals[i];
-            const cplx weight = dipoles[j] * std::conj(h.x * nu.x + h.y * nu.y + h.z * nu.z);
-            cplx* acc = &by_q[(q + 1) * extended];
-            for (int c = 0; c < extended; ++c) acc[c] += weight * std::conj(basis[c]);
-          }
-      }
-      if (with_dipoles)
-        for (const GradientTerm& term : lv.gradient)
-          m[term.target] +=
-              std::conj(term.coefficient) * by_q[(term.q + 1) * extended + term.source];
-    }
-  }
-}
-
-void Fmm::m2m_cpu(std::span<cplx> multipole) const {
-  const Octree& tree = *tree_;
-  const auto& cells = tree.cells();
-  const int size = order_ * order_;
-  for (int level = tree.levels() - 2; level >= 2; --level) {
-    const auto ids = tree.cells_at_level(level);
-#pragma omp parallel for schedule(dynamic, 8)
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const Cell& cell = cells[ids[i]];
-      if (cell.is_leaf() || cell.source_begin == cell.source_end) continue;
-      if (!own_cells_.empty() && !own_cells_[ids[i]]) continue;
-      for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch)
-        // A child without this part's leaves below has no partial multipole here.
-        if (cells[ch].source_begin < cells[ch].source_end && (own_cells_.empty() || own_cells_[ch]))
-          multiply_add(size, levels_[level + 1].m2m[cells[ch].octant].data(),
-                       &multipole[slot(ch) * size], &multipole[slot(ids[i]) * size]);
-    }
-  }
-}
-
-void Fmm::m2l_cpu(std::span<const cplx> multipole, std::span<cplx> local) const {
-  apply_m2l_reference(m2l_plan_, multipole.data(), local.data());
-}
-
-void Fmm::l2l_cpu(std::span<cplx> local) const {
-  const Octree& tree = *tree_;
-  const auto& cells = tree.cells();
-  const int size = order_ * order_;
-  for (int level = 3; level < tree.levels(); ++level) {
-    const auto ids = tree.cells_at_level(level);
-#pragma omp parallel for schedule(dynamic, 8)
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const Cell& cell = cells[ids[i]];
-      if (cell.target_begin == cell.target_end) continue;
-      multiply_add(size, levels_[level].l2l[cell.octant].data(), &local[slot(cell.parent) * size],
-                   &local[slot(ids[i]) * size]);
-    }
-  }
-}
-
-void Fmm::l2p_cpu(std::span<const cplx> local, std::span<cplx> potential) const {
-  const auto& cells = tree_->cells();
-  const auto target_order = tree_->target_order();
-  const int p = order_, size = p * p, extended = (p + 1) * (p + 1);
-  const auto& leaves = target_leaves_;
-  const bool with_normals = !target_normals_.empty();
-#pragma omp parallel
-  {
-    // With target normals: grad Rhat_n^m = sum over terms of c g_q Rhat_a^(m-q) (degree a up to
-    // p), so n . grad phi = sum_q (n . g_q) sum_a Rhat_a Lq_a with Lq_a = sum of c L_nm over the
-    // terms (q, a) (no conjugation: L2P uses Rhat itself), formed once per leaf; per target one
-    // combined vector L + weight sum_q (n . g_q) Lq and one dot product with Rhat to degree p.
-    std::vector<cplx> basis(with_normals ? extended : size);
-    std::vector<cplx> by_q(with_normals ? 3 * extended : 0), combined(with_normals ? extended : 0);
-    const HarmonicGradient g[3] = {harmonic_gradient(-1), harmonic_gradient(0),
-                                   harmonic_gradient(1)};
-#pragma omp for schedule(dynamic, 8)
-    for (std::size_t l = 0; l < leaves.size(); ++l) {
-      const Cell& cell = cells[leaves[l]];
-      if (cell.level < 2) continue;
-      const Level& lv = levels_[cell.level];
-      const cplx* lc = &local[slot(leaves[l]) * size];
-      if (with_normals) {
-        std::fill(by_q.begin(), by_q.end(), cplx(0.0));
-        for (const GradientTerm& term : lv.gradient)
-          by_q[(term.q + 1) * extended + term.source] += term.coefficient * lc[term.target];
-      }
-      for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
-        const std::size_t t = target_order[i];
-        cplx sum = 0.0;
-        if (!with_normals) {
-          regular_basis(p - 1, k_, lv.sigma, targets_[t] - cell.center, basis.data());
-          for (int c = 0; c < size; ++c) sum += lc[c] * basis[c];
-        } else {
-          regular_basis(p, k_, lv.sigma, targets_[t] - cell.center, basis.data());
-          const Vec3& n = target_normals_[t];
-          cplx w[3];
-          for (int q = 0; q < 3; ++q)
-            w[q] = target_normal_weight_ * (g[q].x * n.x + g[q].y * n.y + g[q].z * n.z);
-          for (int c = 0; c < extended; ++c) {
-            const cplx from_gradient =
-                w[0] * by_q[c] + w[1] * by_q[extended + c] + w[2] * by_q[2 * extended + c];
-            combined[c] = c < size ? lc[c] + from_gradient : from_gradient;
-          }
-          for (int c = 0; c < extended; ++c) sum += combined[c] * basis[c];
-        }
-        potential[t] += sum;
-      }
-    }
-  }
-}
-
-void Fmm::near_field_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
-                         std::span<cplx> potential) const {
-  add_near_field_cpu(near_field_lists(), charges, dipoles, potential);
-}
-
-// The GPU executor's phases: each a launch on the default stream, the expansions resident; with
-// an observer each phase waits for its kernels, so that its time is the GPU's.
-void Fmm::gpu_phase(FmmObserver* observer, FmmPhase phase,
-                    const std::function<void()>& work) const {
-  run_phase(observer, phase, [&] {
-    work();
-    if (observer) gpu_far_field_->synchronize();
-  });
-}
-
-// The upward pass on the GPU (device_potential zeroed for the far and near fields to add to);
-// distributed, the packed exchange is begun.
-void Fmm::upward_pass_gpu(const cplx* device_charges, const cplx* device_dipoles,
-                          cplx* device_potential, FmmObserver* observer) const {
-  GpuFarField& gpu = *gpu_far_field_;
-  gpu.clear_expansions();
-  gpu.zero_potential(device_potential);
-  gpu_phase(observer, FmmPhase::p2m,
-            [&] { gpu.p2m(device_charges, device_dipoles, upward_leaf_begin_, upward_leaf_end_); });
-  gpu_phase(observer, FmmPhase::m2m, [&] { gpu.m2m(); });
-  if (combine_multipoles_)
-    gpu_phase(observer, FmmPhase::exchange, [&] { combine_multipoles_gpu(); });
-  if (gpu_packing_)
-    gpu_phase(observer, FmmPhase::exchange, [&] {
-      gpu_packing_->gather(gpu.multipole());
-      packed_exchange_.begin(gpu_packing_->send_buffer(), gpu_packing_->receive_buffer());
-    });
-}
-
-// The downward pass on the GPU, adding to device_potential; distributed, the packed exchange is
-// completed first.
-void Fmm::downward_pass_gpu(cplx* device_potential, FmmObserver* observer) const {
-  GpuFarField& gpu = *gpu_far_field_;
-  if (gpu_packing_)
-    gpu_phase(observer, FmmPhase::exchange, [&] {
-      packed_exchange_.end();
-      gpu_packing_->add_received(gpu.multipole());
-    });
-  gpu_phase(observer, FmmPhase::m2l, [&] { gpu_m2l_->apply_device(gpu.multipole(), gpu.local()); });
-  gpu_phase(observer, FmmPhase::l2l, [&] { gpu.l2l(); });
-  gpu_phase(observer, FmmPhase::l2p, [&] { gpu.l2p(device_potential); });
-}
-
-// share_upward_pass's combine, or a distributed exchange on the multipole array: correct, not
-// fast (all multipoles cross the host; distribute() gives the GPU the packed exchange).
-void Fmm::combine_multipoles_gpu() const {
-  std::vector<cplx> host(tree_->cells().size() * order_ * order_);
-  gpu_far_field_->download_multipoles(host);
-  combine_multipoles_(host);
-  if (exchange_end_) exchange_end_(host);
-  gpu_far_field_->upload_multipoles(host);
-}
-
-void Fmm::apply_gpu_from_host(std::span<const cplx> charges, std::span<const cplx> dipoles,
-                              std::span<cplx> potential, FmmObserver* observer) const {
-  if (!device_charges_) {
-    device_charges_ = std::make_unique<DeviceArray>(source_count_);
-    device_dipoles_ = std::make_unique<DeviceArray>(with_normals_ ? source_count_ : 0);
-  }
-  if (!charges.empty()) device_charges_->upload(charges.data());
-  if (!dipoles.empty()) device_dipoles_->upload(dipoles.data());
-  const cplx* device_charges = charges.empty() ? nullptr : device_charges_->data();
-  const cplx* device_dipoles = dipoles.empty() ? nullptr : device_dipoles_->data();
-  if (gpu_near_field_) {
-    apply_device(device_charges, device_dipoles, device_potential_->data(), observer);
-    device_potential_->download(potential.data());
-  } else {  // the near field on the host after the download, never overlapped
-    upward_pass_gpu(device_charges, device_dipoles, device_potential_->data(), observer);
-    downward_pass_gpu(device_potential_->data(), observer);
-    device_potential_->download(potential.data());
-    run_phase(observer, FmmPhase::near_field, [&] { near_field_cpu(charges, dipoles, potential); });
-  }
-}
-
-bool Fmm::runs_on_gpu() const { return gpu_far_field_ && gpu_near_field_; }
+bool Fmm::runs_on_gpu() const { return executor_->runs_on_device(); }
 
 void Fmm::apply_device(const cplx* device_charges, const cplx* device_dipoles,
                        cplx* device_potential, FmmObserver* observer) const {
@@ -1020,16 +670,45 @@ void Fmm::apply_device(const cplx* device_charges, const cplx* device_dipoles,
         "FMM: apply_device needs the whole FMM on the GPU (-fmm_device gpu or auto with a "
         "GPU, and the near field there)");
   if (device_dipoles && !with_normals_) throw Error("FMM: dipoles need source normals");
-  const auto near = [&] {
-    gpu_phase(observer, FmmPhase::near_field, [&] {
-      gpu_near_field_->apply_device(device_charges, device_dipoles, device_potential);
+  run_phases({device_charges, device_dipoles, device_potential, true}, observer);
+}
+
+// exafmm-t's upward and downward passes, once for every executor: each phase a named, observed
+// step (on a device, waited for at its end when observed, so that its time is the device's).
+void Fmm::run_phases(const Arrays& arrays, FmmObserver* observer) const {
+  Executor& executor = *executor_;
+  const auto phase = [&](FmmPhase name, auto&& work) {
+    run_phase(observer, name, [&] {
+      work();
+      if (observer) executor.synchronize();
     });
   };
-  upward_pass_gpu(device_charges, device_dipoles, device_potential, observer);
-  // Overlapped: the near field's kernels run while the multipoles travel (it needs none).
-  if (overlap_packed_exchange_) near();
-  downward_pass_gpu(device_potential, observer);
-  if (!overlap_packed_exchange_) near();
+  const auto near = [&] { phase(FmmPhase::near_field, [&] { executor.near_field(); }); };
+  const bool overlap = exchange_ && exchange_->overlaps_near_field();
+  executor.start(arrays);
+  phase(FmmPhase::p2m, [&] { executor.p2m(); });
+  phase(FmmPhase::m2m, [&] { executor.m2m(); });
+  if (exchange_) {
+    phase(FmmPhase::exchange, [&] { exchange_->begin(executor); });
+    if (overlap) near();  // the near field needs no multipole: it runs while they travel
+    if (exchange_->has_end()) phase(FmmPhase::exchange, [&] { exchange_->end(executor); });
+  }
+  phase(FmmPhase::m2l, [&] { executor.m2l(); });
+  phase(FmmPhase::l2l, [&] { executor.l2l(); });
+  phase(FmmPhase::l2p, [&] { executor.l2p(); });
+  if (!overlap) near();
+  executor.finish();
+}
+
+void Fmm::WholeArrayExchange::begin(Executor& executor) {
+  executor.with_multipoles([&](std::span<cplx> multipoles) {
+    begin_(multipoles);
+    if (end_ && !apart_) end_(multipoles);
+  });
+}
+
+void Fmm::WholeArrayExchange::end(Executor& executor) {
+  if (apart_) executor.with_multipoles(end_);
 }
 
 std::string Fmm::describe() const {
@@ -1058,19 +737,7 @@ std::string Fmm::describe() const {
       << ", translation matrices " << s.translation_bytes * mb << ", expansions "
       << s.expansion_bytes * mb << ", sources " << s.source_bytes * mb << ", total "
       << s.total_bytes() * mb << "\n";
-  out << "  P2M, M2M, L2L, L2P on " << s.far_field_device;
-  if (gpu_far_field_)
-    out << ": " << gpu_far_field_->describe() << ", " << gpu_far_field_->device_bytes() * mb
-        << " MiB of device memory (expansions included)";
-  out << "\n  M2L on " << s.m2l_device;
-  if (gpu_m2l_)
-    out << ": " << gpu_m2l_->describe() << ", " << gpu_m2l_->statistics().device_bytes * mb
-        << " MiB of device memory";
-  out << "\n  near field on " << s.near_field_device;
-  if (gpu_near_field_)
-    out << ": " << gpu_near_field_->describe() << ", "
-        << gpu_near_field_->statistics().device_bytes * mb << " MiB of device memory";
-  out << "\n";
+  out << executor_->describe(s);
   if (s.gpu_bytes > 0)
     out << "  device memory held (also the peak of apply_device) " << s.gpu_bytes * mb << " MiB"
         << (runs_on_gpu() ? ", apply_device available" : "") << "\n";

@@ -5,10 +5,25 @@
 #include <span>
 #include <vector>
 
+#include "fmbem/core/host_device.hpp"
+#include "fmbem/core/vec3.hpp"
 #include "fmbem/mesh/feature_edges.hpp"
 #include "fmbem/mesh/mesh.hpp"
 
 namespace fmbem {
+
+// The monomials xi, eta, xi^2, xi eta, eta^2 of y in the frame (origin, axis1, axis2): the CPU's
+// and the GPU's reading of a fit.
+FMBEM_HOST_DEVICE inline void frame_monomials(const Vec3& y, const Vec3& origin, const Vec3& axis1,
+                                              const Vec3& axis2, double out[5]) {
+  const Vec3 d = y - origin;
+  const double xi = dot(d, axis1), eta = dot(d, axis2);
+  out[0] = xi;
+  out[1] = eta;
+  out[2] = xi * xi;
+  out[3] = xi * eta;
+  out[4] = eta * eta;
+}
 
 // How the regular rule and the near field read a density given by one value per element
 // (collocated at the centroid).
@@ -55,13 +70,7 @@ class DensityReconstruction {
   std::size_t size() const { return origin_.size(); }
   // The monomials of element e at y (a point of e's plane).
   void monomials(std::size_t e, const Vec3& y, double out[kTerms]) const {
-    const Vec3 d = y - origin_[e];
-    const double xi = dot(d, axes_[2 * e]), eta = dot(d, axes_[2 * e + 1]);
-    out[0] = xi;
-    out[1] = eta;
-    out[2] = xi * xi;
-    out[3] = xi * eta;
-    out[4] = eta * eta;
+    frame_monomials(y, origin_[e], axes_[2 * e], axes_[2 * e + 1], out);
   }
   const Vec3& origin(std::size_t e) const { return origin_[e]; }
   const Vec3& axis(std::size_t e, int a) const { return axes_[2 * e + std::size_t(a)]; }

@@ -21,12 +21,15 @@ namespace fmbem {
 // the bounded Helmholtz remainders are integrated with `angular` (Gauss-Legendre) on pieces of
 // the edge in u = asinh(t / dist). S and D: Laplace parts in closed form, the Helmholtz
 // remainder by panel_integrals (polar method) with the same `angular`.
-struct HypersingularIntegrals {
-  cplx single_layer;          // S
-  cplx double_layer;          // D (0 for x in the triangle's plane)
-  cplx adjoint_double_layer;  // D'
-  cplx hypersingular;         // N
+// (Complex: as PanelIntegrals'.)
+template <class Complex>
+struct BasicHypersingularIntegrals {
+  Complex single_layer;          // S
+  Complex double_layer;          // D (0 for x in the triangle's plane)
+  Complex adjoint_double_layer;  // D'
+  Complex hypersingular;         // N
 };
+using HypersingularIntegrals = BasicHypersingularIntegrals<cplx>;
 
 HypersingularIntegrals hypersingular_integrals(double k, const Vec3& a, const Vec3& b,
                                                const Vec3& c, const Vec3& x, const Vec3& n_x,

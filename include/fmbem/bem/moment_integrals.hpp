@@ -27,10 +27,13 @@ namespace fmbem {
 // whose signed-sector sum is exactly zero (log |h| times an odd function of the direction) are
 // left out, so that nothing grows as x nears the plane. x must not lie on the triangle's
 // boundary.
-struct MonomialMoments {
-  cplx double_layer[5];
-  cplx hypersingular[5];
+// (Complex: as PanelIntegrals'.)
+template <class Complex>
+struct BasicMonomialMoments {
+  Complex double_layer[5];
+  Complex hypersingular[5];
 };
+using MonomialMoments = BasicMonomialMoments<cplx>;
 
 MonomialMoments monomial_moments(double k, const Vec3& a, const Vec3& b, const Vec3& c,
                                  const Vec3& origin, const Vec3& axis1, const Vec3& axis2,
@@ -42,10 +45,12 @@ MonomialMoments monomial_moments(double k, const Vec3& a, const Vec3& b, const V
 // coarsely for the quadratic read (NearFieldOptions::refined_factor): the unit density's S, D, D'
 // and N and the monomials' D and N, by the 7-point rule (degree 5) on the four half-size
 // sub-triangles of (a, b, c). x must lie off the triangle.
-struct RefinedIntegrals {
-  HypersingularIntegrals constant;
-  MonomialMoments monomials;
+template <class Complex>
+struct BasicRefinedIntegrals {
+  BasicHypersingularIntegrals<Complex> constant;
+  BasicMonomialMoments<Complex> monomials;
 };
+using RefinedIntegrals = BasicRefinedIntegrals<cplx>;
 RefinedIntegrals refined_rule_integrals(double k, const Vec3& a, const Vec3& b, const Vec3& c,
                                         const Vec3& origin, const Vec3& axis1, const Vec3& axis2,
                                         const Vec3& x, const Vec3& n_x);

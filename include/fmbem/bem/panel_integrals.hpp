@@ -8,11 +8,14 @@ namespace fmbem {
 // derivative, for a unit density:
 //   single_layer = integral of G(|x - y|) dS_y,
 //   double_layer = integral of dG/dn_y (x, y) dS_y,
-// n the unit normal of (a, b, c) by the right-hand rule.
-struct PanelIntegrals {
-  cplx single_layer;
-  cplx double_layer;
+// n the unit normal of (a, b, c) by the right-hand rule. Complex: std::complex<double> here, the
+// device's complex type in the GPU's kernels (bem/cuda), which compute the same integrals.
+template <class Complex>
+struct BasicPanelIntegrals {
+  Complex single_layer;
+  Complex double_layer;
 };
+using PanelIntegrals = BasicPanelIntegrals<cplx>;
 
 // Accurate for any x, on the triangle itself included: in polar coordinates
 // about the projection of x onto the triangle's plane the radial integrals

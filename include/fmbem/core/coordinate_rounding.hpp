@@ -27,7 +27,7 @@ FMBEM_HOST_DEVICE inline double largest_coordinate(double ax, double ay, double 
   return fmax(fmax(fmax(fabs(ax), fabs(ay)), fmax(fabs(az), fabs(bx))), fmax(fabs(by), fabs(bz)));
 }
 
-inline double largest_coordinate(const Vec3& a, const Vec3& b) {
+FMBEM_HOST_DEVICE inline double largest_coordinate(const Vec3& a, const Vec3& b) {
   return largest_coordinate(a.x, a.y, a.z, b.x, b.y, b.z);
 }
 

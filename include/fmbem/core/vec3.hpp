@@ -2,6 +2,8 @@
 #include <cmath>
 #include <complex>
 
+#include "fmbem/core/host_device.hpp"
+
 namespace fmbem {
 
 using cplx = std::complex<double>;
@@ -9,37 +11,37 @@ using cplx = std::complex<double>;
 struct Vec3 {
   double x = 0.0, y = 0.0, z = 0.0;
 
-  constexpr Vec3& operator+=(const Vec3& b) {
+  FMBEM_HOST_DEVICE constexpr Vec3& operator+=(const Vec3& b) {
     x += b.x;
     y += b.y;
     z += b.z;
     return *this;
   }
-  constexpr Vec3& operator-=(const Vec3& b) {
+  FMBEM_HOST_DEVICE constexpr Vec3& operator-=(const Vec3& b) {
     x -= b.x;
     y -= b.y;
     z -= b.z;
     return *this;
   }
-  constexpr Vec3& operator*=(double s) {
+  FMBEM_HOST_DEVICE constexpr Vec3& operator*=(double s) {
     x *= s;
     y *= s;
     z *= s;
     return *this;
   }
-  friend constexpr Vec3 operator+(Vec3 a, const Vec3& b) { return a += b; }
-  friend constexpr Vec3 operator-(Vec3 a, const Vec3& b) { return a -= b; }
-  friend constexpr Vec3 operator*(Vec3 a, double s) { return a *= s; }
-  friend constexpr Vec3 operator*(double s, Vec3 a) { return a *= s; }
-  friend constexpr Vec3 operator-(const Vec3& a) { return {-a.x, -a.y, -a.z}; }
+  friend FMBEM_HOST_DEVICE constexpr Vec3 operator+(Vec3 a, const Vec3& b) { return a += b; }
+  friend FMBEM_HOST_DEVICE constexpr Vec3 operator-(Vec3 a, const Vec3& b) { return a -= b; }
+  friend FMBEM_HOST_DEVICE constexpr Vec3 operator*(Vec3 a, double s) { return a *= s; }
+  friend FMBEM_HOST_DEVICE constexpr Vec3 operator*(double s, Vec3 a) { return a *= s; }
+  friend FMBEM_HOST_DEVICE constexpr Vec3 operator-(const Vec3& a) { return {-a.x, -a.y, -a.z}; }
   friend constexpr bool operator==(const Vec3&, const Vec3&) = default;
 };
 
-constexpr double dot(const Vec3& a, const Vec3& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-constexpr Vec3 cross(const Vec3& a, const Vec3& b) {
+FMBEM_HOST_DEVICE constexpr double dot(const Vec3& a, const Vec3& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+FMBEM_HOST_DEVICE constexpr Vec3 cross(const Vec3& a, const Vec3& b) {
   return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
 }
-inline double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
-inline Vec3 normalized(const Vec3& a) { return a * (1.0 / norm(a)); }
+FMBEM_HOST_DEVICE inline double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
+FMBEM_HOST_DEVICE inline Vec3 normalized(const Vec3& a) { return a * (1.0 / norm(a)); }
 
 }  // namespace fmbem

@@ -9,11 +9,8 @@
 
 #include "fmbem/core/vec3.hpp"
 #include "fmbem/fmm/direct_sum.hpp"
-#include "fmbem/fmm/gpu_device.hpp"
-#include "fmbem/fmm/gpu_far_field.hpp"
-#include "fmbem/fmm/gpu_m2l.hpp"
-#include "fmbem/fmm/gpu_multipole_packing.hpp"
-#include "fmbem/fmm/gpu_near_field.hpp"
+#include "fmbem/fmm/gpu_options.hpp"
+#include "fmbem/fmm/m2l_plan.hpp"
 #include "fmbem/fmm/near_field.hpp"
 #include "fmbem/fmm/octree.hpp"
 #include "fmbem/fmm/partition.hpp"
@@ -263,7 +260,7 @@ class Fmm {
   // anew; elsewhere the same ids. Throws fmbem::Error where the tree lacks one of let's cells.
   LocallyEssentialTree in_tree_cells(const LocallyEssentialTree& let) const;
   // Whether the upward pass (P2M, M2M, the expansions) runs on the GPU.
-  bool upward_pass_on_gpu() const { return gpu_far_field_ != nullptr; }
+  bool upward_pass_on_gpu() const;
   // Where each cell's expansions lie in the arrays apply forms and exchange receives (per cell id:
   // the position in cells, -1 where not held); empty: at the cell id. On the CPU a distributed
   // FMM holds its LocallyEssentialTree::expansion_cells() alone, in that order.
@@ -288,7 +285,7 @@ class Fmm {
 
  private:
   struct Level;
-  // gpu: the GPU executors will be built (set_up_gpu), so the M2L matrices are built there.
+  // gpu: the GPU executor will be built (choose_executor), so the M2L matrices are built there.
   void build_translations(bool gpu);
   void build_near_lists();
   // near_source_order_ from near_ranges_, which it renumbers.
@@ -319,32 +316,29 @@ class Fmm {
   // The part given at construction (FmmOptions::part): its own cells, to check the tree given
   // to distribute_upward_pass against (nullopt: none given; empty: a part without cells).
   std::optional<std::vector<int>> constructed_part_cells_;
-  void set_up_gpu();
+  // The executors (fmm_executor.hpp): the CPU's, and the GPU's where fmbem is built with CUDA.
+  class Executor;
+  class CpuExecutor;
+  class GpuExecutor;
+  struct Arrays;
+  // The exchange of multipoles between parts (none: a serial FMM), a strategy of its own.
+  class Exchange;
+  class WholeArrayExchange;
+  std::unique_ptr<Executor> make_cpu_executor() const;
+  // Defined by src/fmm/cuda/gpu_executor.cpp, built with CUDA alone; fills the statistics'
+  // devices and device memory.
+  std::unique_ptr<Executor> make_gpu_executor(FmmStatistics& statistics) const;
+  // The executor options_.device asks for (an fmbem::Error where the GPU is asked for and none
+  // is usable).
+  void choose_executor();
   // distribute_upward_pass's common part: checks let against the tree, marks own_cells_, and
   // restricts P2M and M2M to the part (on the CPU also the expansions to its held cells).
   void restrict_upward_pass(const LocallyEssentialTree& let);
 
-  // The CPU executor's phases on host arrays (expansions: num_cells p^2 each).
-  void apply_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
-                 std::span<cplx> potential, FmmObserver* observer) const;
-  void p2m_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
-               std::span<cplx> multipole) const;
-  void m2m_cpu(std::span<cplx> multipole) const;
-  void m2l_cpu(std::span<const cplx> multipole, std::span<cplx> local) const;
-  void l2l_cpu(std::span<cplx> local) const;
-  void l2p_cpu(std::span<const cplx> local, std::span<cplx> potential) const;
-  void near_field_cpu(std::span<const cplx> charges, std::span<const cplx> dipoles,
-                      std::span<cplx> potential) const;
-  // The GPU executor's far field on device arrays: the upward pass zeroes potential (and begins
-  // the packed exchange), the downward pass (after ending it) adds the far field to potential.
-  void upward_pass_gpu(const cplx* device_charges, const cplx* device_dipoles,
-                       cplx* device_potential, FmmObserver* observer) const;
-  void downward_pass_gpu(cplx* device_potential, FmmObserver* observer) const;
-  void gpu_phase(FmmObserver* observer, FmmPhase phase, const std::function<void()>& work) const;
-  void combine_multipoles_gpu() const;
-  // The GPU executor from host arrays: strengths in once, potentials out once.
-  void apply_gpu_from_host(std::span<const cplx> charges, std::span<const cplx> dipoles,
-                           std::span<cplx> potential, FmmObserver* observer) const;
+  // The phase list of one apply: the upward pass, the exchange, the downward pass and the near
+  // field (between the exchange's begin and end where it overlaps them), whichever executor
+  // runs it.
+  void run_phases(const Arrays& arrays, FmmObserver* observer) const;
 
   double k_;
   int order_;
@@ -411,26 +405,14 @@ class Fmm {
   std::size_t slot(int cell) const {
     return slot_.empty() ? std::size_t(cell) : std::size_t(slot_[cell]);
   }
-  std::function<void(std::span<cplx>)> combine_multipoles_;
-  // Set: combine_multipoles_ only starts the exchange and this completes it, the near field
-  // between (distribute_upward_pass with begin and end).
-  std::function<void(std::span<cplx>)> exchange_end_;
-  // distribute_upward_pass on the GPU: the packed exchange, whether it overlaps the near field,
-  // and its device side (gather and add kernels, pinned buffers; mutable: scratch of apply()).
-  PackedMultipoleExchange packed_exchange_;
-  bool overlap_packed_exchange_ = false;
-  mutable std::unique_ptr<GpuMultipolePacking> gpu_packing_;
   // The M2L pairs and matrices of every level, applied by the CPU (apply_m2l_reference) or
   // uploaded to the GPU.
   M2LPlan m2l_plan_;
-  // The GPU M2L when M2L runs there; mutable: its device buffers are scratch of apply().
-  mutable std::unique_ptr<GpuM2L> gpu_m2l_;
-  // The GPU near field when M2L runs on the GPU (and options_.gpu_near_field).
-  mutable std::unique_ptr<GpuNearField> gpu_near_field_;
-  // P2M, M2M, L2L, L2P and the expansions on the GPU (with the GPU M2L).
-  mutable std::unique_ptr<GpuFarField> gpu_far_field_;
-  // apply() from host arrays on the GPU: the strengths and potentials on the device.
-  mutable std::unique_ptr<DeviceArray> device_charges_, device_dipoles_, device_potential_;
+  // The phases' executor; mutable: its expansions (and device buffers) are scratch of apply().
+  mutable std::unique_ptr<Executor> executor_;
+  // The multipoles of other parts before M2L: share_upward_pass's combine or
+  // distribute_upward_pass's exchange (null: none). It may read the executor's device buffers.
+  std::unique_ptr<Exchange> exchange_;
 };
 
 }  // namespace fmbem::fmm

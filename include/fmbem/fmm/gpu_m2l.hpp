@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fmbem/fmm/gpu_options.hpp"
 #include "fmbem/fmm/m2l_plan.hpp"
 
 // The M2L phase on a CUDA GPU (no CUDA types here: the kernels live in src/fmm/cuda/*.cu).
@@ -39,26 +40,6 @@
 // bench/results/gpu_m2l.md has the measurements.
 // Empty and missing cells only lower the reuse of the blocking schemes.
 namespace fmbem::fmm {
-
-// Whether fmbem was built with CUDA and a CUDA device can be used; if not and why is given,
-// *why says why in one sentence.
-bool gpu_available(std::string* why = nullptr);
-
-enum class M2LScheme { basic, sibling, cluster, ij, gemm, dmma };
-
-// All schemes, in the order above.
-std::span<const M2LScheme> m2l_schemes();
-const char* m2l_scheme_name(M2LScheme scheme);
-// Throws fmbem::Error naming the known schemes for an unknown name.
-M2LScheme parse_m2l_scheme(std::string_view name);
-
-struct GpuM2LOptions {
-  // B: the cluster and ij schemes block B x B x B clusters (2B x 2B x 2B cells), 1 .. 8;
-  // 3 is within twice the roofline bound for both at p = 8 and 16 (bench/results/gpu_m2l.md).
-  int chunk = 3;
-  // gemm: columns of one product in the batch (0: chosen per level from the pair counts).
-  int gemm_columns = 0;
-};
 
 // What one apply does at one level, counted from the plan and the scheme's access pattern.
 struct GpuM2LLevelStatistics {

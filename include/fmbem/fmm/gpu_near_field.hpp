@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 
+#include "fmbem/fmm/gpu_options.hpp"
 #include "fmbem/fmm/near_field.hpp"
 
 // The near field of an FMM (NearFieldLists) on a CUDA GPU (no CUDA types here: the kernels live
@@ -22,13 +23,6 @@
 // separate instantiation also sums the derivative along each target's normal (the adjoint
 // double layer's and the hypersingular kernel) and adds it with the lists' weight.
 namespace fmbem::fmm {
-
-// The default is the fastest measured on an H100 at leaves of up to 100 targets; 128 x 2 is
-// 3 % faster at 200 (bench/results/gpu_near_field.md).
-struct GpuNearFieldOptions {
-  int threads = 128;           // per block: a multiple of 32 in 64 .. 256
-  int targets_per_thread = 1;  // 1 or 2
-};
 
 struct GpuNearFieldStatistics {
   std::size_t pairs = 0;         // source-target point pairs per apply (skipped ones included)

@@ -9,45 +9,51 @@ namespace fmbem {
 
 inline constexpr double inv_4pi = 0.25 / std::numbers::pi;
 
+// Each kernel is a template over the complex type C: std::complex<double> on the host (the
+// default), the device's complex type in the GPU's kernels (bem/cuda).
+
 // G(r) = exp(ikr) / (4 pi r), the Laplace kernel 1/(4 pi r) at k = 0.
-FMBEM_HOST_DEVICE inline cplx green(double k, double r) {
-  return cplx(std::cos(k * r), std::sin(k * r)) * (inv_4pi / r);
+template <class C = cplx>
+FMBEM_HOST_DEVICE C green(double k, double r) {
+  return C(std::cos(k * r), std::sin(k * r)) * (inv_4pi / r);
 }
 
 // dG/dn_y (x, y) = grad_y G . n_y = G'(r) (y - x) . n_y / r,
 // G'(r) = exp(ikr) (ikr - 1) / (4 pi r^2).
-FMBEM_HOST_DEVICE inline cplx green_normal_derivative(double k, const Vec3& x, const Vec3& y,
-                                                      const Vec3& normal_y) {
+template <class C = cplx>
+FMBEM_HOST_DEVICE C green_normal_derivative(double k, const Vec3& x, const Vec3& y,
+                                            const Vec3& normal_y) {
   const Vec3 d = y - x;
   const double r = norm(d);
   const double kr = k * r;
-  const cplx phase(std::cos(kr), std::sin(kr));
-  return phase * cplx(-1.0, kr) * (inv_4pi * dot(d, normal_y) / (r * r * r));
+  const C phase(std::cos(kr), std::sin(kr));
+  return phase * C(-1.0, kr) * (inv_4pi * dot(d, normal_y) / (r * r * r));
 }
 
 // dG/dn_x (x, y) = grad_x G . n_x = G'(r) (x - y) . n_x / r: the adjoint double layer's kernel.
-FMBEM_HOST_DEVICE inline cplx green_target_normal_derivative(double k, const Vec3& x, const Vec3& y,
-                                                             const Vec3& normal_x) {
+template <class C = cplx>
+FMBEM_HOST_DEVICE C green_target_normal_derivative(double k, const Vec3& x, const Vec3& y,
+                                                   const Vec3& normal_x) {
   const Vec3 d = x - y;
   const double r = norm(d);
   const double kr = k * r;
-  const cplx phase(std::cos(kr), std::sin(kr));
-  return phase * cplx(-1.0, kr) * (inv_4pi * dot(d, normal_x) / (r * r * r));
+  const C phase(std::cos(kr), std::sin(kr));
+  return phase * C(-1.0, kr) * (inv_4pi * dot(d, normal_x) / (r * r * r));
 }
 
 // d^2 G / dn_x dn_y (x, y), the hypersingular kernel: with d = y - x, F(r) = G'(r) / r,
 //   -F(r) n_x . n_y - F'(r) (d . n_x)(d . n_y) / r,
 //   F = exp(ikr)(ikr - 1) / (4 pi r^3), F'(r) / r = exp(ikr)(3 - 3ikr - k^2 r^2) / (4 pi r^5).
-FMBEM_HOST_DEVICE inline cplx green_double_normal_derivative(double k, const Vec3& x, const Vec3& y,
-                                                             const Vec3& normal_x,
-                                                             const Vec3& normal_y) {
+template <class C = cplx>
+FMBEM_HOST_DEVICE C green_double_normal_derivative(double k, const Vec3& x, const Vec3& y,
+                                                   const Vec3& normal_x, const Vec3& normal_y) {
   const Vec3 d = y - x;
   const double r2 = dot(d, d);
   const double r = std::sqrt(r2);
   const double kr = k * r;
-  const cplx phase(std::cos(kr), std::sin(kr));
-  const cplx f = cplx(-1.0, kr) / (r2 * r);
-  const cplx f_prime = cplx(3.0 - kr * kr, -3.0 * kr) / (r2 * r2 * r);
+  const C phase(std::cos(kr), std::sin(kr));
+  const C f = C(-1.0, kr) / (r2 * r);
+  const C f_prime = C(3.0 - kr * kr, -3.0 * kr) / (r2 * r2 * r);
   return phase * inv_4pi *
          (-f * dot(normal_x, normal_y) - f_prime * (dot(d, normal_x) * dot(d, normal_y)));
 }

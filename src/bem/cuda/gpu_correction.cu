@@ -1,9 +1,9 @@
 // The near-field correction's entries, its SpMV and the point strengths on the GPU.
 //
-// The entry kernel is src/bem/panel_integrals.cpp (hypersingular_integrals.cpp with a
-// Burton-Miller coupling) and regular_integrals (near_field.cpp) written again for the device
-// (device_integrals.cuh, which says why the results agree with the CPU's to rounding); with the
-// quadratic read the entries come from folded_entries.cu.
+// The entry kernel runs the CPU's panel_integrals (hypersingular_integrals with a Burton-Miller
+// coupling: src/bem/host_device) and regular_integrals (device_integrals.cuh, which says why the
+// results agree with the CPU's to rounding); with the quadratic read the entries come from
+// folded_entries.cu.
 #include <cuda_runtime.h>
 
 #include <string>
@@ -42,6 +42,7 @@ DeviceGeometry::DeviceGeometry(const Discretization& disc, const GaussLegendre& 
   point_weights_ = Buffer<double>(disc.quadrature_weights(), "quadrature weights");
   nodes_ = Buffer<double>(angular.nodes, "angular rule");
   weights_ = Buffer<double>(angular.weights, "angular rule");
+  view_.angular = {nodes_.data(), weights_.data(), int(angular.size())};
   view_.vertices = vertices_.data();
   view_.triangles = triangles_.data();
   view_.centroids = centroids_.data();
@@ -49,9 +50,6 @@ DeviceGeometry::DeviceGeometry(const Discretization& disc, const GaussLegendre& 
   view_.points = points_.data();
   view_.point_weights = point_weights_.data();
   view_.points_per_element = int(disc.points_per_element());
-  view_.nodes = nodes_.data();
-  view_.weights = weights_.data();
-  view_.angular = int(angular.size());
   view_.coincident = disc.coincidence_radius();
 }
 
@@ -80,20 +78,23 @@ __global__ void correction_entries(EntryArgs a) {
   const std::int64_t r = row_of(a.row_start, a.rows, at), i = a.row_begin + r;
   const std::int64_t j = a.columns[at];
   const Geometry& g = a.g;
-  const V3 x = load(g.centroids, i), n_x = load(g.normals, i);
-  const V3 va = g.corner(j, 0), vb = g.corner(j, 1), vc = g.corner(j, 2);
+  const Vec3 x = load(g.centroids, i), n_x = load(g.normals, i);
+  const Vec3 va = g.corner(j, 0), vb = g.corner(j, 1), vc = g.corner(j, 2);
   const RegularSums regular = regular_sums<kBurtonMiller>(g, a.k, j, x, n_x);
   Z exact_single, exact_double, regular_single = regular.single_layer,
                                 regular_double = regular.double_layer;
   if constexpr (kBurtonMiller) {
-    const Hypersingular exact =
-        hypersingular_integrals(a.k, va, vb, vc, x, n_x, g.nodes, g.weights, g.angular);
+    const BasicHypersingularIntegrals<Z> exact =
+        host_device::hypersingular_integrals<Z>(a.k, va, vb, vc, x, n_x, g.angular);
     exact_single = exact.single_layer + a.coupling * exact.adjoint_double_layer;
     exact_double = exact.double_layer + a.coupling * exact.hypersingular;
     regular_single += a.coupling * regular.adjoint_double_layer;
     regular_double += a.coupling * regular.hypersingular;
   } else {
-    panel_integrals(a.k, va, vb, vc, x, g.nodes, g.weights, g.angular, exact_single, exact_double);
+    const BasicPanelIntegrals<Z> exact =
+        host_device::panel_integrals<Z>(a.k, va, vb, vc, x, g.angular);
+    exact_single = exact.single_layer;
+    exact_double = exact.double_layer;
   }
   a.single[at] = exact_single - regular_single;
   a.dbl[at] = exact_double - regular_double;

@@ -1,11 +1,12 @@
-// P2M, M2M, L2L and L2P on the GPU. The regular basis Rhat_n^m (expansions.cpp) is ported with
-// the CPU's recurrences in the CPU's order, so that both agree to rounding: the scaled Bessel
-// functions by their power series or a downward recurrence, the normalised Legendre functions
-// by the recurrence in n at fixed m from the diagonal P_m^m.
+// P2M, M2M, L2L and L2P on the GPU. The regular basis Rhat_n^m is the CPU's (expansions.cpp),
+// so that both agree to rounding: the scaled Bessel functions and the direction are its code
+// (src/fmm/host_device), the normalised Legendre functions its recurrence in n at fixed m from
+// the diagonal P_m^m, interleaved here with the sums over a leaf's points.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 
+#include "../host_device/expansions.hpp"
 #include "cuda_util.cuh"
 #include "fmm_kernels.cuh"
 
@@ -27,18 +28,6 @@ __device__ __forceinline__ double2 cmul_conj(double2 a, double2 b) {
 __device__ __forceinline__ void cadd(double2& s, double2 v) {
   s.x += v.x;
   s.y += v.y;
-}
-
-// jhat_n(x) = j_n(x) (2n+1)!! / x^n by its power series (expansions.cpp).
-__device__ double scaled_bessel_series(int n, double x) {
-  const double half_x2 = -0.5 * x * x;
-  double term = 1.0, sum = 1.0;
-  for (int i = 1; i < 60; ++i) {
-    term *= half_x2 / (i * (2.0 * n + 2.0 * i + 1.0));
-    sum += term;
-    if (fabs(term) < 1e-17 * fabs(sum)) break;
-  }
-  return sum;
 }
 
 // j_n(x) for x^2 >= 2n + 3 (the CPU calls Boost here): Miller's downward recurrence from well
@@ -69,49 +58,14 @@ __device__ double spherical_bessel_j(int n, double x) {
   return sign * value / sqrt(sum);
 }
 
-__device__ double scaled_bessel_top(int n, double x) {
-  if (x * x < 2.0 * n + 3.0) return scaled_bessel_series(n, x);
-  double scale = 1.0;
-  for (int i = 1; i <= n; ++i) scale *= (2.0 * i + 1.0) / x;
-  return spherical_bessel_j(n, x) * scale;
-}
-
-// jhat[0..max_n] as scaled_bessel_j: the two highest degrees, then downwards.
-__device__ void scaled_bessel_j(int max_n, double x, double* jhat) {
-  if (max_n == 0) {
-    jhat[0] = scaled_bessel_top(0, x);
-    return;
-  }
-  jhat[max_n] = scaled_bessel_top(max_n, x);
-  jhat[max_n - 1] = scaled_bessel_top(max_n - 1, x);
-  const double x2 = x * x;
-  for (int n = max_n - 1; n >= 1; --n)
-    jhat[n - 1] = jhat[n] - x2 * jhat[n + 1] / ((2.0 * n + 1.0) * (2.0 * n + 3.0));
-}
-
-// The direction of r as spherical_harmonics takes it.
-struct Direction {
-  double cos_t, sin_t;
-  double2 e_iphi;
-};
-__device__ Direction direction_of(double x, double y, double z) {
-  const double rho2 = x * x + y * y;
-  const double len = sqrt(rho2 + z * z);
-  Direction d{1.0, 0.0, make_double2(1.0, 0.0)};
-  if (len > 0.0) {
-    d.cos_t = z / len;
-    const double rho = sqrt(rho2);
-    d.sin_t = rho / len;
-    if (rho > 0.0) d.e_iphi = make_double2(x / rho, y / rho);
-  }
-  return d;
-}
+using Direction = host_device::Direction<double2>;
 
 // radial[n] = jhat_n(k |r|) (|r| / sigma)^n, n = 0..max_n: Rhat_n^m(r) = Y_n^m(r) radial[n].
 __device__ void regular_radial(int max_n, double k, double sigma, double x, double y, double z,
                                double* radial) {
   const double len = sqrt(x * x + y * y + z * z);
-  scaled_bessel_j(max_n, k * len, radial);
+  host_device::scaled_bessel_j(max_n, k * len, radial,
+                               [](int n, double at) { return spherical_bessel_j(n, at); });
   const double ratio = len / sigma;
   double power = 1.0;
   for (int n = 0; n <= max_n; ++n) {
@@ -200,7 +154,7 @@ __global__ void p2m_kernel(const P2MArgs a, const double2 g0, const double2 g1x,
       const int t = threadIdx.x, i = first + t;
       const double x = a.sx[i] - leaf.cx, y = a.sy[i] - leaf.cy, z = a.sz[i] - leaf.cz;
       regular_radial(layout.max_n, a.k, leaf.sigma, x, y, z, radial + t * width);
-      const Direction d = direction_of(x, y, z);
+      const Direction d = host_device::direction_of<double2>(x, y, z);
       double p_mm = a.legendre.p00;
       double2 e = make_double2(1.0, 0.0);
       for (int m = 0; m <= layout.max_n; ++m) {
@@ -309,7 +263,7 @@ __global__ void l2p_kernel(const L2PArgs a) {
   for (int i = leaf.begin + threadIdx.x; i < leaf.end; i += blockDim.x) {
     const double x = a.tx[i] - leaf.cx, y = a.ty[i] - leaf.cy, z = a.tz[i] - leaf.cz;
     regular_radial(max_n, a.k, leaf.sigma, x, y, z, radial);
-    const Direction d = direction_of(x, y, z);
+    const Direction d = host_device::direction_of<double2>(x, y, z);
     // kNormal: w_q = weight (n . g_q), the combined coefficient L + sum_q w_q Lq.
     double2 w[3];
     if constexpr (kNormal) {
