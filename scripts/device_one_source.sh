@@ -9,13 +9,33 @@
 #      (bench/mixed_matmult.sh); the same before/after on the CPU (the machine's cores), cbie,
 #      4 iterations.
 # Logs in $OUT (a few files; the runs' logs under $LOGS, default /tmp/one_source).
-#   source .devrt/device-env && scripts/device_one_source.sh
+#   source .devrt/device-env && scripts/device_one_source.sh [cpu-series [ITERATIONS]]
 set -uo pipefail
 out=${OUT:-/tmp/device_out}
 logs=${LOGS:-/tmp/one_source}
 mkdir -p "$out" "$logs"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+field() { sed -n "s/$2/\1/p" "$1" | head -1; }
+# The CPU's MatMult before and after, alternately (cpu-series: that alone, ITERATIONS each).
+matmults() {
+  local device=$1 iterations=$2 run=0
+  printf '| run | build | device | s per MatMult |\n|---|---|---|---|\n'
+  for build in before after before after; do
+    run=$((run + 1))
+    bem=bem_solve; [ "$build" = before ] && bem=bem_solve_before
+    args=(-mesh icosphere:8 -k 8 -fmm_device "$device" -bem_pc petsc -pc_type jacobi
+          -ksp_max_it "$iterations")
+    [ "$device" = cpu ] && args+=(-bem_formulation cbie)
+    log="$logs/matmult_${run}_${build}_${device}.log"
+    "$bem" "${args[@]}" -log_view > "$log" 2>&1
+    echo "| $run | $build | $device | $(field "$log" '.* \([0-9.]*\) s per MatMult.*') |"
+  done
+}
+if [ "${1:-}" = cpu-series ]; then
+  matmults cpu "${2:-8}"
+  exit 0
+fi
 for t in test_bem test_fmm test_solver; do
   "$t" --gtest_filter='Gpu*:*Gpu*:NearBlock*' > "$logs/$t.log" 2>&1
   echo "$t GPU tests: exit $? ($(grep -c '^\[       OK \]' "$logs/$t.log") ok," \
@@ -23,7 +43,6 @@ for t in test_bem test_fmm test_solver; do
        "$(grep -c '^\[  SKIPPED \]' "$logs/$t.log") skipped lines)"
   grep -h "FAILED\|measured" "$logs/$t.log" | head -20 >> "$out/gpu_tests.txt"
 done
-field() { sed -n "s/$2/\1/p" "$1" | head -1; }
 printf '| build | problem | device | iterations | rel. L2 error |\n|---|---|---|---|---|\n'
 for build in before after; do
   bem=bem_solve; [ "$build" = before ] && bem=bem_solve_before
@@ -39,20 +58,6 @@ for build in before after; do
   done
 done
 bem_solve -mesh icosphere:6 -k 8 -ksp_max_it 3 > /dev/null 2>&1  # warms the GPU
-matmults() {
-  local device=$1 run=0
-  printf '| run | build | device | s per MatMult |\n|---|---|---|---|\n'
-  for build in before after before after; do
-    run=$((run + 1))
-    bem=bem_solve; [ "$build" = before ] && bem=bem_solve_before
-    args=(-mesh icosphere:8 -k 8 -fmm_device "$device" -bem_pc petsc -pc_type jacobi)
-    if [ "$device" = gpu ]; then args+=(-ksp_max_it 10); else
-      args+=(-ksp_max_it 4 -bem_formulation cbie); fi
-    log="$logs/matmult_${run}_${build}_${device}.log"
-    "$bem" "${args[@]}" -log_view > "$log" 2>&1
-    echo "| $run | $build | $device | $(field "$log" '.* \([0-9.]*\) s per MatMult.*') |"
-  done
-}
-matmults gpu
+matmults gpu 10
 LOG_DIR="$logs/mixed" bench/mixed_matmult.sh "$(command -v bem_solve)" icosphere:8 gpu 10
-matmults cpu
+matmults cpu 4
