@@ -79,7 +79,7 @@ class Decoder {
   bool number(std::uint64_t& value) { return raw(&value, sizeof value); }
   bool raw(void* data, std::size_t size) {
     if (bytes_.size() < size) return false;
-    std::memcpy(data, bytes_.data(), size);
+    if (size > 0) std::memcpy(data, bytes_.data(), size);  // an empty vector's data() may be null
     bytes_.remove_prefix(size);
     return true;
   }
