@@ -21,16 +21,20 @@ void LayerPotentials::apply_columns(std::span<const cplx> x, std::span<const cpl
   apply(scaled(double_scale), scaled(single_scale), y);
 }
 
+namespace {
+
+bool any_nonzero(const std::vector<cplx>& values) {
+  return std::any_of(values.begin(), values.end(), [](cplx c) { return c != cplx(0.0); });
+}
+
+}  // namespace
+
 bool OperatorCoefficients::uses_double_layer() const {
-  if (!per_element) return double_layer != cplx(0.0);
-  return std::any_of(per_element->double_layer.begin(), per_element->double_layer.end(),
-                     [](cplx c) { return c != cplx(0.0); });
+  return per_element ? any_nonzero(per_element->double_layer) : double_layer != cplx(0.0);
 }
 
 bool OperatorCoefficients::uses_single_layer() const {
-  if (!per_element) return single_layer != cplx(0.0);
-  return std::any_of(per_element->single_layer.begin(), per_element->single_layer.end(),
-                     [](cplx c) { return c != cplx(0.0); });
+  return per_element ? any_nonzero(per_element->single_layer) : single_layer != cplx(0.0);
 }
 
 void OperatorCoefficients::check_size(std::size_t elements) const {
