@@ -29,6 +29,7 @@ RegularPair constant_read_regular(const Discretization& disc, double k, cplx cou
 
 }  // namespace
 
+#if FMBEM_HAVE_CUDA
 struct CorrectedLayerPotentials::DeviceBuffers {
   DeviceBuffers(std::size_t columns, std::size_t rows)
       : double_density(columns), single_density(columns), y(rows) {}
@@ -37,6 +38,10 @@ struct CorrectedLayerPotentials::DeviceBuffers {
   std::unique_ptr<fmm::DeviceArray> x, double_scale, single_scale;
   std::uint64_t scales_id = 0;
 };
+#else
+// Nothing is resident without CUDA (resident_on_device() is false).
+struct CorrectedLayerPotentials::DeviceBuffers {};
+#endif
 
 namespace {
 
@@ -150,6 +155,21 @@ std::vector<cplx> CorrectedLayerPotentials::double_layer_strengths(
 
 CorrectedLayerPotentials::~CorrectedLayerPotentials() = default;
 
+namespace {
+
+// y[r] += extra[r] * (the single density at the row's column first + r): the curvature
+// correction's diagonal, which neither the regular sum nor the near field holds.
+template <class SingleAt>
+void add_single_extra(std::span<const cplx> extra, std::size_t first, std::span<cplx> y,
+                      SingleAt single_at) {
+  const std::ptrdiff_t rows = std::ptrdiff_t(extra.size());
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t r = 0; r < rows; ++r)
+    y[std::size_t(r)] += extra[std::size_t(r)] * single_at(first + std::size_t(r));
+}
+
+}  // namespace
+
 void CorrectedLayerPotentials::apply(std::span<const cplx> double_density,
                                      std::span<const cplx> single_density,
                                      std::span<cplx> y) const {
@@ -157,33 +177,28 @@ void CorrectedLayerPotentials::apply(std::span<const cplx> double_density,
   if ((!double_density.empty() && double_density.size() != n) ||
       (!single_density.empty() && single_density.size() != n) || y.size() != rows_.size())
     throw Error("layer potentials: density or result of the wrong size");
-  const auto add_extra = [&] {
-    if (single_extra_.empty() || single_density.empty()) return;
-    const std::size_t first = first_row_column();
-    for (std::size_t r = 0; r < rows_.size(); ++r)
-      y[r] += single_extra_[r] * single_density[first + r];
-  };
   if (!resident_on_device()) {
     regular_sum(double_density, single_density, y);
     near_.add_to(double_density, single_density, y);
-    add_extra();
-    return;
+  } else {
+#if FMBEM_HAVE_CUDA
+    if (!device_) device_ = std::make_unique<DeviceBuffers>(n, rows_.size());
+    const cplx* dd = nullptr;
+    const cplx* sd = nullptr;
+    if (!double_density.empty()) {
+      device_->double_density.upload(double_density.data());
+      dd = device_->double_density.data();
+    }
+    if (!single_density.empty()) {
+      device_->single_density.upload(single_density.data());
+      sd = device_->single_density.data();
+    }
+    sum_on_device(dd, sd, y);
+#endif
   }
-  if (!device_) device_ = std::make_unique<DeviceBuffers>(n, rows_.size());
-  const cplx* dd = nullptr;
-  const cplx* sd = nullptr;
-  if (!double_density.empty()) {
-    device_->double_density.upload(double_density.data());
-    dd = device_->double_density.data();
-  }
-  if (!single_density.empty()) {
-    device_->single_density.upload(single_density.data());
-    sd = device_->single_density.data();
-  }
-  regular_sum_device(dd, sd, device_->y.data());
-  near_.apply_device(dd, sd, device_->y.data());
-  if (!y.empty()) device_->y.download(y.data());
-  add_extra();
+  if (!single_extra_.empty() && !single_density.empty())
+    add_single_extra(single_extra_, first_row_column(), y,
+                     [&](std::size_t at) { return single_density[at]; });
 }
 
 void CorrectedLayerPotentials::apply_columns(std::span<const cplx> x,
@@ -197,6 +212,7 @@ void CorrectedLayerPotentials::apply_columns(std::span<const cplx> x,
     LayerPotentials::apply_columns(x, double_scale, single_scale, y, scales_id);
     return;
   }
+#if FMBEM_HAVE_CUDA
   if (!device_) device_ = std::make_unique<DeviceBuffers>(n, rows_.size());
   DeviceBuffers& d = *device_;
   if (!d.x) d.x = std::make_unique<fmm::DeviceArray>(n);
@@ -222,20 +238,22 @@ void CorrectedLayerPotentials::apply_columns(std::span<const cplx> x,
     scale_on_device(n, d.single_scale->data(), d.x->data(), d.single_density.data());
     sd = d.single_density.data();
   }
-  regular_sum_device(dd, sd, d.y.data());
-  near_.apply_device(dd, sd, d.y.data());
-  if (!y.empty()) d.y.download(y.data());
-  // The curvature correction's diagonal, of the single density single_scale x.
-  if (!single_extra_.empty() && !single_scale.empty()) {
-    const std::size_t first = first_row_column();
-    const std::ptrdiff_t rows = std::ptrdiff_t(rows_.size());
-#pragma omp parallel for schedule(static)
-    for (std::ptrdiff_t r = 0; r < rows; ++r) {
-      const std::size_t at = first + std::size_t(r);
-      y[std::size_t(r)] += single_extra_[std::size_t(r)] * (single_scale[at] * x[at]);
-    }
-  }
+  sum_on_device(dd, sd, y);
+#endif
+  if (!single_extra_.empty() && !single_scale.empty())
+    add_single_extra(single_extra_, first_row_column(), y,
+                     [&](std::size_t at) { return single_scale[at] * x[at]; });
 }
+
+#if FMBEM_HAVE_CUDA
+void CorrectedLayerPotentials::sum_on_device(const cplx* device_double_density,
+                                             const cplx* device_single_density,
+                                             std::span<cplx> y) const {
+  regular_sum_device(device_double_density, device_single_density, device_->y.data());
+  near_.apply_device(device_double_density, device_single_density, device_->y.data());
+  if (!y.empty()) device_->y.download(y.data());
+}
+#endif
 
 void CorrectedLayerPotentials::set_single_layer_diagonal_extra(std::vector<cplx> extra) {
   if (extra.size() != rows_.size()) throw Error("layer potentials: a diagonal of the wrong size");
@@ -247,10 +265,12 @@ void CorrectedLayerPotentials::set_single_layer_diagonal_extra(std::vector<cplx>
 std::vector<cplx> CorrectedLayerPotentials::near_block(const OperatorCoefficients& c) const {
   if (!near_.on_device()) return near_block_host(c);
   std::vector<cplx> block(near_.nonzeros());
+#if FMBEM_HAVE_CUDA
   if (block.empty()) return block;
   fmm::DeviceArray device_block(block.size());
   near_block_device(c, device_block.data());
   device_block.download(block.data());
+#endif
   return block;
 }
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/bem/point_strengths.hpp"
 #include "fmbem/core/error.hpp"
+#include "fmbem/fmm/gpu_device.hpp"
 
 namespace fmbem {
 namespace {
@@ -23,11 +25,11 @@ FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, Row
                                        const NearFieldOptions& near_options,
                                        const fmm::FmmOptions& fmm_options,
                                        fmm::FmmObserver* observer, cplx coupling,
-                                       DensityModel double_density)
-    : FmmLayerPotentials(make_fmm(disc, k, rows, fmm_options, observer, coupling),
-                         fmm_options.part != nullptr, disc, k, rows,
-                         with_device(near_options, fmm_options), observer, coupling,
-                         double_density) {}
+                                       DensityModel double_density,
+                                       const std::optional<fmm::FmmPart>& part)
+    : FmmLayerPotentials(make_fmm(disc, k, rows, fmm_options, observer, coupling, part),
+                         part.has_value(), disc, k, rows, with_device(near_options, fmm_options),
+                         observer, coupling, double_density) {}
 
 FmmLayerPotentials::FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part,
                                        const Discretization& disc, double k, RowRange rows,
@@ -59,7 +61,8 @@ FmmLayerPotentials::FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part,
 std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& disc, double k,
                                                        RowRange rows,
                                                        const fmm::FmmOptions& fmm_options,
-                                                       fmm::FmmObserver* observer, cplx coupling) {
+                                                       fmm::FmmObserver* observer, cplx coupling,
+                                                       const std::optional<fmm::FmmPart>& part) {
   if (rows.begin > rows.end || rows.end > disc.size())
     throw Error("FMM layer potentials: rows out of range");
   const std::span<const Vec3> collocation_points = disc.collocation_points();
@@ -68,7 +71,7 @@ std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& dis
   options.skip_radius = disc.coincidence_radius();
   // A part forms the strengths of the points it reads alone (regular_sum): per-apply arrays of
   // the part's size, not the problem's.
-  options.strengths_of_sources_read = options.part != nullptr;
+  options.strengths_of_sources_read = part.has_value();
   // All collocation points split the tree, so that every row block (MPI rank) builds the same
   // one and a leaf holds at most max_leaf elements whatever the number of ranks.
   // Burton-Miller: the FMM adds alpha times the derivative along the collocation point's normal.
@@ -78,7 +81,7 @@ std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& dis
           : std::span<const Vec3>(disc.mesh().normals()).subspan(rows.begin, rows.size());
   return std::make_unique<fmm::Fmm>(k, disc.quadrature_points(), quadrature_point_normals(disc),
                                     targets, collocation_points, options, observer,
-                                    fmm::TargetNormalDerivative{target_normals, coupling});
+                                    fmm::TargetNormalDerivative{target_normals, coupling}, part);
 }
 
 std::vector<std::size_t> FmmLayerPotentials::elements_read(const fmm::Fmm& fmm, bool part,
@@ -126,6 +129,30 @@ std::vector<std::size_t> FmmLayerPotentials::columns_read() const {
 
 bool FmmLayerPotentials::regular_sum_on_device() const { return fmm_->runs_on_gpu(); }
 
+#if FMBEM_HAVE_CUDA
+// The resident apply's point strengths (charges from the single layer, dipoles from the double
+// layer, with the quadratic read where the layers have it), set up with the first resident
+// apply; of the points the FMM's strength arrays hold (fmm::Fmm::strength_sources).
+struct FmmLayerPotentials::DeviceStrengths {
+  DeviceStrengths(const Discretization& disc, const ReconstructedPointStrengths* reconstructed,
+                  std::span<const std::size_t> points, std::span<const std::int32_t> columns)
+      : kernel(disc, points, columns),
+        double_kernel(reconstructed ? std::make_unique<GpuPointStrengths>(*reconstructed, points)
+                                    : nullptr),
+        charges(kernel.points()),
+        dipoles(kernel.points()) {}
+  GpuPointStrengths kernel;
+  std::unique_ptr<GpuPointStrengths> double_kernel;
+  fmm::DeviceArray charges, dipoles;
+};
+#else
+// Nothing is resident without CUDA (the FMM never runs on a GPU).
+struct FmmLayerPotentials::DeviceStrengths {};
+#endif
+
+FmmLayerPotentials::~FmmLayerPotentials() = default;
+
+#if FMBEM_HAVE_CUDA
 void FmmLayerPotentials::regular_sum_device(const cplx* device_double_density,
                                             const cplx* device_single_density,
                                             cplx* device_y) const {
@@ -146,5 +173,7 @@ void FmmLayerPotentials::regular_sum_device(const cplx* device_double_density,
   }
   fmm_->apply_device(charges, dipoles, device_y, observer_);
 }
+
+#endif
 
 }  // namespace fmbem

@@ -16,6 +16,7 @@
 #include "fmbem/bem/moment_integrals.hpp"
 #include "fmbem/bem/panel_integrals.hpp"
 #include "fmbem/core/error.hpp"
+#include "fmbem/fmm/gpu_options.hpp"
 #include "fmbem/kernel/kernel.hpp"
 
 namespace fmbem {
@@ -197,10 +198,13 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
     const NearFieldPattern pattern = restrict_pattern(mesh, rows, refined, options.near_factor);
     NearFieldPattern folded = folded_pattern(refined, *reconstruction);
     if (options.gpu) {
-      gpu_ = std::make_unique<GpuNearFieldCorrection>(
-          disc, k, rows, folded, pattern, refined, angular, GaussLegendre(kMomentRadialPoints),
-          coupling, *reconstruction, options.gpu_chunk_pairs);
+      fmm::require_gpu("the near-field correction on the GPU");
+#if FMBEM_HAVE_CUDA
+      gpu_ = make_gpu_near_field_correction(disc, k, rows, folded, pattern, refined, angular,
+                                            GaussLegendre(kMomentRadialPoints), coupling,
+                                            *reconstruction, options.gpu_chunk_pairs);
       gpu_->download_self_terms(self_single_, self_double_);
+#endif
     }
     row_start_ = std::move(folded.row_start);
     columns_ = std::move(folded.columns);
@@ -215,9 +219,11 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
   // Pass 2: accurate minus regular integrals, on the GPU or here.
   const bool burton_miller = coupling != cplx(0.0);
   if (options.gpu) {
-    gpu_ = std::make_unique<GpuNearFieldCorrection>(disc, k, rows, row_start_, columns_, angular,
-                                                    coupling);
+    fmm::require_gpu("the near-field correction on the GPU");
+#if FMBEM_HAVE_CUDA
+    gpu_ = make_gpu_near_field_correction(disc, k, rows, row_start_, columns_, angular, coupling);
     gpu_->download_self_terms(self_single_, self_double_);
+#endif
     return;
   }
   single_.resize(columns_.size());

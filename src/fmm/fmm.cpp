@@ -34,7 +34,7 @@ std::vector<std::size_t> marked_indices(const std::vector<char>& marks) {
   return indices;
 }
 
-// A part's view of the given tree (FmmOptions::part_tree): the sources of the leaves the part
+// A part's view of the given tree (FmmPart::tree): the sources of the leaves the part
 // reads (P2M of its own leaves, the near, W and X lists of its targets' leaves) sorted into it.
 std::unique_ptr<Octree> part_view(const Octree& shape, const LocallyEssentialTree& part,
                                   int max_leaf, std::span<const Vec3> sources,
@@ -115,14 +115,12 @@ Fmm::~Fmm() = default;
 Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_normals,
          std::span<const Vec3> targets, std::span<const Vec3> splitting_points,
          const FmmOptions& options, FmmObserver* observer,
-         const TargetNormalDerivative& normal_derivative)
+         const TargetNormalDerivative& normal_derivative, const std::optional<FmmPart>& part)
     : k_(k),
       options_(options),
       source_count_(sources.size()),
       with_normals_(!source_normals.empty()),
       targets_(targets.begin(), targets.end()) {
-  options_.part = nullptr;  // read here only
-  options_.part_tree = nullptr;
   if (!(k >= 0.0) || !std::isfinite(k)) throw Error("FMM: the wavenumber must be finite and >= 0");
   if (options.order < 0 || options.order > max_degree)
     throw Error("FMM: the expansion order p must lie in 1.." + std::to_string(max_degree));
@@ -148,20 +146,18 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
   std::optional<LocallyEssentialTree> part_in_tree;
   {
     PhaseScope scope(observer, FmmPhase::tree);
-    if (options.part_tree && !options.part)
-      throw Error("FMM: a given tree (FmmOptions::part_tree) needs its part");
-    tree_ = options.part_tree ? part_view(*options.part_tree, *options.part, options_.max_leaf,
-                                          sources, targets, splitting_points)
-                              : std::make_unique<Octree>(sources, targets, splitting_points,
-                                                         OctreeOptions{options_.max_leaf});
+    tree_ = part && part->tree ? part_view(*part->tree, part->let, options_.max_leaf, sources,
+                                           targets, splitting_points)
+                               : std::make_unique<Octree>(sources, targets, splitting_points,
+                                                          OctreeOptions{options_.max_leaf});
     for (int leaf : tree_->leaves())
       if (tree_->cells()[leaf].target_begin < tree_->cells()[leaf].target_end)
         target_leaves_.push_back(leaf);
     upward_leaf_end_ = tree_->leaves().size();
     upward_leaves_ = tree_->leaves();
     // The part's LocallyEssentialTree in this tree's cell ids, renumbered once.
-    if (options.part) {
-      part_in_tree = in_tree_cells(*options.part);
+    if (part) {
+      part_in_tree = in_tree_cells(part->let);
       part_leaves = mark_part(*part_in_tree);
     }
     build_near_lists();
@@ -172,9 +168,9 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     PhaseScope scope(observer, FmmPhase::translations);
     build_translations(gpu);
     choose_executor();
-    if (options.part) {
+    if (part) {
       finish_restriction(*part_in_tree, part_leaves);
-      constructed_part_cells_ = options.part->own_cells;
+      constructed_part_cells_ = part->let.own_cells;
     }
   }
 }

@@ -1,5 +1,6 @@
-// The parts of the GPU M2L that need no CUDA: scheme names, statistics, and the stand-ins that
-// a build without nvcc links (FMBEM_HAVE_CUDA = 0); src/fmm/cuda/*.cu defines the rest.
+// The parts of the GPU M2L that need no CUDA: scheme names and statistics (options and reports
+// name them in every build), and the answer of a build without CUDA to "is there a GPU?";
+// src/fmm/cuda/*.cu defines the rest.
 #include "fmbem/fmm/gpu_m2l.hpp"
 
 #include <array>
@@ -47,46 +48,20 @@ double GpuM2LStatistics::bytes() const {
   return sum;
 }
 
-#if !FMBEM_HAVE_CUDA
-
-namespace {
-[[noreturn]] void no_cuda() {
-  throw Error("the GPU M2L is not available: fmbem was built without CUDA (no nvcc at configure)");
+void require_gpu(std::string_view what) {
+  std::string why;
+  if (!gpu_available(&why)) throw Error(std::string(what) + ": " + why);
 }
-}  // namespace
 
+#if !FMBEM_HAVE_CUDA
+// A build without nvcc has no GPU side at all (no executor, no GPU classes): these two answers are
+// all it says about GPUs, and they make asking for one a clear error (require_gpu).
 bool gpu_available(std::string* why) {
   if (why) *why = "fmbem was built without CUDA (no nvcc found when it was configured)";
   return false;
 }
 
-struct GpuM2L::Impl {};
-GpuM2L::GpuM2L(const M2LPlan&, M2LScheme, const GpuM2LOptions&) { no_cuda(); }
-GpuM2L::~GpuM2L() = default;
-void GpuM2L::apply(const cplx*, cplx*) { no_cuda(); }
-void GpuM2L::apply_device(const cplx*, cplx*) { no_cuda(); }
-void GpuM2L::apply_level_device(std::size_t, const cplx*, cplx*) { no_cuda(); }
-void GpuM2L::synchronize() { no_cuda(); }
-std::vector<cplx> GpuM2L::matrices(std::size_t) const { no_cuda(); }
-M2LScheme GpuM2L::scheme() const { no_cuda(); }
-const GpuM2LStatistics& GpuM2L::statistics() const { no_cuda(); }
-std::string GpuM2L::describe() const { no_cuda(); }
-
-DeviceArray::DeviceArray(std::size_t) { no_cuda(); }
-DeviceArray::~DeviceArray() = default;
-void DeviceArray::upload(const cplx*) { no_cuda(); }
-void DeviceArray::download(cplx*) const { no_cuda(); }
-void DeviceArray::fill_zero() { no_cuda(); }
-GpuTimer::GpuTimer() { no_cuda(); }
-GpuTimer::~GpuTimer() = default;
-void GpuTimer::start() { no_cuda(); }
-double GpuTimer::stop() { no_cuda(); }
-std::string gpu_device_description() { no_cuda(); }
 int select_gpu(int) { return -1; }
-double measure_zgemm_tflops(int, int, int, int) { no_cuda(); }
-double measure_copy_gbps(std::size_t) { no_cuda(); }
-double measure_fp64_fma_tflops() { no_cuda(); }
-
 #endif
 
 }  // namespace fmbem::fmm

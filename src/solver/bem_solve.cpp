@@ -27,6 +27,7 @@
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/distributed.hpp"
+#include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/fmm/multipole_exchange.hpp"
 #include "fmbem/io/csv_writer.hpp"
 #include "fmbem/io/mesh_source.hpp"
@@ -677,11 +678,10 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   PetscCall(PetscLogEventBegin(events.near_setup, 0, 0, 0, 0));
   // The distributed FMM is built for this rank's part: it keeps only the source points the part
   // reads.
-  fmm::FmmOptions fmm_options = opt.fmm;
-  if (sweep.distribution) {
-    fmm_options.part = &sweep.distribution->local->locally_essential_tree();
-    fmm_options.part_tree = sweep.distribution->local->tree().get();
-  }
+  std::optional<fmm::FmmPart> fmm_part;
+  if (sweep.distribution)
+    fmm_part.emplace(fmm::FmmPart{sweep.distribution->local->locally_essential_tree(),
+                                  sweep.distribution->local->tree().get()});
   // Burton-Miller's curvature correction first, so that its two Laplace operators (FMMs and
   // near-field corrections) are gone before the Helmholtz one is built: the set-up's peak holds
   // two operators, not three.
@@ -699,8 +699,9 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
         // memory or a halo a defect left too thin, is every rank's: none waits for it).
         std::unique_ptr<FmmLayerPotentials> laplace;
         on_every_rank(comm, [&] {
-          laplace = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, fmm_options,
-                                                         nullptr, coupling);
+          laplace =
+              std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm, nullptr,
+                                                   coupling, DensityModel::constant, fmm_part);
           check_curvature_columns(mesh, *laplace);
         });
         // The same tree as the Helmholtz FMM's (same splitting points, leaf size and order), so
@@ -722,9 +723,9 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   if (opt.operator_backend == "fmm") {
     std::unique_ptr<FmmLayerPotentials> fast;
     on_every_rank(comm, [&] {
-      fast = std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, fmm_options,
-                                                  &sweep.fmm_events, problem.coupling(),
-                                                  opt.double_density);
+      fast =
+          std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, opt.fmm, &sweep.fmm_events,
+                                               problem.coupling(), opt.double_density, fmm_part);
     });
     if (sweep.distribution) {
       // Each rank forms the partial multipoles of its own leaves and exchanges those its peers'

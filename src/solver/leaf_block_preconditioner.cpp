@@ -13,6 +13,7 @@
 #include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
+#include "fmbem/fmm/gpu_options.hpp"
 #include "fmbem/fmm/octree.hpp"
 #include "fmbem/solver/gpu_block_inverse.hpp"
 
@@ -258,8 +259,10 @@ LeafBlockPreconditioner::LeafBlockPreconditioner(RowBlocks blocks, std::vector<c
     std::vector<std::int32_t> positions(blocks_.rows.size());
     for (std::size_t at = 0; at < positions.size(); ++at)
       positions[at] = std::int32_t(std::size_t(blocks_.rows[at]) - rows_.begin);
-    gpu_ = std::make_unique<GpuBlockInverse>(blocks_.offsets, positions, blocks_.owned, dense,
-                                             rows_.size());
+    fmm::require_gpu("the leaf-block preconditioner on the GPU");
+#if FMBEM_HAVE_CUDA
+    gpu_ = make_gpu_block_inverse(blocks_.offsets, positions, blocks_.owned, dense, rows_.size());
+#endif
     return;
   }
   // Only the owned rows of each inverse are kept (owned x size, column-major).
@@ -298,6 +301,7 @@ LeafBlockPreconditioner::LeafBlockPreconditioner(RowBlocks blocks,
   const NearFieldCorrection& near = layers.near_field();
   if (!near.on_device())
     throw Error("leaf blocks: the blocks on the GPU from the GPU need the near field there");
+#if FMBEM_HAVE_CUDA  // else near.on_device() is false
   // The near block stays on the device only while the blocks are formed from it.
   fmm::DeviceArray values(near.nonzeros());
   layers.near_block_device(c, values.data());
@@ -309,8 +313,8 @@ LeafBlockPreconditioner::LeafBlockPreconditioner(RowBlocks blocks,
   rows.columns = near.device()->device_columns();
   rows.values = values.data();
   rows.column_offset = std::int64_t(layers.first_row_column());
-  gpu_ = std::make_unique<GpuBlockInverse>(blocks_.offsets, positions, blocks_.owned, rows,
-                                           rows_.size());
+  gpu_ = make_gpu_block_inverse(blocks_.offsets, positions, blocks_.owned, rows, rows_.size());
+#endif
 }
 
 LeafBlockPreconditioner::~LeafBlockPreconditioner() = default;

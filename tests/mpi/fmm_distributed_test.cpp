@@ -92,9 +92,10 @@ double distributed_difference(const Elements& e, const Case& c) {
     target_normals.push_back(e.target_normals[t]);
   }
   const LocallyEssentialTree let = partition.partition().locally_essential_tree(rank);
-  if (c.part_at_construction) distributed_options.part = &let;
+  std::optional<FmmPart> part;
+  if (c.part_at_construction) part.emplace(FmmPart{let});
   Fmm fmm(c.k, e.sources, e.normals, targets, e.targets, distributed_options, nullptr,
-          TargetNormalDerivative{target_normals, c.normal_weight});
+          TargetNormalDerivative{target_normals, c.normal_weight}, part);
   distribute(fmm, let, MPI_COMM_WORLD, c.overlap);
   if (size > 1) expect_restricted_upward_pass(fmm.tree(), let);
   // The strengths this rank reads come from its own elements and the LET's received densities.
@@ -115,7 +116,6 @@ double distributed_difference(const Elements& e, const Case& c) {
   fmm.apply(local_charges, local_dipoles, potential);
   if (c.part_at_construction) {
     // The same operations on the same points in the same order as the FMM that holds them all.
-    distributed_options.part = nullptr;
     Fmm late(c.k, e.sources, e.normals, targets, e.targets, distributed_options, nullptr,
              TargetNormalDerivative{target_normals, c.normal_weight});
     distribute(late, let, MPI_COMM_WORLD, c.overlap);
@@ -131,10 +131,9 @@ double distributed_difference(const Elements& e, const Case& c) {
     if (size > 1) EXPECT_LT(fmm.statistics().source_points, e.sources.size());
     // The strengths of the sources read alone (FmmOptions::strengths_of_sources_read, what
     // FmmLayerPotentials asks for): the same potentials, bit for bit, from arrays that long.
-    distributed_options.part = &let;
     distributed_options.strengths_of_sources_read = true;
     Fmm compact(c.k, e.sources, e.normals, targets, e.targets, distributed_options, nullptr,
-                TargetNormalDerivative{target_normals, c.normal_weight});
+                TargetNormalDerivative{target_normals, c.normal_weight}, FmmPart{let});
     distribute(compact, let, MPI_COMM_WORLD, c.overlap);
     const std::vector<std::size_t> read = compact.sources_read();
     EXPECT_EQ(read, fmm.sources_read());
@@ -155,12 +154,12 @@ double distributed_difference(const Elements& e, const Case& c) {
     // Arrays of every source are the wrong length where a source is not read.
     if (read.size() < m)
       EXPECT_THROW(compact.apply(local_charges, local_dipoles, compact_potential), Error);
-    // The partition's tree given (FmmOptions::part_tree, as bem_solve gives the tree of the split
+    // The partition's tree given (FmmPart::tree, as bem_solve gives the tree of the split
     // points): the FMM sorts only its part's points into a part's view of that tree, and sums
     // the same points in the same order and pieces: the same potentials, bit for bit.
-    distributed_options.part_tree = &partition.tree();
     Fmm viewed(c.k, e.sources, e.normals, targets, e.targets, distributed_options, nullptr,
-               TargetNormalDerivative{target_normals, c.normal_weight});
+               TargetNormalDerivative{target_normals, c.normal_weight},
+               FmmPart{let, &partition.tree()});
     distribute(viewed, let, MPI_COMM_WORLD, c.overlap);
     EXPECT_TRUE(viewed.tree().is_part_view());
     EXPECT_EQ(viewed.sources_read(), read);
@@ -289,22 +288,23 @@ TEST(DistributedFmm, RejectsABadPart) {
   const Fmm::PackedMultipoleExchange packed{[](std::span<const cplx>, std::span<cplx>) {}, [] {}};
   EXPECT_THROW(cpu_part.distribute_upward_pass(let, packed, false), Error);
   EXPECT_THROW(FmmPartition(e.sources, e.targets, e.source_element, options, 0), Error);
-  // A given tree needs its part, this FMM's leaf size, and these sources.
+  // A given tree needs this FMM's leaf size, and these sources.
   FmmOptions given = options;
-  given.part_tree = &partition.tree();
-  EXPECT_THROW(Fmm(1.0, e.sources, e.normals, targets, e.targets, given), Error);
-  given.part = &let;
-  EXPECT_NO_THROW(Fmm(1.0, e.sources, e.normals, targets, e.targets, given));
+  const FmmPart given_part{let, &partition.tree()};
+  EXPECT_NO_THROW(
+      Fmm(1.0, e.sources, e.normals, targets, e.targets, given, nullptr, {}, given_part));
   given.max_leaf = 9;
-  EXPECT_THROW(Fmm(1.0, e.sources, e.normals, targets, e.targets, given), Error);
+  EXPECT_THROW(Fmm(1.0, e.sources, e.normals, targets, e.targets, given, nullptr, {}, given_part),
+               Error);
   given.max_leaf = options.max_leaf;
   std::vector<Vec3> moved = e.sources;
   for (Vec3& s : moved) s.x += 0.3;  // as many sources, elsewhere: not the tree's
-  EXPECT_THROW(Fmm(1.0, moved, e.normals, targets, e.targets, given), Error);
-  EXPECT_THROW(
-      Fmm(1.0, std::span<const Vec3>(e.sources).first(e.sources.size() - 1),
-          std::span<const Vec3>(e.normals).first(e.sources.size() - 1), targets, e.targets, given),
-      Error);
+  EXPECT_THROW(Fmm(1.0, moved, e.normals, targets, e.targets, given, nullptr, {}, given_part),
+               Error);
+  EXPECT_THROW(Fmm(1.0, std::span<const Vec3>(e.sources).first(e.sources.size() - 1),
+                   std::span<const Vec3>(e.normals).first(e.sources.size() - 1), targets, e.targets,
+                   given, nullptr, {}, given_part),
+               Error);
 }
 
 }  // namespace

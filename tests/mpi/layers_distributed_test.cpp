@@ -1,13 +1,12 @@
 // A part's layer potentials under mpiexec (issue 13): each rank builds FmmLayerPotentials for its
-// rows with the part and the partition's tree given (FmmOptions::part, part_tree), as bem_solve
-// does: its FMM orders its part's points alone, and its densities hold
-// the entries of the elements it reads alone (LayerPotentials::column_elements, the rank's
-// column space). Against the same rows' layers of the whole problem (every element a column,
-// the FMM not distributed): the correction, its near block and every per-row term are the same
-// operations in the same order (equal bit for bit); the regular sums differ only in the order
-// the distributed FMM adds the partial multipoles (rounding: 1e-13 of the largest entry, the
-// FMM's own distributed bound in fmm_distributed_test.cpp). tests/CMakeLists.txt runs it for
-// P = 1..4.
+// rows with the part and the partition's tree given (fmm::FmmPart: the let and the tree), as
+// bem_solve does: its FMM orders its part's points alone, and its densities hold the entries of the
+// elements it reads alone (LayerPotentials::column_elements, the rank's column space). Against the
+// same rows' layers of the whole problem (every element a column, the FMM not distributed): the
+// correction, its near block and every per-row term are the same operations in the same order
+// (equal bit for bit); the regular sums differ only in the order the distributed FMM adds the
+// partial multipoles (rounding: 1e-13 of the largest entry, the FMM's own distributed bound in
+// fmm_distributed_test.cpp). tests/CMakeLists.txt runs it for P = 1..4.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -47,7 +46,7 @@ using test::world_size;
 // The problem's elements renumbered part by part as bem_solve numbers them: the partition computed
 // by the ranks from their slabs of the elements (fmm::DistributedFmmPartition), this rank's rows,
 // its locally essential tree and the partition's tree, the shape its FMMs sort their points into
-// (FmmOptions::part_tree).
+// (FmmPart::tree).
 struct Partitioned {
   Mesh mesh;
   RowRange rows;
@@ -111,10 +110,9 @@ std::unique_ptr<FmmLayerPotentials> part_layers(const Discretization& disc, doub
                                                 const fmm::LocallyEssentialTree& let,
                                                 const fmm::Octree& tree, fmm::FmmOptions options,
                                                 cplx coupling, DensityModel model) {
-  options.part = &let;
-  options.part_tree = &tree;
-  auto layers = std::make_unique<FmmLayerPotentials>(disc, k, rows, NearFieldOptions{}, options,
-                                                     nullptr, coupling, model);
+  auto layers =
+      std::make_unique<FmmLayerPotentials>(disc, k, rows, NearFieldOptions{}, options, nullptr,
+                                           coupling, model, fmm::FmmPart{let, &tree});
   layers->distribute(let, MPI_COMM_WORLD);
   return layers;
 }
@@ -231,19 +229,17 @@ TEST(DistributedLayers, CurvatureCorrectionFromPartsEqualsWhole) {
   const Partitioned p = partition(make_icosphere(3, 1.0), options, 3);
   const Discretization disc(p.mesh, 3);
   const NearFieldOptions near;
-  fmm::FmmOptions part_options = options;
-  part_options.part = &p.let;
-  part_options.part_tree = p.tree.get();
-  const auto make = [&](const fmm::FmmOptions& o, cplx coupling) {
-    auto layers =
-        std::make_unique<FmmLayerPotentials>(disc, 0.0, p.rows, near, o, nullptr, coupling);
-    if (o.part) layers->distribute(p.let, MPI_COMM_WORLD);
+  const fmm::FmmPart part{p.let, p.tree.get()};
+  const auto make = [&](const std::optional<fmm::FmmPart>& of, cplx coupling) {
+    auto layers = std::make_unique<FmmLayerPotentials>(disc, 0.0, p.rows, near, options, nullptr,
+                                                       coupling, DensityModel::constant, of);
+    if (of) layers->distribute(p.let, MPI_COMM_WORLD);
     return layers;
   };
   const std::vector<double> from_whole = adjoint_double_layer_curvature_correction(
-      p.mesh, *make(options, 0.0), *make(options, 1.0), near.feature_angle);
+      p.mesh, *make(std::nullopt, 0.0), *make(std::nullopt, 1.0), near.feature_angle);
   const std::vector<double> from_parts = adjoint_double_layer_curvature_correction(
-      p.mesh, *make(part_options, 0.0), *make(part_options, 1.0), near.feature_angle);
+      p.mesh, *make(part, 0.0), *make(part, 1.0), near.feature_angle);
   std::vector<cplx> a(from_parts.begin(), from_parts.end()),
       b(from_whole.begin(), from_whole.end());
   EXPECT_LT(relative_difference(a, b), 1e-13);
@@ -504,13 +500,11 @@ TEST(DistributedMesh, TooThinHaloIsRefused) {
   const DistributedMesh local(MPI_COMM_WORLD, world_rank() == 0 ? &user_mesh : nullptr, "test", 3,
                               options, HaloReach{0, near.refined_factor});
   const Discretization disc(local.mesh(), 3);
-  fmm::FmmOptions part_options = options;
-  part_options.part = &local.locally_essential_tree();
-  part_options.part_tree = local.tree().get();
   int refused = 0;
   try {
-    const FmmLayerPotentials layers(disc, 2.0, local.rows(), near, part_options, nullptr,
-                                    cplx(0.0, 0.5), DensityModel::quadratic);
+    const FmmLayerPotentials layers(
+        disc, 2.0, local.rows(), near, options, nullptr, cplx(0.0, 0.5), DensityModel::quadratic,
+        fmm::FmmPart{local.locally_essential_tree(), local.tree().get()});
   } catch (const Error& e) {
     refused = std::string(e.what()).find("halo is too thin") != std::string::npos;
   }

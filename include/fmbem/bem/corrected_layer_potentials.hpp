@@ -72,8 +72,11 @@ class CorrectedLayerPotentials : public LayerPotentials {
   // correction of D' (adjoint_double_layer_curvature_correction, times alpha). Replaces an
   // earlier extra.
   void set_single_layer_diagonal_extra(std::vector<cplx> extra);
-  // Whether apply runs on the GPU with the densities and y copied once.
-  bool resident_on_device() const { return near_.on_device() && regular_sum_on_device(); }
+  // Whether apply runs on the GPU with the densities and y copied once (never in a build
+  // without CUDA).
+  bool resident_on_device() const {
+    return FMBEM_HAVE_CUDA && near_.on_device() && regular_sum_on_device();
+  }
 
  protected:
   // elements_read (with the quadratic read): where the regular sum reads the densities of
@@ -127,6 +130,10 @@ class CorrectedLayerPotentials : public LayerPotentials {
   RegularPair regular_pair(std::size_t i, std::size_t j) const;
 
   struct DeviceBuffers;
+  // The resident apply's tail, of the densities on the device (null: zero): the regular sum and
+  // the correction into the device's y, downloaded into y (empty: left there).
+  void sum_on_device(const cplx* device_double_density, const cplx* device_single_density,
+                     std::span<cplx> y) const;
 
   const Discretization* disc_;
   RowRange rows_;

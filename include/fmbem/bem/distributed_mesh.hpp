@@ -100,7 +100,7 @@ class DistributedMesh {
   // The whole mesh's element count.
   std::size_t whole_size() const { return whole_size_; }
   // The partition: this rank's locally essential tree, the partition's tree as the shape of the
-  // rank's FMMs (FmmOptions::part_tree: a view of the cells they can read alone, with their
+  // rank's FMMs (FmmPart::tree: a view of the cells they can read alone, with their
   // lists, fmm::cells_read_by_part), this part's modelled work and every part's size.
   const fmm::LocallyEssentialTree& locally_essential_tree() const { return let_; }
   std::shared_ptr<const fmm::Octree> tree() const { return tree_; }

@@ -3,9 +3,7 @@
 #include <memory>
 
 #include "fmbem/bem/corrected_layer_potentials.hpp"
-#include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/fmm/fmm.hpp"
-#include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/fmm/multipole_exchange.hpp"
 
 namespace fmbem {
@@ -22,14 +20,16 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
  public:
   // observer (may be null) is told of every FMM phase, at set-up and at
   // each apply.
-  // With fmm_options.part (a rank of the distributed FMM) the FMM is built for the part, the
+  // With a part (a rank of the distributed FMM) the FMM is built for the part, the
   // quadratic read's fits are formed for what the part reads alone, and the densities hold the
   // entries of the elements it reads alone (column_elements: the elements of the FMM's sources,
   // with the quadratic read their stencils, the correction's columns and the rows).
   FmmLayerPotentials(const Discretization& disc, double k, RowRange rows,
                      const NearFieldOptions& near_options, const fmm::FmmOptions& fmm_options,
                      fmm::FmmObserver* observer = nullptr, cplx coupling = 0.0,
-                     DensityModel double_density = DensityModel::constant);
+                     DensityModel double_density = DensityModel::constant,
+                     const std::optional<fmm::FmmPart>& part = std::nullopt);
+  ~FmmLayerPotentials() override;
 
   const fmm::Fmm& fmm() const { return *fmm_; }
   // Row blocks (MPI ranks) split the upward pass: fmm::Fmm::share_upward_pass.
@@ -39,7 +39,7 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   // The distributed FMM (issue 13): the rows must be part let.part's elements of the partition
   // (a numbering in which they are contiguous: fmm::FmmPartition::element_order), rank let.part of
   // comm (fmm::distribute: the partial multipoles exchanged over comm), the layers built with
-  // fmm_options.part = &let. Collective.
+  // the part of let. Collective.
   // overlap: the multipole exchange during the near field.
   void distribute(const fmm::LocallyEssentialTree& let, MPI_Comm comm, bool overlap = false) {
     fmm::distribute(*fmm_, let, comm, overlap);
@@ -52,7 +52,8 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
                      fmm::FmmObserver* observer, cplx coupling, DensityModel double_density);
   static std::unique_ptr<fmm::Fmm> make_fmm(const Discretization& disc, double k, RowRange rows,
                                             const fmm::FmmOptions& fmm_options,
-                                            fmm::FmmObserver* observer, cplx coupling);
+                                            fmm::FmmObserver* observer, cplx coupling,
+                                            const std::optional<fmm::FmmPart>& part);
   // The elements whose densities a part's FMM reads (empty unless part).
   static std::vector<std::size_t> elements_read(const fmm::Fmm& fmm, bool part,
                                                 const Discretization& disc);
@@ -64,8 +65,10 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
                    std::span<cplx> y) const override;
 
   bool regular_sum_on_device() const override;
+#if FMBEM_HAVE_CUDA
   void regular_sum_device(const cplx* device_double_density, const cplx* device_single_density,
                           cplx* device_y) const override;
+#endif
 
   std::unique_ptr<fmm::Fmm> fmm_;
   fmm::FmmObserver* observer_;
@@ -74,18 +77,7 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   // The resident apply's point strengths (charges from the single layer, dipoles from the
   // double layer, with the quadratic read where the layers have it), set up with the first
   // resident apply; of the points the FMM's strength arrays hold (fmm::Fmm::strength_sources).
-  struct DeviceStrengths {
-    DeviceStrengths(const Discretization& disc, const ReconstructedPointStrengths* reconstructed,
-                    std::span<const std::size_t> points, std::span<const std::int32_t> columns)
-        : kernel(disc, points, columns),
-          double_kernel(reconstructed ? std::make_unique<GpuPointStrengths>(*reconstructed, points)
-                                      : nullptr),
-          charges(kernel.points()),
-          dipoles(kernel.points()) {}
-    GpuPointStrengths kernel;
-    std::unique_ptr<GpuPointStrengths> double_kernel;
-    fmm::DeviceArray charges, dipoles;
-  };
+  struct DeviceStrengths;
   mutable std::unique_ptr<DeviceStrengths> strengths_;
 };
 

@@ -1,8 +1,9 @@
 #pragma once
 // The near-field correction and the point strengths on a CUDA GPU, without CUDA types: the
-// kernels live in src/bem/cuda/*.cu; a build without nvcc links src/bem/gpu_correction.cpp,
-// whose constructors throw fmbem::Error. Everything runs on the CUDA default stream, so it is
-// ordered with the FMM's apply_device; complex arrays are device arrays of cplx.
+// kernels live in src/bem/cuda/*.cu. Defined only in a CUDA build (FMBEM_HAVE_CUDA); elsewhere
+// nothing here exists, and the code that would make one asks fmm::gpu_available first.
+// Everything runs on the CUDA default stream, so it is ordered with the FMM's apply_device;
+// complex arrays are device arrays of cplx.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -18,65 +19,60 @@
 namespace fmbem {
 
 // The entries of NearFieldCorrection for a given CSR pattern, computed and kept on the GPU.
-// The device code follows panel_integrals, hypersingular_integrals, the moment integrals and
-// the regular rule's sums operation by operation, and is built without fused multiply-adds
+// The device code is the CPU's integrals (src/bem/host_device, one source for both), built
+// without fused multiply-adds
 // (-fmad=false), so the entries differ from the CPU's only by the last bits of the library
 // functions (sin, cos, cosh, sinh, asinh, hypot, log, atan: a few ulp):
 // tests/unit/bem/test_gpu_correction.cpp and test_gpu_burton_miller.cpp state the tolerances
 // and why.
 class GpuNearFieldCorrection {
  public:
-  // row_start (rows.size() + 1 offsets) and columns: the close elements of each row, as
-  // NearFieldCorrection's pass 1 found them; with a coupling alpha != 0 the entries are
-  // Burton-Miller's S + alpha D' and D + alpha N.
-  GpuNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
-                         std::span<const std::int64_t> row_start,
-                         std::span<const std::int32_t> columns, const GaussLegendre& angular,
-                         cplx coupling = 0.0);
-  // The entries with the quadratic read of the double density (NearFieldCorrection's
-  // fold_reconstruction): `folded` is the pattern (the close and refined elements of each row
-  // and their stencils), close and refined the pairs; radial the moments' radial rule;
-  // chunk_pairs the most pairs whose intermediate results are held at once.
-  GpuNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
-                         const NearFieldPattern& folded, const NearFieldPattern& close,
-                         const NearFieldPattern& refined, const GaussLegendre& angular,
-                         const GaussLegendre& radial, cplx coupling,
-                         const DensityReconstruction& reconstruction, std::int64_t chunk_pairs);
-  ~GpuNearFieldCorrection();
-  GpuNearFieldCorrection(const GpuNearFieldCorrection&) = delete;
-  GpuNearFieldCorrection& operator=(const GpuNearFieldCorrection&) = delete;
+  virtual ~GpuNearFieldCorrection() = default;
 
   // Copies the entries (accurate minus regular, one per nonzero) and the self terms (the
   // accurate S_ii and D_ii, one per row) to the host.
-  void download_entries(std::span<cplx> single, std::span<cplx> dbl) const;
-  void download_self_terms(std::span<cplx> single, std::span<cplx> dbl) const;
+  virtual void download_entries(std::span<cplx> single, std::span<cplx> dbl) const = 0;
+  virtual void download_self_terms(std::span<cplx> single, std::span<cplx> dbl) const = 0;
 
   // device_y[r] += sum over the row's nonzeros of D dd[j] + S sd[j]; a null density is zero.
-  void apply_device(const cplx* device_double_density, const cplx* device_single_density,
-                    cplx* device_y) const;
+  virtual void apply_device(const cplx* device_double_density, const cplx* device_single_density,
+                            cplx* device_y) const = 0;
 
-  std::size_t device_bytes() const;
+  virtual std::size_t device_bytes() const = 0;
 
   // NearFieldCorrection::renumber_columns on the device: the columns replaced by `columns`
   // (entries of the column space, the same pattern) and the element of each entry kept for
   // near_block.
-  void renumber_columns(std::span<const std::int32_t> columns,
-                        std::span<const std::size_t> elements);
+  virtual void renumber_columns(std::span<const std::int32_t> columns,
+                                std::span<const std::size_t> elements) = 0;
 
   // CorrectedLayerPotentials::near_block on the device, for the layers this correction was
   // built for (disc, k, rows, coupling, reconstruction: null for the constant read): one entry
   // per nonzero written to device_block, in the pattern device_row_start(), device_columns();
   // single_extra: the single-layer diagonal's extra per row, or empty. Returns when written.
-  void near_block(const Discretization& disc, double k, RowRange rows, cplx coupling,
-                  const DensityReconstruction* reconstruction, const OperatorCoefficients& c,
-                  std::span<const cplx> single_extra, cplx* device_block) const;
-  const std::int64_t* device_row_start() const;
-  const std::int32_t* device_columns() const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  virtual void near_block(const Discretization& disc, double k, RowRange rows, cplx coupling,
+                          const DensityReconstruction* reconstruction,
+                          const OperatorCoefficients& c, std::span<const cplx> single_extra,
+                          cplx* device_block) const = 0;
+  virtual const std::int64_t* device_row_start() const = 0;
+  virtual const std::int32_t* device_columns() const = 0;
 };
+
+// row_start (rows.size() + 1 offsets) and columns: the close elements of each row, as
+// NearFieldCorrection's pass 1 found them; with a coupling alpha != 0 the entries are
+// Burton-Miller's S + alpha D' and D + alpha N.
+std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
+    const Discretization& disc, double k, RowRange rows, std::span<const std::int64_t> row_start,
+    std::span<const std::int32_t> columns, const GaussLegendre& angular, cplx coupling = 0.0);
+// The entries with the quadratic read of the double density (NearFieldCorrection's
+// fold_reconstruction): `folded` is the pattern (the close and refined elements of each row
+// and their stencils), close and refined the pairs; radial the moments' radial rule;
+// chunk_pairs the most pairs whose intermediate results are held at once.
+std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
+    const Discretization& disc, double k, RowRange rows, const NearFieldPattern& folded,
+    const NearFieldPattern& close, const NearFieldPattern& refined, const GaussLegendre& angular,
+    const GaussLegendre& radial, cplx coupling, const DensityReconstruction& reconstruction,
+    std::int64_t chunk_pairs);
 
 // point_strengths on the GPU: strengths[q] = weight_q * density[e] for the quadrature points
 // q of element e (the quadrature weights are uploaded once); or ReconstructedPointStrengths'

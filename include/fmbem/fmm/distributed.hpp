@@ -106,7 +106,7 @@ class DistributedFmmPartition {
 
   // The tree's cells, without point orders, holding the lists of this rank's own cells alone
   // (TreePartition::own_cells: what its LET and its FMMs read; Octree::list_of forms any other);
-  // shared, to outlive the partition as the shape of the rank's FMMs (FmmOptions::part_tree).
+  // shared, to outlive the partition as the shape of the rank's FMMs (FmmPart::tree).
   const Octree& tree() const { return *tree_; }
   std::shared_ptr<const Octree> shared_tree() const { return tree_; }
   const TreePartition& partition() const { return *partition_; }

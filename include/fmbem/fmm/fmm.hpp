@@ -43,17 +43,21 @@ struct FmmOptions {
   // Instead of max_leaf, the fastest measured for where the FMM runs and its order
   // (default_max_leaf). Last, so that aggregate initialisers keep their meaning.
   bool measured_max_leaf = false;
-  // The distributed FMM's part (issue 13), read during construction only: the FMM then keeps
-  // only the source points its part reads (P2M of the part's leaves, its near lists), P2M and M2M
-  // are the part's from the start, and distribute_upward_pass must be given the same tree. Null:
-  // the FMM keeps every source point (distribute_upward_pass may still restrict it later).
-  const LocallyEssentialTree* part = nullptr;
   // apply's and apply_device's strength arrays hold one entry per sources_read() (in that
   // order) instead of one per source: a part's per-apply strengths then scale with the part,
   // not with the problem. (Where every source is read the two are the same.)
   bool strengths_of_sources_read = false;
-  // With part: the tree's cells and lists, given (the distributed partition's tree of the split
-  // points, DistributedFmmPartition::tree; read during construction only). The FMM then neither
+};
+
+// The distributed FMM's part (a rank of the partition), given at construction and read there
+// only: the FMM then keeps only the source points its part reads (P2M of the part's leaves, its
+// near lists), P2M and M2M are the part's from the start, and distribute_upward_pass must be
+// given the same let. Without one the FMM keeps every source point (distribute_upward_pass may
+// still restrict it later).
+struct FmmPart {
+  const LocallyEssentialTree& let;
+  // The tree's cells and lists, given (the distributed partition's tree of the split points,
+  // DistributedFmmPartition::tree); null: the FMM builds its own. Given, the FMM neither
   // builds nor orders the whole tree: it finds which of the given sources lie in the leaves its
   // part reads and sorts those alone, and its targets, into a part's view of the tree holding
   // the cells its part reads alone, numbered anew (Octree::holds_cell_subset: its own and ghost
@@ -64,7 +68,7 @@ struct FmmOptions {
   // splitting point, and of this FMM's leaf size (chosen_tree_size); or the sources and
   // collocation points may be a subset of those (a rank's part of the mesh with its halo,
   // bem's DistributedMesh) holding every source of each leaf the part reads (checked).
-  const Octree* part_tree = nullptr;
+  const Octree* tree = nullptr;
 };
 
 // The fastest GPU M2L scheme measured on an H100 for order p (bench/results/gpu_m2l.md):
@@ -190,7 +194,8 @@ class Fmm {
   Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_normals,
       std::span<const Vec3> targets, std::span<const Vec3> splitting_points,
       const FmmOptions& options, FmmObserver* observer = nullptr,
-      const TargetNormalDerivative& normal_derivative = {});
+      const TargetNormalDerivative& normal_derivative = {},
+      const std::optional<FmmPart>& part = std::nullopt);
   // The targets are the splitting points.
   Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_normals,
       std::span<const Vec3> targets, const FmmOptions& options, FmmObserver* observer = nullptr)
@@ -256,7 +261,7 @@ class Fmm {
   void distribute_upward_pass(const LocallyEssentialTree& let, PackedMultipoleExchange exchange,
                               bool overlap);
   // let with its cells numbered as this FMM's tree numbers them: a part's view of the given
-  // partition's tree (FmmOptions::part_tree) holds the cells its part reads alone, numbered
+  // partition's tree (FmmPart::tree) holds the cells its part reads alone, numbered
   // anew; elsewhere the same ids. Throws fmbem::Error where the tree lacks one of let's cells.
   LocallyEssentialTree in_tree_cells(const LocallyEssentialTree& let) const;
   // Whether the upward pass (P2M, M2M, the expansions) runs on the GPU.

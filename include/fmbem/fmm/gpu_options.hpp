@@ -10,6 +10,8 @@ namespace fmbem::fmm {
 // Whether fmbem was built with CUDA and a CUDA device can be used; if not and why is given,
 // *why says why in one sentence.
 bool gpu_available(std::string* why = nullptr);
+// Where a GPU is asked for: throws fmbem::Error "<what>: <why not>" unless gpu_available().
+void require_gpu(std::string_view what);
 
 // The GPU M2L's schemes (gpu_m2l.hpp describes them).
 enum class M2LScheme { basic, sibling, cluster, ij, gemm, dmma };

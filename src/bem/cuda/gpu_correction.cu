@@ -187,50 +187,74 @@ __global__ void reconstructed_strengths_kernel(std::int64_t points, int per_elem
 
 }  // namespace
 
-struct GpuNearFieldCorrection::Impl {
-  std::int64_t rows = 0;
-  Buffer<std::int64_t> row_start;
-  Buffer<std::int32_t> columns;
-  Buffer<Z> single, dbl, self_single, self_double;
+// The entries on a CUDA device: GpuNearFieldCorrection's implementation.
+class CudaNearFieldCorrection final : public GpuNearFieldCorrection {
+ public:
+  CudaNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
+                          std::span<const std::int64_t> row_start,
+                          std::span<const std::int32_t> columns, const GaussLegendre& angular,
+                          cplx coupling);
+  CudaNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
+                          const NearFieldPattern& folded, const NearFieldPattern& close,
+                          const NearFieldPattern& refined, const GaussLegendre& angular,
+                          const GaussLegendre& radial, cplx coupling,
+                          const DensityReconstruction& reconstruction, std::int64_t chunk_pairs);
+  void download_entries(std::span<cplx> single, std::span<cplx> dbl) const override;
+  void download_self_terms(std::span<cplx> single, std::span<cplx> dbl) const override;
+  void apply_device(const cplx* device_double_density, const cplx* device_single_density,
+                    cplx* device_y) const override;
+  std::size_t device_bytes() const override;
+  void renumber_columns(std::span<const std::int32_t> columns,
+                        std::span<const std::size_t> elements) override;
+  void near_block(const Discretization& disc, double k, RowRange rows, cplx coupling,
+                  const DensityReconstruction* reconstruction, const OperatorCoefficients& c,
+                  std::span<const cplx> single_extra, cplx* device_block) const override;
+  const std::int64_t* device_row_start() const override { return row_start_.data(); }
+  const std::int32_t* device_columns() const override { return columns_.data(); }
+
+ private:
+  std::int64_t rows_ = 0;
+  Buffer<std::int64_t> row_start_;
+  Buffer<std::int32_t> columns_;
+  Buffer<Z> single_, dbl_, self_single_, self_double_;
   // After renumber_columns: the element of each column entry (empty: entry j is element j).
-  Buffer<std::int32_t> column_elements;
+  Buffer<std::int32_t> column_elements_;
 
   // The pattern uploaded and the entry arrays allocated (the self terms one per row).
   void allocate(RowRange range, std::span<const std::int64_t> starts,
                 std::span<const std::int32_t> cols) {
     if (starts.size() != range.size() + 1 || std::size_t(starts.back()) != cols.size())
       throw Error("GPU near-field correction: CSR pattern of the wrong size");
-    rows = std::int64_t(range.size());
-    row_start = Buffer<std::int64_t>(starts.data(), starts.size(), "near-field rows");
-    columns = Buffer<std::int32_t>(cols.data(), cols.size(), "near-field columns");
-    single = Buffer<Z>(cols.size(), "near-field single-layer entries");
-    dbl = Buffer<Z>(cols.size(), "near-field double-layer entries");
-    self_single = Buffer<Z>(range.size(), "self terms");
-    self_double = Buffer<Z>(range.size(), "self terms");
+    rows_ = std::int64_t(range.size());
+    row_start_ = Buffer<std::int64_t>(starts.data(), starts.size(), "near-field rows");
+    columns_ = Buffer<std::int32_t>(cols.data(), cols.size(), "near-field columns");
+    single_ = Buffer<Z>(cols.size(), "near-field single-layer entries");
+    dbl_ = Buffer<Z>(cols.size(), "near-field double-layer entries");
+    self_single_ = Buffer<Z>(range.size(), "self terms");
+    self_double_ = Buffer<Z>(range.size(), "self terms");
   }
 };
 
-GpuNearFieldCorrection::GpuNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
-                                               std::span<const std::int64_t> row_start,
-                                               std::span<const std::int32_t> columns,
-                                               const GaussLegendre& angular, cplx coupling)
-    : impl_(std::make_unique<Impl>()) {
-  Impl& d = *impl_;
-  d.allocate(rows, row_start, columns);
+CudaNearFieldCorrection::CudaNearFieldCorrection(const Discretization& disc, double k,
+                                                 RowRange rows,
+                                                 std::span<const std::int64_t> row_start,
+                                                 std::span<const std::int32_t> columns,
+                                                 const GaussLegendre& angular, cplx coupling) {
+  allocate(rows, row_start, columns);
   const DeviceGeometry geometry(disc, angular);  // for this computation only
   EntryArgs a;
   a.g = geometry.view();
-  a.rows = d.rows;
+  a.rows = rows_;
   a.row_begin = std::int64_t(rows.begin);
   a.nonzeros = std::int64_t(columns.size());
-  a.row_start = d.row_start.data();
-  a.columns = d.columns.data();
+  a.row_start = row_start_.data();
+  a.columns = columns_.data();
   a.k = k;
   a.coupling = Z{coupling.real(), coupling.imag()};
-  a.single = d.single.data();
-  a.dbl = d.dbl.data();
-  a.self_single = d.self_single.data();
-  a.self_double = d.self_double.data();
+  a.single = single_.data();
+  a.dbl = dbl_.data();
+  a.self_single = self_single_.data();
+  a.self_double = self_double_.data();
   // Every row has its self element, so every self term is written.
   if (a.nonzeros > 0) {
     constexpr int threads = 128;
@@ -244,96 +268,89 @@ GpuNearFieldCorrection::GpuNearFieldCorrection(const Discretization& disc, doubl
   check(cudaDeviceSynchronize(), "the near-field entry kernel");
 }
 
-GpuNearFieldCorrection::GpuNearFieldCorrection(
+CudaNearFieldCorrection::CudaNearFieldCorrection(
     const Discretization& disc, double k, RowRange rows, const NearFieldPattern& folded,
     const NearFieldPattern& close, const NearFieldPattern& refined, const GaussLegendre& angular,
     const GaussLegendre& radial, cplx coupling, const DensityReconstruction& reconstruction,
-    std::int64_t chunk_pairs)
-    : impl_(std::make_unique<Impl>()) {
-  Impl& d = *impl_;
-  d.allocate(rows, folded.row_start, folded.columns);
+    std::int64_t chunk_pairs) {
+  allocate(rows, folded.row_start, folded.columns);
   FoldedOutputs out;
-  out.single = d.single.data();
-  out.dbl = d.dbl.data();
-  out.self_single = d.self_single.data();
-  out.self_double = d.self_double.data();
+  out.single = single_.data();
+  out.dbl = dbl_.data();
+  out.self_single = self_single_.data();
+  out.self_double = self_double_.data();
   out.nonzeros = std::int64_t(folded.columns.size());
-  folded_entries(disc, k, rows, close, refined, d.row_start.data(), d.columns.data(), angular,
-                 radial, coupling, reconstruction, chunk_pairs, out);
+  folded_entries(disc, k, rows, close, refined, row_start_.data(), columns_.data(), angular, radial,
+                 coupling, reconstruction, chunk_pairs, out);
 }
 
-GpuNearFieldCorrection::~GpuNearFieldCorrection() = default;
-
-void GpuNearFieldCorrection::download_entries(std::span<cplx> single, std::span<cplx> dbl) const {
-  if (single.size() != impl_->single.size() || dbl.size() != impl_->dbl.size())
+void CudaNearFieldCorrection::download_entries(std::span<cplx> single, std::span<cplx> dbl) const {
+  if (single.size() != single_.size() || dbl.size() != dbl_.size())
     throw Error("GPU near-field correction: download of the wrong size");
-  impl_->single.download(reinterpret_cast<Z*>(single.data()), "near-field entry download");
-  impl_->dbl.download(reinterpret_cast<Z*>(dbl.data()), "near-field entry download");
+  single_.download(reinterpret_cast<Z*>(single.data()), "near-field entry download");
+  dbl_.download(reinterpret_cast<Z*>(dbl.data()), "near-field entry download");
 }
 
-void GpuNearFieldCorrection::download_self_terms(std::span<cplx> single,
-                                                 std::span<cplx> dbl) const {
-  if (single.size() != impl_->self_single.size() || dbl.size() != impl_->self_double.size())
+void CudaNearFieldCorrection::download_self_terms(std::span<cplx> single,
+                                                  std::span<cplx> dbl) const {
+  if (single.size() != self_single_.size() || dbl.size() != self_double_.size())
     throw Error("GPU near-field correction: download of the wrong size");
-  impl_->self_single.download(reinterpret_cast<Z*>(single.data()), "self-term download");
-  impl_->self_double.download(reinterpret_cast<Z*>(dbl.data()), "self-term download");
+  self_single_.download(reinterpret_cast<Z*>(single.data()), "self-term download");
+  self_double_.download(reinterpret_cast<Z*>(dbl.data()), "self-term download");
 }
 
-void GpuNearFieldCorrection::apply_device(const cplx* device_double_density,
-                                          const cplx* device_single_density, cplx* device_y) const {
-  const Impl& d = *impl_;
-  if (d.rows == 0 || (!device_double_density && !device_single_density)) return;
+void CudaNearFieldCorrection::apply_device(const cplx* device_double_density,
+                                           const cplx* device_single_density,
+                                           cplx* device_y) const {
+  if (rows_ == 0 || (!device_double_density && !device_single_density)) return;
   constexpr int threads = 256;
-  const unsigned grid = blocks(d.rows * kLanesPerRow, threads);
+  const unsigned grid = blocks(rows_ * kLanesPerRow, threads);
   const auto* dd = reinterpret_cast<const double2*>(device_double_density);
   const auto* sd = reinterpret_cast<const double2*>(device_single_density);
   auto* y = reinterpret_cast<double2*>(device_y);
-  const auto* s = reinterpret_cast<const double2*>(d.single.data());
-  const auto* db = reinterpret_cast<const double2*>(d.dbl.data());
+  const auto* s = reinterpret_cast<const double2*>(single_.data());
+  const auto* db = reinterpret_cast<const double2*>(dbl_.data());
   if (dd && sd)
     correction_spmv<true, true>
-        <<<grid, threads>>>(d.rows, d.row_start.data(), d.columns.data(), s, db, dd, sd, y);
+        <<<grid, threads>>>(rows_, row_start_.data(), columns_.data(), s, db, dd, sd, y);
   else if (dd)
     correction_spmv<true, false>
-        <<<grid, threads>>>(d.rows, d.row_start.data(), d.columns.data(), s, db, dd, sd, y);
+        <<<grid, threads>>>(rows_, row_start_.data(), columns_.data(), s, db, dd, sd, y);
   else
     correction_spmv<false, true>
-        <<<grid, threads>>>(d.rows, d.row_start.data(), d.columns.data(), s, db, dd, sd, y);
+        <<<grid, threads>>>(rows_, row_start_.data(), columns_.data(), s, db, dd, sd, y);
   check(cudaGetLastError(), "the near-field SpMV kernel");
 }
 
-std::size_t GpuNearFieldCorrection::device_bytes() const {
-  const Impl& d = *impl_;
-  return d.row_start.bytes() + d.columns.bytes() + d.single.bytes() + d.dbl.bytes() +
-         d.self_single.bytes() + d.self_double.bytes() + d.column_elements.bytes();
+std::size_t CudaNearFieldCorrection::device_bytes() const {
+  return row_start_.bytes() + columns_.bytes() + single_.bytes() + dbl_.bytes() +
+         self_single_.bytes() + self_double_.bytes() + column_elements_.bytes();
 }
 
-void GpuNearFieldCorrection::renumber_columns(std::span<const std::int32_t> columns,
-                                              std::span<const std::size_t> elements) {
-  Impl& d = *impl_;
-  if (columns.size() != d.columns.size())
+void CudaNearFieldCorrection::renumber_columns(std::span<const std::int32_t> columns,
+                                               std::span<const std::size_t> elements) {
+  if (columns.size() != columns_.size())
     throw Error("GPU near-field correction: renumbered columns of another pattern");
-  d.columns = Buffer<std::int32_t>(columns.data(), columns.size(), "near-field columns");
+  columns_ = Buffer<std::int32_t>(columns.data(), columns.size(), "near-field columns");
   const std::vector<std::int32_t> narrow(elements.begin(), elements.end());
-  d.column_elements =
+  column_elements_ =
       Buffer<std::int32_t>(narrow.data(), narrow.size(), "near-field column elements");
 }
 
-void GpuNearFieldCorrection::near_block(const Discretization& disc, double k, RowRange rows,
-                                        cplx coupling, const DensityReconstruction* reconstruction,
-                                        const OperatorCoefficients& c,
-                                        std::span<const cplx> single_extra,
-                                        cplx* device_block) const {
-  const Impl& d = *impl_;
-  if (std::int64_t(rows.size()) != d.rows)
+void CudaNearFieldCorrection::near_block(const Discretization& disc, double k, RowRange rows,
+                                         cplx coupling, const DensityReconstruction* reconstruction,
+                                         const OperatorCoefficients& c,
+                                         std::span<const cplx> single_extra,
+                                         cplx* device_block) const {
+  if (std::int64_t(rows.size()) != rows_)
     throw Error("GPU near block: rows other than the correction's");
   NearBlockInputs in;
-  in.row_start = d.row_start.data();
-  in.columns = d.columns.data();
-  in.column_elements = d.column_elements.size() > 0 ? d.column_elements.data() : nullptr;
-  in.nonzeros = std::int64_t(d.columns.size());
-  in.single = d.single.data();
-  in.dbl = d.dbl.data();
+  in.row_start = row_start_.data();
+  in.columns = columns_.data();
+  in.column_elements = column_elements_.size() > 0 ? column_elements_.data() : nullptr;
+  in.nonzeros = std::int64_t(columns_.size());
+  in.single = single_.data();
+  in.dbl = dbl_.data();
   in.single_extra = single_extra;
   in.identity = c.identity;
   in.double_layer = c.double_layer;
@@ -347,10 +364,21 @@ void GpuNearFieldCorrection::near_block(const Discretization& disc, double k, Ro
                      reinterpret_cast<Z*>(device_block));
 }
 
-const std::int64_t* GpuNearFieldCorrection::device_row_start() const {
-  return impl_->row_start.data();
+std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
+    const Discretization& disc, double k, RowRange rows, std::span<const std::int64_t> row_start,
+    std::span<const std::int32_t> columns, const GaussLegendre& angular, cplx coupling) {
+  return std::make_unique<CudaNearFieldCorrection>(disc, k, rows, row_start, columns, angular,
+                                                   coupling);
 }
-const std::int32_t* GpuNearFieldCorrection::device_columns() const { return impl_->columns.data(); }
+
+std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
+    const Discretization& disc, double k, RowRange rows, const NearFieldPattern& folded,
+    const NearFieldPattern& close, const NearFieldPattern& refined, const GaussLegendre& angular,
+    const GaussLegendre& radial, cplx coupling, const DensityReconstruction& reconstruction,
+    std::int64_t chunk_pairs) {
+  return std::make_unique<CudaNearFieldCorrection>(disc, k, rows, folded, close, refined, angular,
+                                                   radial, coupling, reconstruction, chunk_pairs);
+}
 
 struct GpuPointStrengths::Impl {
   // The constant read: per strength its point's weight.

@@ -152,11 +152,23 @@ __global__ void fill_near_blocks(int order, const int* __restrict__ members,
 
 }  // namespace
 
-struct GpuBlockInverse::Impl {
+// GpuBlockInverse on a CUDA device.
+class CudaBlockInverse final : public GpuBlockInverse {
+ public:
+  CudaBlockInverse(std::span<const std::size_t> offsets, std::span<const std::int32_t> positions,
+                   std::span<const std::size_t> owned, std::span<const cplx> dense,
+                   std::size_t length);
+  CudaBlockInverse(std::span<const std::size_t> offsets, std::span<const std::int32_t> positions,
+                   std::span<const std::size_t> owned, const DeviceRows& near, std::size_t length);
+  void apply(std::span<const cplx> x, std::span<cplx> y) const override;
+  std::size_t device_bytes() const override;
+
+ private:
   std::size_t blocks = 0, length = 0;
   int largest = 0;  // rows of the largest block (shared memory of apply_inverses)
   int threads = 0;  // of apply_inverses: a thread per owned row of the block owning most
-  Buffer<cuDoubleComplex> kept, x, y;  // the inverses' owned rows (keep_owned_rows)
+  Buffer<cuDoubleComplex> kept;          // the inverses' owned rows (keep_owned_rows)
+  mutable Buffer<cuDoubleComplex> x, y;  // apply's scratch
   Buffer<std::size_t> kept_offsets, offsets;
   Buffer<int> positions, sizes, owned;
 
@@ -168,10 +180,10 @@ struct GpuBlockInverse::Impl {
              std::span<const std::size_t> owned_rows, std::size_t size, const Fill& fill);
 };
 
-void GpuBlockInverse::Impl::build(std::span<const std::size_t> block_offsets,
-                                  std::span<const std::int32_t> places,
-                                  std::span<const std::size_t> owned_rows, std::size_t size,
-                                  const Fill& fill) {
+void CudaBlockInverse::build(std::span<const std::size_t> block_offsets,
+                             std::span<const std::int32_t> places,
+                             std::span<const std::size_t> owned_rows, std::size_t size,
+                             const Fill& fill) {
   blocks = block_offsets.empty() ? 0 : block_offsets.size() - 1;
   length = size;
   if (owned_rows.size() != blocks || (blocks > 0 && block_offsets.back() != places.size()))
@@ -265,11 +277,10 @@ void GpuBlockInverse::Impl::build(std::span<const std::size_t> block_offsets,
   }
 }
 
-GpuBlockInverse::GpuBlockInverse(std::span<const std::size_t> offsets,
-                                 std::span<const std::int32_t> positions,
-                                 std::span<const std::size_t> owned, std::span<const cplx> dense,
-                                 std::size_t length)
-    : impl_(std::make_unique<Impl>()) {
+CudaBlockInverse::CudaBlockInverse(std::span<const std::size_t> offsets,
+                                   std::span<const std::int32_t> positions,
+                                   std::span<const std::size_t> owned, std::span<const cplx> dense,
+                                   std::size_t length) {
   const std::size_t blocks = offsets.empty() ? 0 : offsets.size() - 1;
   std::vector<std::size_t> dense_offsets(blocks);
   std::size_t entries = 0;
@@ -283,48 +294,43 @@ GpuBlockInverse::GpuBlockInverse(std::span<const std::size_t> offsets,
                 " dense entries for blocks of " + std::to_string(entries));
   Buffer<cuDoubleComplex> device_dense;
   Buffer<std::size_t> device_dense_offsets;
-  Impl& d = *impl_;
-  impl_->build(
-      offsets, positions, owned, length,
-      [&](int order, const int* members, std::size_t count, cuDoubleComplex* lu) {
-        if (device_dense.size() == 0) {  // uploaded at the first class
-          device_dense = Buffer<cuDoubleComplex>(
-              reinterpret_cast<const cuDoubleComplex*>(dense.data()), dense.size(), "the blocks");
-          device_dense_offsets = Buffer<std::size_t>(dense_offsets, "the blocks' offsets");
-        }
-        pad_blocks<<<unsigned(count), 256>>>(order, members, device_dense.data(),
-                                             device_dense_offsets.data(), d.sizes.data(), lu);
-        check_launch("pad_blocks");
-      });
+  CudaBlockInverse& d = *this;
+  build(offsets, positions, owned, length,
+        [&](int order, const int* members, std::size_t count, cuDoubleComplex* lu) {
+          if (device_dense.size() == 0) {  // uploaded at the first class
+            device_dense = Buffer<cuDoubleComplex>(
+                reinterpret_cast<const cuDoubleComplex*>(dense.data()), dense.size(), "the blocks");
+            device_dense_offsets = Buffer<std::size_t>(dense_offsets, "the blocks' offsets");
+          }
+          pad_blocks<<<unsigned(count), 256>>>(order, members, device_dense.data(),
+                                               device_dense_offsets.data(), d.sizes.data(), lu);
+          check_launch("pad_blocks");
+        });
 }
 
-GpuBlockInverse::GpuBlockInverse(std::span<const std::size_t> offsets,
-                                 std::span<const std::int32_t> positions,
-                                 std::span<const std::size_t> owned, const DeviceRows& near,
-                                 std::size_t length)
-    : impl_(std::make_unique<Impl>()) {
-  Impl& d = *impl_;
-  impl_->build(
-      offsets, positions, owned, length,
-      [&](int order, const int* members, std::size_t count, cuDoubleComplex* lu) {
-        // fill_near_blocks sorts a block's positions in shared memory (3 ints a row).
-        const std::size_t shared = 3 * std::size_t(d.largest) * sizeof(int);
-        if (shared > 48 * 1024)
-          check(cudaFuncSetAttribute(fill_near_blocks, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     int(shared)),
-                "the shared memory of the largest block");
-        fill_near_blocks<<<unsigned(count), 256, shared>>>(
-            order, members, d.offsets.data(), d.positions.data(), d.sizes.data(), near.row_start,
-            near.columns, reinterpret_cast<const cuDoubleComplex*>(near.values), near.column_offset,
-            lu);
-        check_launch("fill_near_blocks");
-      });
+CudaBlockInverse::CudaBlockInverse(std::span<const std::size_t> offsets,
+                                   std::span<const std::int32_t> positions,
+                                   std::span<const std::size_t> owned, const DeviceRows& near,
+                                   std::size_t length) {
+  CudaBlockInverse& d = *this;
+  build(offsets, positions, owned, length,
+        [&](int order, const int* members, std::size_t count, cuDoubleComplex* lu) {
+          // fill_near_blocks sorts a block's positions in shared memory (3 ints a row).
+          const std::size_t shared = 3 * std::size_t(d.largest) * sizeof(int);
+          if (shared > 48 * 1024)
+            check(cudaFuncSetAttribute(fill_near_blocks,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+                  "the shared memory of the largest block");
+          fill_near_blocks<<<unsigned(count), 256, shared>>>(
+              order, members, d.offsets.data(), d.positions.data(), d.sizes.data(), near.row_start,
+              near.columns, reinterpret_cast<const cuDoubleComplex*>(near.values),
+              near.column_offset, lu);
+          check_launch("fill_near_blocks");
+        });
 }
 
-GpuBlockInverse::~GpuBlockInverse() = default;
-
-void GpuBlockInverse::apply(std::span<const cplx> x, std::span<cplx> y) const {
-  Impl& d = *impl_;  // the x and y buffers are scratch
+void CudaBlockInverse::apply(std::span<const cplx> x, std::span<cplx> y) const {
+  const CudaBlockInverse& d = *this;
   if (x.size() != d.length || y.size() != d.length)
     throw Error("GPU block inverse: vectors of the wrong size");
   if (d.length == 0) return;
@@ -343,10 +349,26 @@ void GpuBlockInverse::apply(std::span<const cplx> x, std::span<cplx> y) const {
   check(cudaMemcpy(y.data(), d.y.data(), bytes, cudaMemcpyDeviceToHost), "block inverse: y out");
 }
 
-std::size_t GpuBlockInverse::device_bytes() const {
-  const Impl& d = *impl_;
+std::size_t CudaBlockInverse::device_bytes() const {
+  const CudaBlockInverse& d = *this;
   return d.kept.bytes() + d.kept_offsets.bytes() + d.offsets.bytes() + d.positions.bytes() +
          d.sizes.bytes() + d.owned.bytes() + d.x.bytes() + d.y.bytes();
+}
+
+std::unique_ptr<GpuBlockInverse> make_gpu_block_inverse(std::span<const std::size_t> offsets,
+                                                        std::span<const std::int32_t> positions,
+                                                        std::span<const std::size_t> owned,
+                                                        std::span<const cplx> dense,
+                                                        std::size_t length) {
+  return std::make_unique<CudaBlockInverse>(offsets, positions, owned, dense, length);
+}
+
+std::unique_ptr<GpuBlockInverse> make_gpu_block_inverse(std::span<const std::size_t> offsets,
+                                                        std::span<const std::int32_t> positions,
+                                                        std::span<const std::size_t> owned,
+                                                        const GpuBlockInverse::DeviceRows& near,
+                                                        std::size_t length) {
+  return std::make_unique<CudaBlockInverse>(offsets, positions, owned, near, length);
 }
 
 }  // namespace fmbem

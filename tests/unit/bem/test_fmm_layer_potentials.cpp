@@ -7,6 +7,7 @@
 #include "bem_test_support.hpp"
 #include "fmbem/bem/direct_layer_potentials.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
+#include "fmbem/core/error.hpp"
 #include "fmbem/mesh/mesh.hpp"
 
 namespace fmbem {
@@ -88,6 +89,36 @@ TEST_P(FmmOperator, MatchesDirectOperator) {
     if (p == 8) EXPECT_LT(error, 2.0 * c.measured_p8);
     if (p == 16) EXPECT_LT(error, 2.0 * c.measured_p16);
   }
+}
+
+// Where no GPU can be used: the correction's entries asked for on it are one error that says
+// why, and layers whose FMM may use one ("automatic") stay on the CPU with the CPU's answer.
+TEST(FmmLayerPotentials, AMissingGpuIsOneClearErrorOrTheCpu) {
+  std::string why;
+  if (fmm::gpu_available(&why)) GTEST_SKIP() << "a GPU is present";
+  const Mesh mesh = Mesh::from_surface(make_icosphere(2, 1.0), "sphere");
+  const Discretization disc(mesh, 3);
+  const RowRange rows{0, disc.size()};
+  NearFieldOptions near;
+  near.gpu = true;
+  try {
+    const NearFieldCorrection correction(disc, 2.0, rows, near);
+    FAIL() << "entries on a GPU that is not there";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "the near-field correction on the GPU: " + why);
+  }
+  near.gpu = false;
+  fmm::FmmOptions options{6, 0.0, 30};
+  const FmmLayerPotentials cpu(disc, 2.0, rows, near, options);
+  options.device = fmm::FmmOptions::Device::automatic;
+  const FmmLayerPotentials automatic(disc, 2.0, rows, near, options);
+  EXPECT_FALSE(automatic.resident_on_device());
+  EXPECT_FALSE(automatic.near_field().on_device());
+  const auto dd = random_density(disc.size(), 3), sd = random_density(disc.size(), 4);
+  std::vector<cplx> expected(disc.size()), y(disc.size());
+  cpu.apply(dd, sd, expected);
+  automatic.apply(dd, sd, y);
+  EXPECT_EQ(y, expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(Meshes, FmmOperator,

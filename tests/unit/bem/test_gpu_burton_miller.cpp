@@ -228,9 +228,9 @@ TEST(GpuBurtonMiller, DISABLED_SetUpTimingAtScale) {
   const auto t3 = clock::now();
   const NearFieldPattern folded = folded_pattern(refined, reconstruction);
   const auto t4 = clock::now();
-  const GpuNearFieldCorrection entries(disc, 8.0, rows, folded, close, refined,
-                                       GaussLegendre(options.angular_points), GaussLegendre(6),
-                                       cplx(0.0, 0.125), reconstruction, options.gpu_chunk_pairs);
+  const auto entries = make_gpu_near_field_correction(
+      disc, 8.0, rows, folded, close, refined, GaussLegendre(options.angular_points),
+      GaussLegendre(6), cplx(0.0, 0.125), reconstruction, options.gpu_chunk_pairs);
   const auto t5 = clock::now();
   options.gpu = true;
   const NearFieldCorrection gpu(disc, 8.0, rows, options, cplx(0.0, 0.125), &reconstruction);

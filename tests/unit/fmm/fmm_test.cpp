@@ -188,6 +188,40 @@ TEST(Fmm, RejectsBadInput) {
   EXPECT_THROW(order_for_tolerance(1.0), Error);
 }
 
+// Where no GPU can be used (none on the machine, or a build without CUDA): asking for it is one
+// error that says why, and "automatic" is the CPU FMM, saying so. Where one exists the GPU tests
+// (gpu_*_test.cpp) run the GPU instead.
+TEST(Fmm, AskingForAMissingGpuIsOneClearError) {
+  std::string why;
+  if (gpu_available(&why)) GTEST_SKIP() << "a GPU is present";
+  EXPECT_FALSE(why.empty());
+  const PointSet set = make_points(true, 400, 100, 14);
+  FmmOptions options{.order = 6, .max_leaf = 30};
+  options.device = FmmOptions::Device::gpu;
+  try {
+    const Fmm fmm(1.0, set.sources, set.normals, set.targets, options);
+    FAIL() << "built on a GPU that is not there";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "-fmm_device gpu: " + why);
+  }
+  try {
+    require_gpu("the thing asked for");
+    FAIL() << "require_gpu passed without a GPU";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "the thing asked for: " + why);
+  }
+  options.device = FmmOptions::Device::automatic;
+  const Fmm automatic(1.0, set.sources, set.normals, set.targets, options);
+  EXPECT_EQ(automatic.statistics().m2l_device, "cpu (no GPU: " + why + ")");
+  EXPECT_FALSE(automatic.runs_on_gpu());
+  options.device = FmmOptions::Device::cpu;
+  const Fmm cpu(1.0, set.sources, set.normals, set.targets, options);
+  std::vector<cplx> expected(set.targets.size()), y(set.targets.size());
+  cpu.apply(set.charges, set.dipoles, expected);
+  automatic.apply(set.charges, set.dipoles, y);
+  EXPECT_EQ(y, expected);
+}
+
 TEST(Fmm, OrderForToleranceFollowsTheMeasuredErrors) {
   EXPECT_EQ(order_for_tolerance(2.6e-3), 8);
   EXPECT_EQ(order_for_tolerance(1e-4), 11);

@@ -389,6 +389,20 @@ TEST(DenseBlocks, FullEntriesAreTheOperatorsRestriction) {
   }
 }
 
+// Where no GPU can be used the blocks asked for on it are one error that says why.
+TEST(LeafBlockPreconditioner, AMissingGpuIsOneClearError) {
+  std::string why;
+  if (fmm::gpu_available(&why)) GTEST_SKIP() << "a GPU is present";
+  std::mt19937_64 rng(23);
+  const RandomBlocks r = random_blocks({3, 5}, 0, 0, rng);
+  try {
+    const LeafBlockPreconditioner gpu(r.blocks, r.dense, r.rows, Device::gpu);
+    FAIL() << "blocks on a GPU that is not there";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "the leaf-block preconditioner on the GPU: " + why);
+  }
+}
+
 // The GPU's inverses (cuBLAS's batched LU and inverse, blocks padded with the identity) and its
 // application against the CPU's (LAPACK): each within 8 n u kappa of the exact result (above),
 // so within twice that of each other; asserted below 1e-12. Block counts above one cuBLAS batch
