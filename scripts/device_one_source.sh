@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU machine, from the device bundle: the numerics written once for host and device and
 # the one FMM executor, against the build before them (bem_solve_before in the bundle).
-#   1. the GPU unit tests of test_bem, test_fmm and test_solver;
+#   1. the GPU unit tests of test_bem, test_fmm, test_solver and test_field, and the distributed
+#      ones of test_fmm_mpi and test_bem_mpi on 2 ranks (those the bundle has);
 #   2. icosphere:5, k = 8, rigid and admittance (bm), CPU and GPU, before and after: the same
 #      iterations and error;
 #   3. the MatMult at N = 1.31M (icosphere:8, k = 8) on the GPU, bm, 10 iterations, before and
@@ -36,12 +37,20 @@ if [ "${1:-}" = cpu-series ]; then
   matmults cpu "${2:-8}"
   exit 0
 fi
-for t in test_bem test_fmm test_solver; do
-  "$t" --gtest_filter='Gpu*:*Gpu*:NearBlock*' > "$logs/$t.log" 2>&1
-  echo "$t GPU tests: exit $? ($(grep -c '^\[       OK \]' "$logs/$t.log") ok," \
-       "$(grep -c '^\[  FAILED  \]' "$logs/$t.log") failed lines," \
-       "$(grep -c '^\[  SKIPPED \]' "$logs/$t.log") skipped lines)"
-  grep -h "FAILED\|measured" "$logs/$t.log" | head -20 >> "$out/gpu_tests.txt"
+# The GPU tests, serial and (the distributed ones) on 2 ranks, where the bundle has them.
+gpu_tests() {
+  local name=$1; shift
+  "$@" --gtest_filter='Gpu*:*Gpu*:NearBlock*' > "$logs/$name.log" 2>&1
+  echo "$name GPU tests: exit $? ($(grep -c '^\[       OK \]' "$logs/$name.log") ok," \
+       "$(grep -c '^\[  FAILED  \]' "$logs/$name.log") failed lines," \
+       "$(grep -c '^\[  SKIPPED \]' "$logs/$name.log") skipped lines)"
+  grep -h "FAILED\|measured" "$logs/$name.log" | head -20 >> "$out/gpu_tests.txt"
+}
+for t in test_bem test_fmm test_solver test_field; do
+  command -v "$t" > /dev/null && gpu_tests "$t" "$t"
+done
+for t in test_fmm_mpi test_bem_mpi; do
+  command -v "$t" > /dev/null && gpu_tests "$t" mpiexec -n 2 "$t"
 done
 printf '| build | problem | device | iterations | rel. L2 error |\n|---|---|---|---|---|\n'
 for build in before after; do

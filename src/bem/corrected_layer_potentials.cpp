@@ -11,6 +11,7 @@
 #include "fmbem/bem/moment_integrals.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
+#include "host_device/regular_integrals.hpp"
 
 namespace fmbem {
 namespace {
@@ -18,13 +19,17 @@ namespace {
 // The regular rule's S + alpha D' and D + alpha N of element j at (x, n_x), constant read.
 RegularPair constant_read_regular(const Discretization& disc, double k, cplx coupling,
                                   std::size_t j, const Vec3& x, const Vec3& n_x) {
-  RegularPair regular = regular_integrals(disc, k, j, x);
-  if (coupling != cplx(0.0)) {
-    const RegularBurtonMiller extra = regular_burton_miller_integrals(disc, k, j, x, n_x);
-    regular.single_layer += coupling * extra.adjoint_double_layer;
-    regular.double_layer += coupling * extra.hypersingular;
+  const host_device::RegularRule rule = host_device::regular_rule(disc, j);
+  if (coupling == cplx(0.0)) {
+    const host_device::RegularSums<cplx> regular =
+        host_device::regular_sums<cplx, host_device::kLayers>(k, rule, x, n_x);
+    return {regular.single_layer, regular.double_layer};
   }
-  return regular;
+  const host_device::RegularSums<cplx> regular =
+      host_device::regular_sums<cplx, host_device::kLayers | host_device::kNormalDerivatives>(
+          k, rule, x, n_x);
+  return {regular.single_layer + coupling * regular.adjoint_double_layer,
+          regular.double_layer + coupling * regular.hypersingular};
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include "fmbem/bem/hypersingular_integrals.hpp"
 
-#include "fmbem/kernel/kernel.hpp"
 #include "host_device/hypersingular_integrals.hpp"
+#include "host_device/regular_integrals.hpp"
 
 // Derivation (details and the jump relations in docs/burton-miller.md). Let S(x), D(x) be the
 // single and double layer of the flat triangle T (unit normal n, edges e counter-clockwise about
@@ -58,18 +58,10 @@ cplx hypersingular(double k, const Vec3& a, const Vec3& b, const Vec3& c, const 
 RegularBurtonMiller regular_burton_miller_integrals(const Discretization& disc, double k,
                                                     std::size_t element, const Vec3& x,
                                                     const Vec3& n_x) {
-  const std::size_t m = disc.points_per_element();
-  const Vec3& n_y = disc.mesh().normals()[element];
-  const double coincident = disc.coincidence_radius();
-  RegularBurtonMiller sum{};
-  for (std::size_t q = element * m; q < (element + 1) * m; ++q) {
-    const Vec3& y = disc.quadrature_points()[q];
-    if (norm(y - x) <= coincident) continue;
-    const double w = disc.quadrature_weights()[q];
-    sum.adjoint_double_layer += w * green_target_normal_derivative(k, x, y, n_x);
-    sum.hypersingular += w * green_double_normal_derivative(k, x, y, n_x, n_y);
-  }
-  return sum;
+  const host_device::RegularSums<cplx> sum =
+      host_device::regular_sums<cplx, host_device::kNormalDerivatives>(
+          k, host_device::regular_rule(disc, element), x, n_x);
+  return {sum.adjoint_double_layer, sum.hypersingular};
 }
 
 }  // namespace fmbem

@@ -1,8 +1,8 @@
 #include "fmbem/bem/moment_integrals.hpp"
 
-#include "fmbem/kernel/kernel.hpp"
 #include "fmbem/quadrature/triangle_rule.hpp"
 #include "host_device/moment_integrals.hpp"
+#include "host_device/regular_integrals.hpp"
 
 // Derivation. T flat with unit normal n; x = p + h n, p in T's plane; y = p + rho e (e a unit
 // vector in the plane at angle theta), r^2 = rho^2 + h^2. With f(r) = G'(r) / r the kernels are
@@ -52,24 +52,10 @@ RefinedIntegrals refined_rule_integrals(double k, const Vec3& a, const Vec3& b, 
 MonomialMoments regular_monomial_moments(const Discretization& disc,
                                          const DensityReconstruction& reconstruction, double k,
                                          std::size_t element, const Vec3& x, const Vec3& n_x) {
-  const std::size_t m = disc.points_per_element();
-  const Vec3& n_y = disc.mesh().normals()[element];
-  const double coincident = disc.coincidence_radius();
-  MonomialMoments sum{};
-  double monomial[DensityReconstruction::kTerms];
-  for (std::size_t q = element * m; q < (element + 1) * m; ++q) {
-    const Vec3& y = disc.quadrature_points()[q];
-    if (norm(y - x) <= coincident) continue;
-    const double w = disc.quadrature_weights()[q];
-    const cplx dbl = w * green_normal_derivative(k, x, y, n_y);
-    const cplx hyper = w * green_double_normal_derivative(k, x, y, n_x, n_y);
-    reconstruction.monomials(element, y, monomial);
-    for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
-      sum.double_layer[t] += dbl * monomial[t];
-      sum.hypersingular[t] += hyper * monomial[t];
-    }
-  }
-  return sum;
+  return host_device::regular_sums<cplx, host_device::kMoments>(
+             k, host_device::regular_rule(disc, element), x, n_x,
+             host_device::monomial_frame(reconstruction, element))
+      .moments;
 }
 
 }  // namespace fmbem

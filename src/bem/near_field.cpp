@@ -17,24 +17,15 @@
 #include "fmbem/bem/panel_integrals.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/gpu_options.hpp"
-#include "fmbem/kernel/kernel.hpp"
+#include "host_device/regular_integrals.hpp"
 
 namespace fmbem {
 
 RegularPair regular_integrals(const Discretization& disc, double k, std::size_t element,
                               const Vec3& x) {
-  const std::size_t m = disc.points_per_element();
-  const Vec3& normal = disc.mesh().normals()[element];
-  const double coincident = disc.coincidence_radius();
-  RegularPair sum{};
-  for (std::size_t q = element * m; q < (element + 1) * m; ++q) {
-    const Vec3& y = disc.quadrature_points()[q];
-    if (norm(y - x) <= coincident) continue;
-    const double w = disc.quadrature_weights()[q];
-    sum.single_layer += w * green(k, norm(y - x));
-    sum.double_layer += w * green_normal_derivative(k, x, y, normal);
-  }
-  return sum;
+  const host_device::RegularSums<cplx> sum = host_device::regular_sums<cplx, host_device::kLayers>(
+      k, host_device::regular_rule(disc, element), x, Vec3{});
+  return {sum.single_layer, sum.double_layer};
 }
 
 NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near_factor) {
@@ -236,20 +227,25 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
     for (std::int64_t at = row_start_[r]; at < row_start_[r + 1]; ++at) {
       const std::size_t j = std::size_t(columns_[std::size_t(at)]);
       const Vec3 &a = mesh.corner(j, 0), &b = mesh.corner(j, 1), &c = mesh.corner(j, 2);
-      const RegularPair regular = regular_integrals(disc, k, j, x);
-      cplx exact_single, exact_double, regular_single = regular.single_layer,
-                                       regular_double = regular.double_layer;
+      const host_device::RegularRule rule = host_device::regular_rule(disc, j);
+      cplx exact_single, exact_double, regular_single, regular_double;
       if (burton_miller) {
         const HypersingularIntegrals exact = hypersingular_integrals(k, a, b, c, x, n_x, angular);
-        const RegularBurtonMiller extra = regular_burton_miller_integrals(disc, k, j, x, n_x);
+        const host_device::RegularSums<cplx> regular =
+            host_device::regular_sums<cplx, host_device::kLayers | host_device::kNormalDerivatives>(
+                k, rule, x, n_x);
         exact_single = exact.single_layer + coupling * exact.adjoint_double_layer;
         exact_double = exact.double_layer + coupling * exact.hypersingular;
-        regular_single += coupling * extra.adjoint_double_layer;
-        regular_double += coupling * extra.hypersingular;
+        regular_single = regular.single_layer + coupling * regular.adjoint_double_layer;
+        regular_double = regular.double_layer + coupling * regular.hypersingular;
       } else {
         const PanelIntegrals exact = panel_integrals(k, a, b, c, x, angular);
+        const host_device::RegularSums<cplx> regular =
+            host_device::regular_sums<cplx, host_device::kLayers>(k, rule, x, n_x);
         exact_single = exact.single_layer;
         exact_double = exact.double_layer;
+        regular_single = regular.single_layer;
+        regular_double = regular.double_layer;
       }
       single_[std::size_t(at)] = exact_single - regular_single;
       double_[std::size_t(at)] = exact_double - regular_double;
@@ -277,6 +273,8 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
   // "accurate" is semi-analytic for the close pairs, the refined rule beyond them.
   const GaussLegendre radial(kMomentRadialPoints);
   const bool burton_miller = coupling != cplx(0.0);
+  constexpr unsigned kFolded = host_device::kLayers | host_device::kMoments;
+  constexpr unsigned kFoldedBurtonMiller = kFolded | host_device::kNormalDerivatives;
 #pragma omp parallel
   {
 #pragma omp for schedule(dynamic, 64)
@@ -314,15 +312,21 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
           exact = rule.constant;
           accurate = rule.monomials;
         }
-        const RegularPair regular = regular_integrals(disc, k, l, x);
+        // The regular S, D (D', N with the coupling) and the monomials' D, N in one pass.
+        const host_device::RegularRule element_rule = host_device::regular_rule(disc, l);
+        const host_device::MonomialFrame frame = host_device::monomial_frame(reconstruction, l);
+        const host_device::RegularSums<cplx> regular =
+            burton_miller
+                ? host_device::regular_sums<cplx, kFoldedBurtonMiller>(k, element_rule, x, n_x,
+                                                                       frame)
+                : host_device::regular_sums<cplx, kFolded>(k, element_rule, x, n_x, frame);
         cplx exact_single = exact.single_layer, exact_double = exact.double_layer;
         cplx regular_single = regular.single_layer, regular_double = regular.double_layer;
         if (burton_miller) {
-          const RegularBurtonMiller extra = regular_burton_miller_integrals(disc, k, l, x, n_x);
           exact_single += coupling * exact.adjoint_double_layer;
           exact_double += coupling * exact.hypersingular;
-          regular_single += coupling * extra.adjoint_double_layer;
-          regular_double += coupling * extra.hypersingular;
+          regular_single += coupling * regular.adjoint_double_layer;
+          regular_double += coupling * regular.hypersingular;
         }
         const std::size_t own = position(l);
         single_[own] = exact_single - regular_single;
@@ -331,7 +335,7 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
           self_single_[r] = exact_single;
           diagonal += exact_double;
         }
-        const MonomialMoments rule = regular_monomial_moments(disc, reconstruction, k, l, x, n_x);
+        const MonomialMoments& rule = regular.moments;
         const std::span<const std::int32_t> stencil = reconstruction.stencil(l);
         for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
           const cplx accurate_t = accurate.double_layer[t] + coupling * accurate.hypersingular[t];

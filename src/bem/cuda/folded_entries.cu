@@ -1,8 +1,7 @@
 // The near-field entries with the quadratic read of the double density on the GPU
-// (NearFieldCorrection's fold_reconstruction): the CPU's monomial_moments and
-// refined_rule_integrals (src/bem/host_device), regular_monomial_moments in the CPU's order
-// (device_integrals.cuh says why they then agree to rounding), and the fold of each row's pairs
-// into its sparse row.
+// (NearFieldCorrection's fold_reconstruction): the CPU's monomial_moments,
+// refined_rule_integrals and regular sums (src/bem/host_device; device_integrals.cuh says why
+// they then agree to rounding), and the fold of each row's pairs into its sparse row.
 //
 // Rows go in chunks of at most chunk_pairs corrected pairs, so that the per-pair scratch stays
 // bounded (192 bytes a pair). Per chunk: split_pairs lists the close and the refined-only pairs
@@ -51,6 +50,10 @@ struct Frames {
   const std::int64_t* stencil_start = nullptr;
   const std::int32_t* stencil_columns = nullptr;
   const double* values = nullptr;  // per element kTerms rows of its stencil's length
+
+  __device__ host_device::MonomialFrame frame(std::int64_t e) const {
+    return {load(origins, e), load(axes, 2 * e), load(axes, 2 * e + 1)};
+  }
 };
 
 // The buffers behind Frames, uploaded for one computation.
@@ -86,31 +89,6 @@ class DeviceFrames {
   Buffer<std::int32_t> stencil_columns_;
   Frames view_;
 };
-
-// regular_monomial_moments of element l at x.
-__device__ inline Moments regular_monomial_moments(const Geometry& g, const Frames& f, double k,
-                                                   std::int64_t l, Vec3 x, Vec3 n_x) {
-  const Vec3 n_y = load(g.normals, l);
-  const Vec3 origin = load(f.origins, l), axis1 = load(f.axes, 2 * l),
-             axis2 = load(f.axes, 2 * l + 1);
-  Moments sum{};
-  const std::int64_t m = g.points_per_element;
-  for (std::int64_t q = l * m; q < (l + 1) * m; ++q) {
-    const Vec3 y = load(g.points, q);
-    if (norm(y - x) <= g.coincident) continue;
-    const double w = g.point_weights[q];
-    const Z dbl = w * green_normal_derivative<Z>(k, x, y, n_y);
-    const Z hyper = w * green_double_normal_derivative<Z>(k, x, y, n_x, n_y);
-    double monomial[kTerms];
-    frame_monomials(y, origin, axis1, axis2, monomial);
-#pragma unroll
-    for (int t = 0; t < kTerms; ++t) {
-      sum.double_layer[t] += dbl * monomial[t];
-      sum.hypersingular[t] += hyper * monomial[t];
-    }
-  }
-  return sum;
-}
 
 // ---- the per-pair entries and the fold ----
 
@@ -156,23 +134,25 @@ __global__ void __launch_bounds__(128) pair_entries(PairArgs a) {
   const Geometry& g = a.g;
   const Vec3 x = load(g.centroids, i), n_x = load(g.normals, i);
   const Vec3 va = g.corner(l, 0), vb = g.corner(l, 1), vc = g.corner(l, 2);
-  const Vec3 origin = load(a.f.origins, l), axis1 = load(a.f.axes, 2 * l),
-             axis2 = load(a.f.axes, 2 * l + 1);
+  const host_device::MonomialFrame frame = a.f.frame(l);
   BasicHypersingularIntegrals<Z> exact;
   Moments accurate;
   if constexpr (kClose) {
     exact = host_device::hypersingular_integrals<Z>(a.k, va, vb, vc, x, n_x, g.angular);
     accurate =
-        host_device::monomial_moments<Z>(a.k, va, vb, vc, origin, axis1, axis2, x, n_x, exact,
-                                         g.angular, a.radial, DeviceRemainderSeries{});
+        host_device::monomial_moments<Z>(a.k, va, vb, vc, frame.origin, frame.axis1, frame.axis2, x,
+                                         n_x, exact, g.angular, a.radial, DeviceRemainderSeries{});
   } else {
     const BasicRefinedIntegrals<Z> refined = host_device::refined_rule_integrals<Z>(
-        a.k, va, vb, vc, origin, axis1, axis2, x, n_x, refined_barycentric, refined_weights,
-        kRefinedPoints);
+        a.k, va, vb, vc, frame.origin, frame.axis1, frame.axis2, x, n_x, refined_barycentric,
+        refined_weights, kRefinedPoints);
     exact = refined.constant;
     accurate = refined.monomials;
   }
-  const RegularSums regular = regular_sums<true>(g, a.k, l, x, n_x);
+  // One pass for the constant read's S, D, D', N and the monomials' D, N.
+  const host_device::RegularSums<Z> regular =
+      host_device::regular_sums<Z, host_device::kLayers | host_device::kNormalDerivatives |
+                                       host_device::kMoments>(a.k, g.rule(l), x, n_x, frame);
   Z exact_single = exact.single_layer, exact_double = exact.double_layer;
   Z regular_single = regular.single_layer, regular_double = regular.double_layer;
   if (a.burton_miller) {
@@ -187,7 +167,7 @@ __global__ void __launch_bounds__(128) pair_entries(PairArgs a) {
     a.self_single[r] = exact_single;
     a.self_double[r] = exact_double;
   }
-  const Moments rule = regular_monomial_moments(g, a.f, a.k, l, x, n_x);
+  const Moments& rule = regular.moments;
 #pragma unroll
   for (int t = 0; t < kTerms; ++t) {
     const Z accurate_t = accurate.double_layer[t] + a.coupling * accurate.hypersingular[t];
@@ -316,7 +296,10 @@ __global__ void __launch_bounds__(128) near_block_entries(BlockArgs a) {
   const std::int32_t j = a.column_elements ? a.column_elements[a.columns[at]] : a.columns[at];
   const Geometry& g = a.g;
   const Vec3 x = load(g.centroids, i), n_x = load(g.normals, i);
-  const RegularSums regular = regular_sums<kBurtonMiller>(g, a.k, j, x, n_x);
+  constexpr unsigned kSums =
+      kBurtonMiller ? host_device::kLayers | host_device::kNormalDerivatives : host_device::kLayers;
+  const host_device::RegularSums<Z> regular =
+      host_device::regular_sums<Z, kSums>(a.k, g.rule(j), x, n_x);
   Z single = regular.single_layer, dbl = regular.double_layer;
   if constexpr (kBurtonMiller) {
     single += a.coupling * regular.adjoint_double_layer;
@@ -330,7 +313,9 @@ __global__ void __launch_bounds__(128) near_block_entries(BlockArgs a) {
       std::int64_t s = 0;  // j's place in l's stencil
       while (s < length && a.f.stencil_columns[first + s] != j) ++s;
       if (s == length) continue;
-      const Moments rule = regular_monomial_moments(g, a.f, a.k, l, x, n_x);
+      const Moments rule =
+          host_device::regular_sums<Z, host_device::kMoments>(a.k, g.rule(l), x, n_x, a.f.frame(l))
+              .moments;
       const double* coefficients = a.f.values + first * kTerms;
 #pragma unroll
       for (int t = 0; t < kTerms; ++t) {

@@ -1,8 +1,8 @@
 // The near-field correction's entries, its SpMV and the point strengths on the GPU.
 //
 // The entry kernel runs the CPU's panel_integrals (hypersingular_integrals with a Burton-Miller
-// coupling: src/bem/host_device) and regular_integrals (device_integrals.cuh, which says why the
-// results agree with the CPU's to rounding); with the quadratic read the entries come from
+// coupling) and regular sums (src/bem/host_device; device_integrals.cuh says why the results
+// agree with the CPU's to rounding); with the quadratic read the entries come from
 // folded_entries.cu.
 #include <cuda_runtime.h>
 
@@ -38,7 +38,7 @@ DeviceGeometry::DeviceGeometry(const Discretization& disc, const GaussLegendre& 
   triangles_ = Buffer<std::int32_t>(triangles, "triangles");
   centroids_ = Buffer<double>(flatten(mesh.centroids()), "centroids");
   normals_ = Buffer<double>(flatten(mesh.normals()), "normals");
-  points_ = Buffer<double>(flatten(disc.quadrature_points()), "quadrature points");
+  points_ = Buffer<Vec3>(disc.quadrature_points(), "quadrature points");
   point_weights_ = Buffer<double>(disc.quadrature_weights(), "quadrature weights");
   nodes_ = Buffer<double>(angular.nodes, "angular rule");
   weights_ = Buffer<double>(angular.weights, "angular rule");
@@ -80,7 +80,10 @@ __global__ void correction_entries(EntryArgs a) {
   const Geometry& g = a.g;
   const Vec3 x = load(g.centroids, i), n_x = load(g.normals, i);
   const Vec3 va = g.corner(j, 0), vb = g.corner(j, 1), vc = g.corner(j, 2);
-  const RegularSums regular = regular_sums<kBurtonMiller>(g, a.k, j, x, n_x);
+  constexpr unsigned kSums =
+      kBurtonMiller ? host_device::kLayers | host_device::kNormalDerivatives : host_device::kLayers;
+  const host_device::RegularSums<Z> regular =
+      host_device::regular_sums<Z, kSums>(a.k, g.rule(j), x, n_x);
   Z exact_single, exact_double, regular_single = regular.single_layer,
                                 regular_double = regular.double_layer;
   if constexpr (kBurtonMiller) {
