@@ -10,7 +10,8 @@
 #      (bench/mixed_matmult.sh); the same before/after on the CPU (the machine's cores), cbie,
 #      4 iterations.
 # Logs in $OUT (a few files; the runs' logs under $LOGS, default /tmp/one_source).
-#   source .devrt/device-env && scripts/device_one_source.sh [cpu-series [ITERATIONS]]
+#   source .devrt/device-env && scripts/device_one_source.sh [gpu-only | cpu-series [ITERATIONS]]
+# (gpu-only: all but the CPU's MatMults, which cpu-series runs alone: each within one call.)
 set -uo pipefail
 out=${OUT:-/tmp/device_out}
 logs=${LOGS:-/tmp/one_source}
@@ -69,4 +70,4 @@ done
 bem_solve -mesh icosphere:6 -k 8 -ksp_max_it 3 > /dev/null 2>&1  # warms the GPU
 matmults gpu 10
 LOG_DIR="$logs/mixed" bench/mixed_matmult.sh "$(command -v bem_solve)" icosphere:8 gpu 10
-matmults cpu 4
+[ "${1:-}" = gpu-only ] || matmults cpu 4
