@@ -8,7 +8,7 @@
 namespace fmbem {
 
 GaussLegendre::GaussLegendre(int n) {
-  if (n < 1 || n > 200)
+  if (n < 1 || n > 1000)
     throw Error("Gauss-Legendre rule with " + std::to_string(n) + " points is not offered");
   // Boost gives the non-negative zeros of P_n; the rule is symmetric.
   const std::vector<double> zeros = boost::math::legendre_p_zeros<double>(n);
