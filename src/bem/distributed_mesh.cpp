@@ -44,6 +44,43 @@ struct DistributedGroups {
 };
 }  // namespace detail
 
+SurfaceGroupList broadcast_group_list(MPI_Comm comm, std::span<const SurfaceGroup> groups,
+                                      const std::optional<GroupOverlap>& overlap) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  // Per group its tag, dimension and name's length, then the overlap's flag and numbers; the
+  // names joined; the two sizes first.
+  std::vector<std::int64_t> numbers;
+  std::string names;
+  if (rank == 0) {
+    for (const SurfaceGroup& g : groups) {
+      numbers.insert(numbers.end(), {g.tag, g.dimension, std::int64_t(g.name.size())});
+      names += g.name;
+    }
+    numbers.insert(numbers.end(), {std::int64_t(overlap.has_value()),
+                                   overlap ? std::int64_t(overlap->triangle) : 0,
+                                   overlap ? overlap->first : 0, overlap ? overlap->second : 0});
+  }
+  std::uint64_t sizes[2] = {numbers.size(), names.size()};
+  MPI_Bcast(sizes, 2, MPI_UINT64_T, 0, comm);
+  numbers.resize(sizes[0]);
+  names.resize(sizes[1]);
+  MPI_Bcast(numbers.data(), int(sizes[0]), MPI_INT64_T, 0, comm);
+  MPI_Bcast(names.data(), int(sizes[1]), MPI_CHAR, 0, comm);
+  SurfaceGroupList out;
+  const std::size_t count = (numbers.size() - 4) / 3;
+  std::size_t at = 0;
+  for (std::size_t g = 0; g < count; ++g) {
+    const std::int64_t* of_g = &numbers[3 * g];
+    out.groups.push_back({names.substr(at, std::size_t(of_g[2])), int(of_g[0]), int(of_g[1])});
+    at += std::size_t(of_g[2]);
+  }
+  const std::int64_t* tail = &numbers[3 * count];
+  if (tail[0] != 0)
+    out.overlap = GroupOverlap{std::size_t(tail[1]), std::int32_t(tail[2]), std::int32_t(tail[3])};
+  return out;
+}
+
 namespace {
 
 using ElementRecord = detail::DistributedElementRecord;
@@ -89,40 +126,13 @@ std::vector<ElementRecord> slab_records(const Mesh& whole, std::size_t first, st
 DistributedGroups broadcast_groups(MPI_Comm comm, const Mesh* whole) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  // Per group its tag, dimension and name's length; then per element, the overlap's flag and
-  // numbers; the two sizes first.
-  std::vector<std::int64_t> numbers;
-  std::string names;
-  if (rank == 0) {
-    for (const SurfaceGroup& g : whole->groups()) {
-      numbers.insert(numbers.end(), {g.tag, g.dimension, std::int64_t(g.name.size())});
-      names += g.name;
-    }
-    const std::optional<GroupOverlap>& overlap = whole->group_overlap();
-    numbers.insert(numbers.end(), {std::int64_t(!whole->element_groups().empty()),
-                                   std::int64_t(overlap.has_value()),
-                                   overlap ? std::int64_t(overlap->triangle) : 0,
-                                   overlap ? overlap->first : 0, overlap ? overlap->second : 0});
-  }
-  std::uint64_t sizes[2] = {numbers.size(), names.size()};
-  MPI_Bcast(sizes, 2, MPI_UINT64_T, 0, comm);
-  numbers.resize(sizes[0]);
-  names.resize(sizes[1]);
-  MPI_Bcast(numbers.data(), int(sizes[0]), MPI_INT64_T, 0, comm);
-  MPI_Bcast(names.data(), int(sizes[1]), MPI_CHAR, 0, comm);
-  DistributedGroups out;
-  const std::size_t count = (numbers.size() - 5) / 3;
-  std::size_t at = 0;
-  for (std::size_t g = 0; g < count; ++g) {
-    const std::int64_t* of_g = &numbers[3 * g];
-    out.groups.push_back({names.substr(at, std::size_t(of_g[2])), int(of_g[0]), int(of_g[1])});
-    at += std::size_t(of_g[2]);
-  }
-  const std::int64_t* tail = &numbers[3 * count];
-  out.per_element = tail[0] != 0;
-  if (tail[1] != 0)
-    out.overlap = GroupOverlap{std::size_t(tail[2]), std::int32_t(tail[3]), std::int32_t(tail[4])};
-  return out;
+  const bool root = rank == 0;
+  SurfaceGroupList list = broadcast_group_list(
+      comm, root ? std::span<const SurfaceGroup>(whole->groups()) : std::span<const SurfaceGroup>(),
+      root ? whole->group_overlap() : std::optional<GroupOverlap>());
+  std::int64_t per_element = root && !whole->element_groups().empty();
+  MPI_Bcast(&per_element, 1, MPI_INT64_T, 0, comm);
+  return {std::move(list.groups), per_element != 0, list.overlap};
 }
 
 // The distance from x to the cube of half width `half` about `center` (0 inside it).

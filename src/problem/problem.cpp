@@ -523,8 +523,8 @@ OperatorCoefficients Problem::coefficients() const {
   }
   // The layers carry alpha D' and alpha N; only the identity's share is added here: the
   // Dirichlet equation's alpha (1/2) q (the jump of the single layer's normal derivative).
-  if (spec_.bc == BoundaryCondition::Neumann) return {0.5, -1.0, 0.0};
-  return {0.5 * coupling_, 0.0, 1.0};
+  if (spec_.bc == BoundaryCondition::Neumann) return {0.5, -1.0, 0.0, nullptr};
+  return {0.5 * coupling_, 0.0, 1.0, nullptr};
 }
 
 bool Problem::uses_single_layer() const {

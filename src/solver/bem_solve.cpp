@@ -274,33 +274,13 @@ Surface read_surface_everywhere(MPI_Comm comm, const std::string &spec,
   surface.triangles.resize(sizes[1]);
   broadcast_bytes(comm, surface.vertices.data(), sizes[0] * sizeof(Vec3));
   broadcast_bytes(comm, surface.triangles.data(), sizes[1] * sizeof(Triangle));
-  // The surface groups: per group its tag and dimension, the names joined by '\n' (a Gmsh name
-  // is one quoted line), each triangle's group and the overlap.
-  unsigned long long group_sizes[3] = {surface.groups.size(), surface.triangle_group.size(),
-                                       surface.overlap.has_value()};
-  MPI_Bcast(group_sizes, 3, MPI_UNSIGNED_LONG_LONG, 0, comm);
-  std::vector<int> numbers;
-  std::string names;
-  for (const SurfaceGroup &g : surface.groups) {
-    numbers.insert(numbers.end(), {g.tag, g.dimension});
-    names += g.name + '\n';
-  }
-  numbers.resize(2 * group_sizes[0]);
-  broadcast_bytes(comm, numbers.data(), numbers.size() * sizeof(int));
-  broadcast_string(comm, names);
-  surface.groups.resize(group_sizes[0]);
-  std::size_t at = 0;
-  for (std::size_t g = 0; g < surface.groups.size(); ++g) {
-    const std::size_t end = names.find('\n', at);
-    surface.groups[g] = {names.substr(at, end - at), numbers[2 * g], numbers[2 * g + 1]};
-    at = end + 1;
-  }
-  surface.triangle_group.resize(group_sizes[1]);
-  broadcast_bytes(comm, surface.triangle_group.data(), group_sizes[1] * sizeof(std::int32_t));
-  GroupOverlap overlap = surface.overlap.value_or(GroupOverlap{});
-  static_assert(std::is_trivially_copyable_v<GroupOverlap>);
-  broadcast_bytes(comm, &overlap, sizeof overlap);
-  if (group_sizes[2]) surface.overlap = overlap;
+  SurfaceGroupList groups = broadcast_group_list(comm, surface.groups, surface.overlap);
+  surface.groups = std::move(groups.groups);
+  surface.overlap = groups.overlap;
+  unsigned long long triangle_groups = surface.triangle_group.size();
+  MPI_Bcast(&triangle_groups, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  surface.triangle_group.resize(triangle_groups);
+  broadcast_bytes(comm, surface.triangle_group.data(), triangle_groups * sizeof(std::int32_t));
   return surface;
 }
 

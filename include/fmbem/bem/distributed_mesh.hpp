@@ -40,6 +40,15 @@ struct DistributedElementRecord;  // an element as the distribution moves it (di
 struct DistributedGroups;         // the whole mesh's groups on every rank (distributed_mesh.cpp)
 }  // namespace detail
 
+// Rank 0's surface groups and their overlap on every rank of comm (the other ranks' arguments
+// are not read). Collective.
+struct SurfaceGroupList {
+  std::vector<SurfaceGroup> groups;
+  std::optional<GroupOverlap> overlap;
+};
+SurfaceGroupList broadcast_group_list(MPI_Comm comm, std::span<const SurfaceGroup> groups,
+                                      const std::optional<GroupOverlap>& overlap);
+
 // Rank r's slab of a mesh of n elements over `ranks` ranks: elements [mesh_slab_begin(n, r,
 // ranks), mesh_slab_begin(n, r + 1, ranks)) of the input order.
 std::size_t mesh_slab_begin(std::size_t n, int rank, int ranks);
