@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "diagonal_levels.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/m2l_plan.hpp"
 #include "fmm_executor.hpp"
@@ -13,21 +14,44 @@ namespace fmbem::fmm {
 
 namespace {
 
-// y += a x, a row-major size x size.
-void multiply_add(int size, const cplx* a, const cplx* x, cplx* y) {
-  for (int i = 0; i < size; ++i) {
+// y += a x, a row-major rows x columns.
+void multiply_add(std::size_t rows, std::size_t columns, const cplx* a, const cplx* x, cplx* y) {
+  for (std::size_t i = 0; i < rows; ++i) {
     cplx sum = 0.0;
-    const cplx* row = a + static_cast<std::size_t>(i) * size;
-    for (int j = 0; j < size; ++j) sum += row[j] * x[j];
+    const cplx* row = a + i * columns;
+    for (std::size_t j = 0; j < columns; ++j) sum += row[j] * x[j];
     y[i] += sum;
   }
+}
+
+// y += a x, a row-major size x size.
+void multiply_add(int size, const cplx* a, const cplx* x, cplx* y) {
+  multiply_add(std::size_t(size), std::size_t(size), a, x, y);
 }
 
 }  // namespace
 
 class Fmm::CpuExecutor final : public Executor {
  public:
-  explicit CpuExecutor(const Fmm& fmm) : fmm_(fmm) {}
+  explicit CpuExecutor(const Fmm& fmm) : fmm_(fmm) {
+    if (!fmm_.diagonal_) return;
+    // Each diagonal level's signatures at an offset of one array; its pairs by target, so that
+    // M2L runs in parallel over targets (each written by one thread).
+    const DiagonalLevels& d = *fmm_.diagonal_;
+    std::size_t offset = 0;
+    for (const DiagonalLevels::Level& lv : d.levels) {
+      signature_offset_.push_back(offset);
+      offset += lv.cells * lv.grid->size();
+    }
+    for (const DiagonalLevelPlan& lv : d.plan.levels) {
+      std::vector<std::size_t> order(lv.pairs.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return lv.pairs[a].target < lv.pairs[b].target;
+      });
+      pairs_by_target_.push_back(std::move(order));
+    }
+  }
 
   void start(const Arrays& arrays) override {
     const std::size_t sources = fmm_.source_count_;
@@ -41,13 +65,32 @@ class Fmm::CpuExecutor final : public Executor {
         fmm_.order_;
     multipole_.assign(coefficients, 0.0);
     local_.assign(coefficients, 0.0);
+    if (fmm_.diagonal_) {
+      outgoing_.assign(fmm_.diagonal_->signature_entries(), 0.0);
+      incoming_.assign(fmm_.diagonal_->signature_entries(), 0.0);
+    }
     std::fill(potential_.begin(), potential_.end(), cplx(0.0));
   }
-  void p2m() override { run_p2m(charges_, dipoles_, multipole_); }
-  void m2m() override { run_m2m(multipole_); }
-  void m2l() override { apply_m2l_reference(fmm_.m2l_plan_, multipole_.data(), local_.data()); }
-  void l2l() override { run_l2l(local_); }
-  void l2p() override { run_l2p(local_, potential_); }
+  void p2m() override {
+    run_p2m(charges_, dipoles_, multipole_);
+    if (fmm_.diagonal_) run_leaf_signatures();
+  }
+  void m2m() override {
+    run_m2m(multipole_);
+    if (fmm_.diagonal_) run_diagonal_upward();
+  }
+  void m2l() override {
+    apply_m2l_reference(fmm_.m2l_plan_, multipole_.data(), local_.data());
+    if (fmm_.diagonal_) run_diagonal_m2l();
+  }
+  void l2l() override {
+    if (fmm_.diagonal_) run_diagonal_downward();
+    run_l2l(local_);
+  }
+  void l2p() override {
+    run_l2p(local_, potential_);
+    if (fmm_.diagonal_) run_leaf_evaluations();
+  }
   void near_field() override {
     add_near_field_cpu(fmm_.near_field_lists(), charges_, dipoles_, potential_);
   }
@@ -55,6 +98,8 @@ class Fmm::CpuExecutor final : public Executor {
   void finish() override {
     multipole_ = {};
     local_ = {};
+    outgoing_ = {};
+    incoming_ = {};
   }
 
   void with_multipoles(const std::function<void(std::span<cplx>)>& work) override {
@@ -81,12 +126,37 @@ class Fmm::CpuExecutor final : public Executor {
   void run_m2m(std::span<cplx> multipole) const;
   void run_l2l(std::span<cplx> local) const;
   void run_l2p(std::span<const cplx> local, std::span<cplx> potential) const;
+  // The diagonal levels (a wideband FMM): the signatures of their leaves from the sources; the
+  // conversion level's from its multipoles and the coarser levels' from their children's
+  // (interpolated, shifted); the diagonal M2L; the local signatures down (shifted,
+  // anterpolated) to the conversion level, whose local coefficients take them; the potentials
+  // of their leaves' targets.
+  void run_leaf_signatures();
+  void run_diagonal_upward();
+  void run_diagonal_m2l();
+  void run_diagonal_downward();
+  void run_leaf_evaluations();
+  // Whether a cell of this level holds signatures instead of low-frequency expansions.
+  bool diagonal_only(int level) const {
+    return fmm_.diagonal_ && level >= 2 && level <= fmm_.diagonal_->plan.switch_level;
+  }
+  cplx* signature(std::vector<cplx>& array, int level, int cell) {
+    const DiagonalLevels& d = *fmm_.diagonal_;
+    const DiagonalLevels::Level& lv = d.at(level);
+    return array.data() + signature_offset_[std::size_t(level - d.first_level())] +
+           lv.slot(cell) * lv.grid->size();
+  }
 
   const Fmm& fmm_;
   // This apply's strengths and potentials (host arrays) and expansions.
   std::span<const cplx> charges_, dipoles_;
   std::span<cplx> potential_;
   std::vector<cplx> multipole_, local_;
+  // The diagonal levels' outgoing and local signatures, level after level, and where each
+  // level's start; per level its pairs (indices) by target.
+  std::vector<cplx> outgoing_, incoming_;
+  std::vector<std::size_t> signature_offset_;
+  std::vector<std::vector<std::size_t>> pairs_by_target_;
 };
 
 std::unique_ptr<Fmm::Executor> Fmm::make_cpu_executor() const {
@@ -112,7 +182,8 @@ void Fmm::CpuExecutor::run_p2m(std::span<const cplx> charges, std::span<const cp
 #pragma omp for schedule(dynamic, 8)
     for (std::size_t l = 0; l < leaves.size(); ++l) {
       const Cell& cell = cells[leaves[l]];
-      if (cell.level < 2 || cell.source_begin == cell.source_end) continue;
+      if (cell.level < 2 || cell.source_begin == cell.source_end || diagonal_only(cell.level))
+        continue;
       const Level& lv = fmm_.levels_[cell.level];
       cplx* m = &multipole[fmm_.slot(leaves[l]) * size];
       if (with_dipoles) std::fill(by_q.begin(), by_q.end(), cplx(0.0));
@@ -144,7 +215,9 @@ void Fmm::CpuExecutor::run_m2m(std::span<cplx> multipole) const {
   const Octree& tree = *fmm_.tree_;
   const auto& cells = tree.cells();
   const int size = fmm_.order_ * fmm_.order_;
-  for (int level = tree.levels() - 2; level >= 2; --level) {
+  // A wideband FMM's multipoles stop at the conversion level (signatures above it).
+  const int first = fmm_.diagonal_ ? fmm_.diagonal_->conversion_level() : 2;
+  for (int level = tree.levels() - 2; level >= first; --level) {
     const auto ids = tree.cells_at_level(level);
 #pragma omp parallel for schedule(dynamic, 8)
     for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -165,7 +238,9 @@ void Fmm::CpuExecutor::run_l2l(std::span<cplx> local) const {
   const Octree& tree = *fmm_.tree_;
   const auto& cells = tree.cells();
   const int size = fmm_.order_ * fmm_.order_;
-  for (int level = 3; level < tree.levels(); ++level) {
+  // Below a wideband FMM's conversion level (which its local signatures fill).
+  const int first = fmm_.diagonal_ ? fmm_.diagonal_->conversion_level() + 1 : 3;
+  for (int level = first; level < tree.levels(); ++level) {
     const auto ids = tree.cells_at_level(level);
 #pragma omp parallel for schedule(dynamic, 8)
     for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -196,7 +271,7 @@ void Fmm::CpuExecutor::run_l2p(std::span<const cplx> local, std::span<cplx> pote
 #pragma omp for schedule(dynamic, 8)
     for (std::size_t l = 0; l < leaves.size(); ++l) {
       const Cell& cell = cells[leaves[l]];
-      if (cell.level < 2) continue;
+      if (cell.level < 2 || diagonal_only(cell.level)) continue;
       const Level& lv = fmm_.levels_[cell.level];
       const cplx* lc = &local[fmm_.slot(leaves[l]) * size];
       if (with_normals) {
@@ -225,6 +300,180 @@ void Fmm::CpuExecutor::run_l2p(std::span<const cplx> local, std::span<cplx> pote
         }
         potential[t] += sum;
       }
+    }
+  }
+}
+
+void Fmm::CpuExecutor::run_leaf_signatures() {
+  const DiagonalLevels& d = *fmm_.diagonal_;
+  const auto& cells = fmm_.tree_->cells();
+  const auto& leaves = fmm_.upward_leaves_;
+  const bool with_dipoles = !dipoles_.empty(), with_charges = !charges_.empty();
+#pragma omp parallel
+  {
+    std::vector<Vec3> points, normals;
+    std::vector<cplx> charges, dipoles;
+#pragma omp for schedule(dynamic, 4)
+    for (std::size_t l = 0; l < leaves.size(); ++l) {
+      const Cell& cell = cells[leaves[l]];
+      if (!diagonal_only(cell.level) || cell.source_begin == cell.source_end) continue;
+      const LeafSources held = fmm_.leaf_sources(leaves[l]);
+      points.assign(held.points.begin() + std::ptrdiff_t(held.begin),
+                    held.points.begin() + std::ptrdiff_t(held.end));
+      normals.clear();
+      if (with_dipoles)
+        normals.assign(held.normals.begin() + std::ptrdiff_t(held.begin),
+                       held.normals.begin() + std::ptrdiff_t(held.end));
+      charges.clear();
+      dipoles.clear();
+      for (std::size_t i = held.begin; i < held.end; ++i) {
+        if (with_charges) charges.push_back(charges_[held.order[i]]);
+        if (with_dipoles) dipoles.push_back(dipoles_[held.order[i]]);
+      }
+      const SphereGrid& grid = *d.at(cell.level).grid;
+      form_signature(grid, fmm_.k_, cell.center, points, normals, charges, dipoles,
+                     std::span<cplx>(signature(outgoing_, cell.level, leaves[l]), grid.size()));
+    }
+  }
+}
+
+void Fmm::CpuExecutor::run_diagonal_upward() {
+  const DiagonalLevels& d = *fmm_.diagonal_;
+  const Octree& tree = *fmm_.tree_;
+  const auto& cells = tree.cells();
+  const int conversion = d.conversion_level();
+  const std::size_t size = std::size_t(fmm_.order_) * std::size_t(fmm_.order_);
+  {
+    // The conversion level: signatures from the multipoles.
+    const auto ids = tree.cells_at_level(conversion);
+    const std::size_t grid_size = d.at(conversion).grid->size();
+#pragma omp parallel for schedule(dynamic, 8)
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const Cell& cell = cells[ids[i]];
+      if (cell.source_begin == cell.source_end) continue;
+      multiply_add(grid_size, size, d.to_signature.data(), &multipole_[fmm_.slot(ids[i]) * size],
+                   signature(outgoing_, conversion, ids[i]));
+    }
+  }
+  // The coarser levels from their children: interpolated to the parent's grid, then shifted.
+  for (int level = d.plan.switch_level; level >= d.first_level(); --level) {
+    const DiagonalLevels::Level& lv = d.at(level);
+    const DiagonalLevels::Level& below = d.at(level + 1);
+    const auto ids = tree.cells_at_level(level);
+#pragma omp parallel
+    {
+      std::vector<cplx> moved(lv.grid->size());
+#pragma omp for schedule(dynamic, 4)
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        const Cell& cell = cells[ids[i]];
+        if (cell.is_leaf() || cell.source_begin == cell.source_end) continue;
+        cplx* parent = signature(outgoing_, level, ids[i]);
+        for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch) {
+          if (cells[ch].source_begin == cells[ch].source_end) continue;
+          std::fill(moved.begin(), moved.end(), cplx(0.0));
+          lv.from_children->interpolate(
+              std::span<const cplx>(signature(outgoing_, level + 1, ch), below.grid->size()),
+              moved);
+          const std::vector<cplx>& phases = lv.up_phases[std::size_t(cells[ch].octant)];
+          for (std::size_t g = 0; g < moved.size(); ++g) parent[g] += moved[g] * phases[g];
+        }
+      }
+    }
+  }
+}
+
+void Fmm::CpuExecutor::run_diagonal_m2l() {
+  const DiagonalLevels& d = *fmm_.diagonal_;
+  for (std::size_t i = 0; i < d.levels.size(); ++i) {
+    const DiagonalLevels::Level& lv = d.levels[i];
+    const DiagonalLevelPlan& plan = d.plan.levels[i];
+    const std::vector<std::size_t>& order = pairs_by_target_[i];
+    const std::size_t grid_size = lv.grid->size();
+    // Runs of one target: each thread writes its targets' local signatures alone.
+    std::vector<std::size_t> starts;
+    for (std::size_t at = 0; at < order.size(); ++at)
+      if (at == 0 || plan.pairs[order[at]].target != plan.pairs[order[at - 1]].target)
+        starts.push_back(at);
+    starts.push_back(order.size());
+    const std::size_t runs = starts.size() - 1;
+#pragma omp parallel for schedule(dynamic, 4)
+    for (std::size_t r = 0; r < runs; ++r)
+      for (std::size_t at = starts[r]; at < starts[r + 1]; ++at) {
+        const M2LPair& pair = plan.pairs[order[at]];
+        diagonal_m2l(std::span<const cplx>(
+                         lv.transfer.data() + std::size_t(pair.matrix) * grid_size, grid_size),
+                     std::span<const cplx>(signature(outgoing_, lv.level, pair.source), grid_size),
+                     std::span<cplx>(signature(incoming_, lv.level, pair.target), grid_size));
+      }
+  }
+}
+
+void Fmm::CpuExecutor::run_diagonal_downward() {
+  const DiagonalLevels& d = *fmm_.diagonal_;
+  const Octree& tree = *fmm_.tree_;
+  const auto& cells = tree.cells();
+  // Each child's local signature from its parent's: shifted, then anterpolated.
+  for (int level = d.first_level() + 1; level <= d.conversion_level(); ++level) {
+    const DiagonalLevels::Level& above = d.at(level - 1);
+    const DiagonalLevels::Level& lv = d.at(level);
+    const auto ids = tree.cells_at_level(level);
+#pragma omp parallel
+    {
+      std::vector<cplx> moved(above.grid->size());
+#pragma omp for schedule(dynamic, 4)
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        const Cell& cell = cells[ids[i]];
+        if (cell.target_begin == cell.target_end) continue;
+        const cplx* parent = signature(incoming_, level - 1, cell.parent);
+        const std::vector<cplx>& phases = above.down_phases[std::size_t(cell.octant)];
+        for (std::size_t g = 0; g < moved.size(); ++g) moved[g] = parent[g] * phases[g];
+        above.from_children->anterpolate(
+            moved, std::span<cplx>(signature(incoming_, level, ids[i]), lv.grid->size()));
+      }
+    }
+  }
+  // The conversion level's local coefficients take its local signatures.
+  const int conversion = d.conversion_level();
+  const auto ids = tree.cells_at_level(conversion);
+  const std::size_t size = std::size_t(fmm_.order_) * std::size_t(fmm_.order_);
+  const std::size_t grid_size = d.at(conversion).grid->size();
+#pragma omp parallel for schedule(dynamic, 8)
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const Cell& cell = cells[ids[i]];
+    if (cell.target_begin == cell.target_end) continue;
+    multiply_add(size, grid_size, d.to_local.data(), signature(incoming_, conversion, ids[i]),
+                 &local_[fmm_.slot(ids[i]) * size]);
+  }
+}
+
+void Fmm::CpuExecutor::run_leaf_evaluations() {
+  const DiagonalLevels& d = *fmm_.diagonal_;
+  const auto& cells = fmm_.tree_->cells();
+  const auto target_order = fmm_.tree_->target_order();
+  const auto& leaves = fmm_.target_leaves_;
+  const bool with_normals = !fmm_.target_normals_.empty();
+#pragma omp parallel
+  {
+    std::vector<Vec3> points, normals;
+    std::vector<cplx> values;
+#pragma omp for schedule(dynamic, 4)
+    for (std::size_t l = 0; l < leaves.size(); ++l) {
+      const Cell& cell = cells[leaves[l]];
+      if (!diagonal_only(cell.level)) continue;
+      points.clear();
+      normals.clear();
+      for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
+        points.push_back(fmm_.targets_[target_order[i]]);
+        if (with_normals) normals.push_back(fmm_.target_normals_[target_order[i]]);
+      }
+      values.assign(points.size(), 0.0);
+      const SphereGrid& grid = *d.at(cell.level).grid;
+      evaluate_local_signature(
+          grid, fmm_.k_, cell.center,
+          std::span<const cplx>(signature(incoming_, cell.level, leaves[l]), grid.size()), points,
+          normals, fmm_.target_normal_weight_, values);
+      for (std::size_t i = cell.target_begin; i < cell.target_end; ++i)
+        potential_[target_order[i]] += values[i - cell.target_begin];
     }
   }
 }

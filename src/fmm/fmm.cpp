@@ -10,8 +10,10 @@
 #include <optional>
 #include <sstream>
 
+#include "diagonal_levels.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/m2l_plan.hpp"
+#include "fmbem/fmm/wideband_plan.hpp"
 #include "fmm_executor.hpp"
 
 namespace fmbem::fmm {
@@ -155,6 +157,27 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
         target_leaves_.push_back(leaf);
     upward_leaf_end_ = tree_->leaves().size();
     upward_leaves_ = tree_->leaves();
+    // Cells too large for the low-frequency expansions translate in the diagonal form (a
+    // wideband FMM): the whole tree's plan, before the near lists, which take its direct pairs.
+    const double eps =
+        options.tolerance > 0.0 && options.tolerance < 1.0 ? options.tolerance : 1e-6;
+    if (k_ > 0.0) {
+      if (part) {
+        if (const int level = wideband_switch_level(*tree_, order_, k_, eps); level >= 0)
+          throw Error("FMM: the cells of levels 2.." + std::to_string(level) +
+                      " need the high-frequency (diagonal) form, which a distributed FMM does not "
+                      "run yet: run on one rank, or with -fmm_distribute false");
+      } else {
+        // An order chosen from the tolerance rises where the levels below the diagonal ones
+        // need it; one the caller gave stays (and without a valid plan the FMM stays
+        // low-frequency, as it was).
+        if (options.order <= 0) order_ = wideband_order(*tree_, order_, k_, eps);
+        WidebandPlan wideband = build_wideband_plan(*tree_, order_, k_, eps);
+        if (wideband.uses_diagonal_form())
+          diagonal_ =
+              std::make_unique<DiagonalLevels>(*tree_, std::move(wideband), k_, order_, eps);
+      }
+    }
     // The part's LocallyEssentialTree in this tree's cell ids, renumbered once.
     if (part) {
       part_in_tree = in_tree_cells(part->let);
@@ -191,8 +214,24 @@ int default_max_leaf(bool gpu, int order) {
 
 M2LScheme default_m2l_scheme(int order) { return order <= 8 ? M2LScheme::dmma : M2LScheme::gemm; }
 
+void Fmm::check_no_diagonal_levels(const char* what) const {
+  if (diagonal_)
+    throw Error(std::string(what) + ": the cells of levels 2.." +
+                std::to_string(diagonal_->plan.switch_level) +
+                " need the high-frequency (diagonal) form, which runs on the CPU of one rank only "
+                "so far");
+}
+
 void Fmm::choose_executor() {
   std::string why;
+  if (diagonal_ && options_.device == FmmOptions::Device::gpu)
+    check_no_diagonal_levels("-fmm_device gpu");
+  if (diagonal_) {
+    executor_ = make_cpu_executor();
+    if (options_.device == FmmOptions::Device::automatic)
+      statistics_.m2l_device = "cpu (the high-frequency levels run on the CPU only so far)";
+    return;
+  }
   if (options_.device != FmmOptions::Device::cpu && gpu_available(&why)) {
 #if FMBEM_HAVE_CUDA  // else there is no GPU executor, and gpu_available says why
     executor_ = make_gpu_executor(statistics_);
@@ -233,12 +272,20 @@ void Fmm::build_near_lists() {
     const int leaf = leaves[l];
     // Per cell its range and, in a part's view, its range in the whole order besides.
     std::vector<std::array<std::size_t, 4>> cell_ranges;
-    tree.for_each_near_source_cell(leaf, [&](int s) {
+    const auto add_cell = [&](int s) {
       if (cells[s].source_begin < cells[s].source_end) {
         const auto whole = tree.whole_source_range(s);
         cell_ranges.push_back({cells[s].source_begin, cells[s].source_end, whole[0], whole[1]});
       }
-    });
+    };
+    tree.for_each_near_source_cell(leaf, add_cell);
+    // A wideband FMM's deferred pairs that met a leaf.
+    if (diagonal_) {
+      const auto& direct = diagonal_->plan.direct_pairs;
+      for (auto it = std::lower_bound(direct.begin(), direct.end(), std::pair<int, int>(leaf, -1));
+           it != direct.end() && it->first == leaf; ++it)
+        add_cell(it->second);
+    }
     std::sort(cell_ranges.begin(), cell_ranges.end());
     // Cells that follow each other on the curve make one range: in the whole order, so that a
     // part's view sums in the same pieces as the whole tree (the same rounding).
@@ -343,7 +390,15 @@ void Fmm::build_translations(bool gpu) {
       }
   }
   // M2L: one plan for the CPU and the GPU executors; the GPU's builds its matrices itself.
-  m2l_plan_ = build_m2l_plan(tree, p, k_, !gpu);
+  m2l_plan_ = build_m2l_plan(tree, p, k_, !gpu, diagonal_ ? diagonal_->conversion_level() : 2);
+  if (diagonal_) {
+    statistics_.switch_level = diagonal_->plan.switch_level;
+    statistics_.diagonal_pairs = diagonal_->plan.diagonal_pair_count();
+    statistics_.deferred_direct_pairs = diagonal_->plan.direct_pairs.size();
+    for (const DiagonalLevels::Level& lv : diagonal_->levels)
+      statistics_.diagonal_bandwidths.push_back(lv.grid->bandwidth());
+    statistics_.translation_bytes += diagonal_->bytes();
+  }
   for (const M2LLevelPlan& lv : m2l_plan_.levels) {
     statistics_.m2l_pairs_per_level[lv.level] = static_cast<int>(lv.pairs.size());
     statistics_.transfer_matrices_per_level[lv.level] = static_cast<int>(lv.matrix_count());
@@ -368,7 +423,8 @@ void Fmm::build_translations(bool gpu) {
       (near_ranges_.size() + near_targets_.size()) * 2 * sizeof(std::size_t) +
       near_source_order_.size() * sizeof(std::size_t) + target_leaves_.size() * sizeof(int);
   statistics_.tree_bytes += tree.list_bytes();
-  statistics_.expansion_bytes = 2 * cells.size() * size * sizeof(cplx);
+  statistics_.expansion_bytes = 2 * cells.size() * size * sizeof(cplx) +
+                                (diagonal_ ? 2 * diagonal_->signature_entries() * sizeof(cplx) : 0);
   // The points and normals, and the near field's per-apply copy of the sources it reads.
   statistics_.source_points = near_sources_.size() + upward_sources_.size();
   statistics_.source_bytes = (near_sources_.size() + near_normals_.size() + upward_sources_.size() +
@@ -384,6 +440,9 @@ void Fmm::share_upward_pass(int part, int parts,
   if (parts < 1 || part < 0 || part >= parts || (parts > 1 && !combine))
     throw Error("FMM: bad share of the upward pass");
   if (!own_cells_.empty()) throw Error("FMM: the upward pass is distributed already");
+  // The diagonal levels' signatures are not exchanged: every part runs the whole upward pass
+  // (the same result, the upward pass not shared).
+  if (diagonal_) return;
   // Cut the leaves (Morton order) where the running source count crosses part / parts.
   const auto& leaves = tree_->leaves();
   const auto& cells = tree_->cells();
@@ -512,8 +571,9 @@ void Fmm::finish_restriction(const LocallyEssentialTree& let, const std::vector<
 }
 
 void Fmm::restrict_upward_pass(const LocallyEssentialTree& let) {
+  check_no_diagonal_levels("FMM: distributing the upward pass");
   if (constructed_part_cells_) {
-    // Restricted at construction (FmmOptions::part): the tree given now must be that one.
+    // Restricted at construction (FmmPart): the tree given now must be that one.
     if (let.own_cells != *constructed_part_cells_)
       throw Error("FMM: the locally essential tree differs from the part this FMM was built for");
     return;
@@ -726,6 +786,13 @@ std::string Fmm::describe() const {
     out << "  " << std::setw(5) << l << std::setw(8) << s.cells_per_level[l] << std::setw(8)
         << s.leaves_per_level[l] << std::setw(11) << s.m2l_pairs_per_level[l] << std::setw(19)
         << s.transfer_matrices_per_level[l] << "\n";
+  if (s.switch_level >= 0) {
+    out << "  high-frequency (diagonal) levels 2.." << s.switch_level << ", converted at level "
+        << s.switch_level + 1 << "; sphere-grid bandwidths";
+    for (int b : s.diagonal_bandwidths) out << " " << b;
+    out << "; " << s.diagonal_pairs << " diagonal pairs, " << s.deferred_direct_pairs
+        << " deferred pairs summed directly\n";
+  }
   out << "  near-field point pairs of these targets " << s.near_pairs
       << ", k * (coarsest M2L cell width) " << std::setprecision(3) << s.max_kappa << "\n";
   const double mb = 1.0 / (1024.0 * 1024.0);

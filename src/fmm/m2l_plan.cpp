@@ -106,7 +106,8 @@ double M2LPlan::flops() const {
   return 8.0 * size * size * static_cast<double>(pair_count());
 }
 
-M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices) {
+M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices,
+                       int first_level) {
   if (order < 1 || order > max_degree)
     throw Error("M2L plan: the expansion order p must lie in 1.." + std::to_string(max_degree));
   if (!(k >= 0.0) || !std::isfinite(k))
@@ -126,7 +127,7 @@ M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matric
   const std::size_t matrix_size = static_cast<std::size_t>(size) * size;
   std::unique_ptr<MultipoleToLocalTable> table;
   if (host_matrices) table = std::make_unique<MultipoleToLocalTable>(GauntTable(order), order);
-  for (int level = 2; level < tree.levels(); ++level) {
+  for (int level = std::max(2, first_level); level < tree.levels(); ++level) {
     // The pairs of this level by transfer vector, as the CPU FMM groups them.
     std::vector<std::vector<M2LPair>> by_vector(Octree::kTransferCount);
     for (int c : tree.cells_at_level(level)) {

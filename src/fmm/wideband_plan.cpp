@@ -5,6 +5,7 @@
 #include <string>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/fmm/expansions.hpp"
 
 namespace fmbem::fmm {
 
@@ -63,27 +64,67 @@ std::size_t WidebandPlan::diagonal_pair_count() const {
   return count;
 }
 
-bool needs_high_frequency(double k, double width, int order) {
-  return k * std::sqrt(3.0) * width > double(order);
+bool needs_high_frequency(double k, double width, int order, double eps) {
+  const double kd = k * std::sqrt(3.0) * width;
+  return double(order) < kd + 0.8 * std::pow(std::log10(1.0 / eps), 2.0 / 3.0) * std::cbrt(kd);
 }
 
-WidebandPlan build_wideband_plan(const Octree& tree, int order, double k) {
+double diagonal_far_min_kw(double eps) {
+  if (!(eps > 0.0 && eps < 1.0)) throw Error("wideband plan: eps must lie in (0, 1)");
+  // log10(1/eps) -> the smallest measured k w reaching eps on the |t| >= 3w geometry.
+  constexpr double digits[] = {3, 4, 5, 6, 7, 8, 10};
+  constexpr double kw[] = {1.0, 1.5, 3.0, 4.0, 6.0, 8.0, 16.0};
+  const double x = std::log10(1.0 / eps);
+  double value = kw[0];
+  if (x > digits[6]) {
+    value = kw[6] * std::pow(2.0, (x - digits[6]) / 2.0);  // doubling every 2 digits beyond
+  } else {
+    for (int i = 0; i < 6; ++i)
+      if (x >= digits[i] && x <= digits[i + 1]) {
+        const double t = (x - digits[i]) / (digits[i + 1] - digits[i]);
+        value = std::exp((1 - t) * std::log(kw[i]) + t * std::log(kw[i + 1]));
+      }
+  }
+  return 1.1 * value;
+}
+
+int wideband_switch_level(const Octree& tree, int order, double k, double eps) {
   if (order < 1) throw Error("wideband plan: the expansion order p must be at least 1");
   if (!(k >= 0.0) || !std::isfinite(k))
     throw Error("wideband plan: the wavenumber must be finite and >= 0");
+  const double min_kw = diagonal_far_min_kw(eps);
+  // Levels are finer downwards: the high-frequency ones are 2 .. the switch level, contiguous.
+  int switch_level = -1;
+  for (int level = 2; level < tree.levels(); ++level)
+    if (needs_high_frequency(k, tree.width(level), order, eps)) switch_level = level;
+  if (switch_level < 0) return -1;
+  const int conversion = switch_level + 1;
+  if (conversion >= tree.levels() || k * tree.width(conversion) < min_kw) return -1;
+  return switch_level;
+}
+
+int wideband_order(const Octree& tree, int order, double k, double eps) {
+  for (int p = order; p <= max_degree; ++p) {
+    int finest = -1;
+    for (int level = 2; level < tree.levels(); ++level)
+      if (needs_high_frequency(k, tree.width(level), p, eps)) finest = level;
+    if (finest < 0 || wideband_switch_level(tree, p, k, eps) >= 0) return p;
+  }
+  return max_degree;
+}
+
+WidebandPlan build_wideband_plan(const Octree& tree, int order, double k, double eps) {
   if (tree.is_part_view() || tree.holds_cell_subset())
     throw Error("wideband plan: the high-frequency levels need the whole tree, not a part's view");
   WidebandPlan plan;
-  // Levels are finer downwards: the high-frequency ones are 2 .. switch_level, contiguous.
-  for (int level = 2; level < tree.levels(); ++level)
-    if (needs_high_frequency(k, tree.width(level), order)) plan.switch_level = level;
+  plan.switch_level = wideband_switch_level(tree, order, k, eps);
   if (plan.switch_level < 0) return plan;
+  const int conversion = plan.switch_level + 1;
   const auto& cells = tree.cells();
   // The pairs each level hands to its children, as (target, source) of the level.
   std::vector<std::pair<int, int>> deferred, next_deferred;
   std::vector<std::vector<M2LPair>> by_vector(kWideTransferCount);
-  const int last = std::min(plan.switch_level + 1, tree.levels() - 1);
-  for (int level = 2; level <= last; ++level) {
+  for (int level = 2; level <= conversion; ++level) {
     const bool high_frequency = level <= plan.switch_level;
     next_deferred.clear();
     // This level's own pairs (high-frequency levels only; the conversion level's stay in the
@@ -119,7 +160,7 @@ WidebandPlan build_wideband_plan(const Octree& tree, int order, double k) {
     for (const auto& [t, s] : next_deferred) {
       const bool target_leaf = cells[std::size_t(t)].is_leaf(),
                  source_leaf = cells[std::size_t(s)].is_leaf();
-      if (!target_leaf && !source_leaf && level < tree.levels() - 1) {
+      if (!target_leaf && !source_leaf) {
         deferred.emplace_back(t, s);
         continue;
       }

@@ -37,7 +37,7 @@ struct Case {
   int max_leaf, order;
   FmmOptions::Device device = FmmOptions::Device::cpu;  // of the distributed FMM
   bool overlap = false;                                 // the exchange during the near field
-  // The part given at construction (FmmOptions::part): the FMM keeps only the source points its
+  // The part given at construction (FmmPart): the FMM keeps only the source points its
   // part reads; checked against the FMM restricted after construction, which keeps them all.
   bool part_at_construction = false;
 };

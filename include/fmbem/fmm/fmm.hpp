@@ -128,6 +128,8 @@ class ObservedPhase {
   Phase phase_;
 };
 
+struct DiagonalLevels;
+
 struct FmmStatistics {
   int order = 0, levels = 0;
   int max_leaf = 0;  // the leaf size the tree was built with (max_leaf or default_max_leaf)
@@ -142,9 +144,15 @@ struct FmmStatistics {
   std::size_t near_pairs = 0;
   std::size_t tree_bytes = 0, translation_bytes = 0, expansion_bytes = 0, source_bytes = 0;
   // The source points (with their normals) this FMM holds: every source, or where its targets
-  // are a part's (FmmOptions::part) those the part reads alone.
+  // are a part's (FmmPart) those the part reads alone.
   std::size_t source_points = 0;
-  double max_kappa = 0.0;  // k times the width of the coarsest level with M2L
+  double max_kappa = 0.0;  // k times the width of the coarsest level with low-frequency M2L
+  // The wideband FMM's diagonal levels (docs/wideband.md): the finest of them (-1: none, the
+  // low-frequency FMM alone), their pairs, the pairs summed directly because a deferred pair met a
+  // leaf, and their bandwidths (levels 2 .. switch_level + 1).
+  int switch_level = -1;
+  std::size_t diagonal_pairs = 0, deferred_direct_pairs = 0;
+  std::vector<int> diagonal_bandwidths;
   // Where M2L runs, in words ("cpu", "gpu, scheme dmma", or "cpu (no GPU: ...)").
   std::string m2l_device = "cpu";
   std::string near_field_device = "cpu";  // "cpu" or "gpu"
@@ -318,7 +326,7 @@ class Fmm {
   // restrict_upward_pass (finish_restriction) needs the translations and executors.
   std::vector<int> mark_part(const LocallyEssentialTree& let);
   void finish_restriction(const LocallyEssentialTree& let, const std::vector<int>& leaves);
-  // The part given at construction (FmmOptions::part): its own cells, to check the tree given
+  // The part given at construction (FmmPart): its own cells, to check the tree given
   // to distribute_upward_pass against (nullopt: none given; empty: a part without cells).
   std::optional<std::vector<int>> constructed_part_cells_;
   // The executors (fmm_executor.hpp): the CPU's, and the GPU's where fmbem is built with CUDA.
@@ -410,9 +418,13 @@ class Fmm {
   std::size_t slot(int cell) const {
     return slot_.empty() ? std::size_t(cell) : std::size_t(slot_[cell]);
   }
-  // The M2L pairs and matrices of every level, applied by the CPU (apply_m2l_reference) or
-  // uploaded to the GPU.
+  // The M2L pairs and matrices of every low-frequency level, applied by the CPU
+  // (apply_m2l_reference) or uploaded to the GPU.
   M2LPlan m2l_plan_;
+  // The diagonal levels of a wideband FMM (null: the low-frequency FMM alone).
+  std::unique_ptr<DiagonalLevels> diagonal_;
+  // Refuses what the diagonal levels do not run on yet (the GPU, a part of the tree).
+  void check_no_diagonal_levels(const char* what) const;
   // The phases' executor; mutable: its expansions (and device buffers) are scratch of apply().
   mutable std::unique_ptr<Executor> executor_;
   // The multipoles of other parts before M2L: share_upward_pass's combine or

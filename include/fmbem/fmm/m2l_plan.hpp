@@ -65,9 +65,11 @@ inline Vec3 transfer_offset(int v) {
 // The M2L pairs of the FMM on this tree: for each level >= 2, target c and source s in
 // tree.m2l(c) with c holding targets and s holding sources (the pairs the CPU FMM applies);
 // T from MultipoleToLocalTable with t = offset * tree.width(level), on the host unless
-// host_matrices is false (the GPU executor builds them on the device). Throws fmbem::Error
-// for p outside 1 .. max_degree or k < 0.
-M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices = true);
+// host_matrices is false (the GPU executor builds them on the device); levels from first_level
+// (a wideband FMM's coarser levels translate in the diagonal form). Throws fmbem::Error for p
+// outside 1 .. max_degree or k < 0.
+M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices = true,
+                       int first_level = 2);
 
 // local[c] += sum over the pairs (c, s, m) of T[m] multipole[s], all levels; OpenMP over target
 // cells, each thread summing its targets' pairs in plan order (matrix by matrix), so the result

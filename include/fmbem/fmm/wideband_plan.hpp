@@ -61,13 +61,33 @@ struct WidebandPlan {
   std::size_t diagonal_pair_count() const;
 };
 
-// Whether cells of width w are too large for the low-frequency expansions of order p at k:
-// k sqrt(3) w > p (the truncation must exceed k times the cell diagonal).
-bool needs_high_frequency(double k, double width, int order);
+// Whether cells of width w are too large for the low-frequency expansions of order p at k and
+// accuracy eps: p < kd + 0.8 log10(1/eps)^(2/3) (kd)^(1/3), d = sqrt(3) w (the truncation must
+// exceed k times the cell diagonal by the excess bandwidth of the diagonal form's rule, whose
+// constant is lowered to 0.8 so that the k = 8 unit sphere at p = 11 and 1e-4, measured and
+// calibrated by order_for_tolerance, stays low-frequency).
+bool needs_high_frequency(double k, double width, int order, double eps);
+
+// The smallest k w at which the diagonal form reaches eps for transfer vectors of at least 3
+// cell widths (docs/wideband.md's measured table, log-linear in log10(eps) between its points,
+// with a 10 % margin): the conversion level's cells must be at least this large.
+double diagonal_far_min_kw(double eps);
+
+// The switch level build_wideband_plan chooses (-1: none), from the tree's levels alone (any
+// tree or part's view).
+int wideband_switch_level(const Octree& tree, int order, double k, double eps);
+
+// The low-frequency order a wideband FMM on this tree needs, at least `order`: raised where the
+// level below the finest one that needs the diagonal form is too small for it (the
+// low-frequency expansions must then serve that level), up to max_degree.
+int wideband_order(const Octree& tree, int order, double k, double eps);
 
 // The plan for the tree (its lists: the whole tree's, not a part's view), the low-frequency
-// order and k. Throws fmbem::Error for order < 1, k < 0 or non-finite, or a tree that does not
-// hold every cell's lists.
-WidebandPlan build_wideband_plan(const Octree& tree, int order, double k);
+// order, k and the accuracy asked (needs_high_frequency). No diagonal level (switch_level -1) where
+// every level suits the low-frequency expansions, or where the level below the finest one that does
+// not is too small for the diagonal form at eps (or absent): the low-frequency FMM is then as good
+// as it gets. Throws fmbem::Error for order < 1, k < 0 or non-finite, eps outside (0, 1), or a
+// part's view of a tree.
+WidebandPlan build_wideband_plan(const Octree& tree, int order, double k, double eps);
 
 }  // namespace fmbem::fmm

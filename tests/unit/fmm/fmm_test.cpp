@@ -12,85 +12,16 @@
 
 #include "fmbem/core/error.hpp"
 #include "fmbem/kernel/kernel.hpp"
+#include "point_sets.hpp"
 
 namespace fmbem::fmm {
 namespace {
 
-struct PointSet {
-  std::vector<Vec3> sources, normals, targets, target_normals;
-  std::vector<cplx> charges, dipoles;
-};
-
-// Points on the unit sphere (normals radial) or on the surface of an
-// elongated box [-2, 2] x [-0.5, 0.5] x [-0.25, 0.25] (normals along the
-// face), which gives an adaptive tree with leaves on several levels. Every
-// 7th target coincides with a source, as collocation points do with the
-// centroid of the 1- and 7-point rules.
-PointSet make_points(bool sphere, std::size_t num_sources, std::size_t num_targets, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> gauss;
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  auto surface_point = [&](Vec3& normal) {
-    if (sphere) {
-      normal = normalized(Vec3{gauss(rng), gauss(rng), gauss(rng)});
-      return normal;
-    }
-    const double half[3] = {2.0, 0.5, 0.25};
-    // Faces picked in proportion to their area.
-    const double areas[3] = {half[1] * half[2], half[0] * half[2], half[0] * half[1]};
-    double pick = 0.5 * (u(rng) + 1.0) * (areas[0] + areas[1] + areas[2]);
-    int axis = 0;
-    while (axis < 2 && pick > areas[axis]) pick -= areas[axis++];
-    double c[3] = {u(rng) * half[0], u(rng) * half[1], u(rng) * half[2]};
-    const double side = u(rng) < 0.0 ? -1.0 : 1.0;
-    c[axis] = side * half[axis];
-    double n[3] = {0.0, 0.0, 0.0};
-    n[axis] = side;
-    normal = {n[0], n[1], n[2]};
-    return Vec3{c[0], c[1], c[2]};
-  };
-  PointSet set;
-  for (std::size_t i = 0; i < num_sources; ++i) {
-    Vec3 normal;
-    set.sources.push_back(surface_point(normal));
-    set.normals.push_back(normal);
-    set.charges.emplace_back(u(rng), u(rng));
-    set.dipoles.emplace_back(u(rng), u(rng));
-  }
-  for (std::size_t i = 0; i < num_targets; ++i) {
-    Vec3 normal;
-    if (i % 7 == 0) {
-      set.targets.push_back(set.sources[i]);
-      set.target_normals.push_back(set.normals[i]);
-    } else {
-      set.targets.push_back(surface_point(normal));
-      set.target_normals.push_back(normal);
-    }
-  }
-  return set;
-}
-
-constexpr double skip_radius = 1e-12;
-
-std::vector<cplx> direct(double k, const PointSet& set) {
-  std::vector<std::size_t> order(set.sources.size());
-  std::iota(order.begin(), order.end(), 0);
-  const PointSources sources(set.sources, set.normals, order, set.charges, set.dipoles);
-  std::vector<cplx> phi(set.targets.size());
-#pragma omp parallel for
-  for (std::size_t i = 0; i < set.targets.size(); ++i)
-    phi[i] = sources.potential(0, sources.size(), k, set.targets[i], skip_radius * skip_radius);
-  return phi;
-}
-
-double relative_error(const std::vector<cplx>& a, const std::vector<cplx>& b) {
-  double num = 0.0, den = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += std::norm(a[i] - b[i]);
-    den += std::norm(b[i]);
-  }
-  return std::sqrt(num / den);
-}
+using testing::direct;
+using testing::make_points;
+using testing::PointSet;
+using testing::relative_error;
+using testing::skip_radius;
 
 std::vector<cplx> run_fmm(double k, const PointSet& set, int p, int max_leaf = 40) {
   const Fmm fmm(k, set.sources, set.normals, set.targets,

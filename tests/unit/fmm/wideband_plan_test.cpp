@@ -68,7 +68,7 @@ void expect_every_pair_once(const Octree& tree, const WidebandPlan& plan) {
 TEST(WidebandPlan, WithoutLargeCellsThereIsNoDiagonalLevel) {
   const std::vector<Vec3> points = surface_and_cluster(3000, 40, 1);
   const Octree tree(points, points, OctreeOptions{.max_leaf = 8});
-  const WidebandPlan plan = build_wideband_plan(tree, 8, 2.0);
+  const WidebandPlan plan = build_wideband_plan(tree, 8, 2.0, 1e-4);
   EXPECT_FALSE(plan.uses_diagonal_form());
   EXPECT_TRUE(plan.levels.empty());
   EXPECT_TRUE(plan.direct_pairs.empty());
@@ -83,13 +83,12 @@ TEST(WidebandPlan, EveryPairIsAccountedForOnce) {
   const Octree tree(points, points, OctreeOptions{.max_leaf = 8});
   for (double k : {12.0, 20.0, 40.0}) {
     const int order = 8;
-    const WidebandPlan plan = build_wideband_plan(tree, order, k);
+    const WidebandPlan plan = build_wideband_plan(tree, order, k, 1e-4);
     ASSERT_TRUE(plan.uses_diagonal_form()) << "k = " << k;
-    EXPECT_TRUE(needs_high_frequency(k, tree.width(plan.switch_level), order));
-    if (plan.switch_level + 1 < tree.levels())
-      EXPECT_FALSE(needs_high_frequency(k, tree.width(plan.switch_level + 1), order));
-    ASSERT_EQ(plan.levels.size(),
-              std::size_t(std::min(plan.switch_level + 1, tree.levels() - 1) - 1));
+    EXPECT_TRUE(needs_high_frequency(k, tree.width(plan.switch_level), order, 1e-4));
+    EXPECT_FALSE(needs_high_frequency(k, tree.width(plan.switch_level + 1), order, 1e-4));
+    EXPECT_GE(k * tree.width(plan.switch_level + 1), diagonal_far_min_kw(1e-4));
+    ASSERT_EQ(plan.levels.size(), std::size_t(plan.switch_level));
     std::size_t beyond_three = 0;
     for (const DiagonalLevelPlan& lv : plan.levels) {
       EXPECT_DOUBLE_EQ(lv.width, tree.width(lv.level));
@@ -121,9 +120,11 @@ TEST(WidebandPlan, EveryPairIsAccountedForOnce) {
 TEST(WidebandPlan, BadInputIsAnError) {
   const std::vector<Vec3> points = surface_and_cluster(200, 0, 3);
   const Octree tree(points, points, OctreeOptions{.max_leaf = 8});
-  EXPECT_THROW(build_wideband_plan(tree, 0, 1.0), Error);
-  EXPECT_THROW(build_wideband_plan(tree, 8, -1.0), Error);
-  EXPECT_THROW(build_wideband_plan(tree, 8, std::nan("")), Error);
+  EXPECT_THROW(build_wideband_plan(tree, 0, 1.0, 1e-4), Error);
+  EXPECT_THROW(build_wideband_plan(tree, 8, -1.0, 1e-4), Error);
+  EXPECT_THROW(build_wideband_plan(tree, 8, std::nan(""), 1e-4), Error);
+  EXPECT_THROW(build_wideband_plan(tree, 8, 1.0, 0.0), Error);
+  EXPECT_THROW(build_wideband_plan(tree, 8, 1.0, 1.0), Error);
 }
 
 }  // namespace

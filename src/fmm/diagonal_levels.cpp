@@ -1,0 +1,70 @@
+#include "diagonal_levels.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "fmbem/core/error.hpp"
+
+namespace fmbem::fmm {
+
+int diagonal_level_bandwidth(double k, double width, double eps) {
+  if (!(k > 0.0) || !(width > 0.0) || !(eps > 0.0 && eps < 1.0))
+    throw Error("diagonal level: k, the cell width and eps must be positive (eps below 1)");
+  const double kd = k * std::sqrt(3.0) * width, kw = k * width;
+  const double constant = 2.5 + 3.5 / kw;
+  const double excess = constant * std::pow(std::log10(1.0 / eps), 2.0 / 3.0) * std::cbrt(kd);
+  return std::max(4, int(std::ceil(kd + excess)));
+}
+
+DiagonalLevels::DiagonalLevels(const Octree& tree, WidebandPlan wideband, double k, int order,
+                               double eps)
+    : plan(std::move(wideband)) {
+  if (plan.levels.empty()) throw Error("diagonal levels: the plan has no diagonal level");
+  levels.resize(plan.levels.size());
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const DiagonalLevelPlan& planned = plan.levels[i];
+    Level& lv = levels[i];
+    lv.level = planned.level;
+    const auto ids = tree.cells_at_level(planned.level);
+    lv.first_cell = ids.empty() ? 0 : ids.front();
+    lv.cells = ids.size();
+    lv.grid = std::make_unique<SphereGrid>(diagonal_level_bandwidth(k, planned.width, eps));
+    std::vector<Vec3> vectors;
+    for (int v : planned.transfer) vectors.push_back(planned.width * wide_transfer_offset(v));
+    lv.transfer = transfer_functions(*lv.grid, k, vectors);
+  }
+  // Shifts and interpolation between each level and the next (its children).
+  for (std::size_t i = 0; i + 1 < levels.size(); ++i) {
+    Level& lv = levels[i];
+    const double quarter = 0.25 * plan.levels[i].width;
+    for (int octant = 0; octant < 8; ++octant) {
+      const Vec3 offset{octant & 1 ? quarter : -quarter, octant & 2 ? quarter : -quarter,
+                        octant & 4 ? quarter : -quarter};
+      lv.up_phases[std::size_t(octant)] = plane_wave_phases(*lv.grid, k, -1.0 * offset);
+      lv.down_phases[std::size_t(octant)] = plane_wave_phases(*lv.grid, k, offset);
+    }
+    lv.from_children = std::make_unique<SphereInterpolator>(*levels[i + 1].grid, *lv.grid);
+  }
+  const SphereGrid& last = *levels.back().grid;
+  const double sigma = plan.levels.back().width;
+  to_signature = multipole_to_signature(last, order, k, sigma);
+  to_local = signature_to_local(last, order, k, sigma);
+}
+
+std::size_t DiagonalLevels::bytes() const {
+  std::size_t entries = to_signature.size() + to_local.size();
+  for (const Level& lv : levels) {
+    entries += lv.transfer.size();
+    for (int o = 0; o < 8; ++o)
+      entries += lv.up_phases[std::size_t(o)].size() + lv.down_phases[std::size_t(o)].size();
+  }
+  return entries * sizeof(cplx);
+}
+
+std::size_t DiagonalLevels::signature_entries() const {
+  std::size_t entries = 0;
+  for (const Level& lv : levels) entries += lv.cells * lv.grid->size();
+  return entries;
+}
+
+}  // namespace fmbem::fmm
