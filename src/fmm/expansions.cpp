@@ -15,7 +15,8 @@ namespace {
 // j_n(x) on the host, for the scaled Bessel functions' highest degrees.
 double spherical_bessel_j(int n, double x) { return boost::math::sph_bessel(n, x); }
 
-constexpr int max_harmonic_degree = 2 * max_degree + 2;
+constexpr int max_harmonic_degree = max_basis_degree;
+static_assert(max_basis_degree >= 2 * max_degree + 2, "the dense M2L needs Shat to degree 2p");
 
 // Recurrence coefficients of the normalised Legendre functions, computed once.
 struct LegendreCoefficients {
@@ -53,16 +54,16 @@ LegendreRecurrence legendre_recurrence() {
 }
 
 void scaled_bessel_j(int max_n, double x, double* jhat) {
-  if (max_n < 0 || max_n > 2 * max_degree + 2) throw Error("scaled Bessel: degree out of range");
+  if (max_n < 0 || max_n > max_basis_degree) throw Error("scaled Bessel: degree out of range");
   host_device::scaled_bessel_j(max_n, x, jhat, spherical_bessel_j);
 }
 
 void scaled_hankel(int max_n, double x, cplx* hhat) {
-  if (max_n < 0 || max_n > 2 * max_degree + 2) throw Error("scaled Hankel: degree out of range");
+  if (max_n < 0 || max_n > max_basis_degree) throw Error("scaled Hankel: degree out of range");
   // Real part yhat_n = -y_n x^(n+1) / (2n-1)!!: y_n is the dominant solution,
   // upward recurrence is stable. Imaginary part j_n x^(n+1) / (2n-1)!! =
   // jhat_n x^(2n+1) / ((2n-1)!! (2n+1)!!).
-  std::array<double, 2 * max_degree + 3> jhat{};
+  std::array<double, max_basis_degree + 1> jhat{};
   scaled_bessel_j(max_n, x, jhat.data());
   const double c = std::cos(x), s = std::sin(x), x2 = x * x;
   double y_prev = c, y_cur = c + x * s;  // yhat_0, yhat_1
@@ -126,7 +127,7 @@ void scale_by_degree(int max_n, const Radial* radial, double power_0, double rat
 }  // namespace
 
 void regular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out) {
-  std::array<double, 2 * max_degree + 3> jhat;
+  std::array<double, max_basis_degree + 1> jhat;
   const double len = norm(r);
   scaled_bessel_j(max_n, k * len, jhat.data());
   spherical_harmonics(max_n, r, out);
@@ -134,7 +135,7 @@ void regular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out) 
 }
 
 void singular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out) {
-  std::array<cplx, 2 * max_degree + 3> hhat;
+  std::array<cplx, max_basis_degree + 1> hhat;
   const double len = norm(r);
   scaled_hankel(max_n, k * len, hhat.data());
   spherical_harmonics(max_n, r, out);

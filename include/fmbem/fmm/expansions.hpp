@@ -17,8 +17,14 @@
 // for |x - s| > |y - s|.
 namespace fmbem::fmm {
 
-// Largest degree any expansion may use (the gradient needs degree p).
+// Largest order p of the dense-matrix translations and of Fmm (the gradient needs degree p):
+// a p^2 x p^2 matrix costs p^4 * 16 bytes, 41 MB at p = 40.
 inline constexpr int max_degree = 40;
+
+// Largest degree the bases below accept: twice the largest order of the rotation-based
+// translations (rotation_translations.hpp), whose M2L starts from Shat_n(t) to degree 2p - 2.
+// Measured accurate to 1e-12 (tests/unit/fmm/rotation_translations_test.cpp).
+inline constexpr int max_basis_degree = 200;
 
 // Position of (n, m), |m| <= n, in a coefficient vector: n^2 + n + m.
 constexpr int coefficient_index(int n, int m) { return n * n + n + m; }
@@ -37,7 +43,7 @@ void spherical_harmonics(int max_n, const Vec3& r, cplx* y);
 // The recurrence coefficients spherical_harmonics uses, for its GPU port: P_0^0 = p00,
 // P_m^m = diagonal[m] sin(theta) P_(m-1)^(m-1), P_(m+1)^m = first[m] cos(theta) P_m^m,
 // P_n^m = a[nm] (cos(theta) P_(n-1)^m - b[nm] P_(n-2)^m), nm = coefficient_index(n, m); valid
-// for degrees up to 2 max_degree + 2.
+// for degrees up to max_basis_degree.
 struct LegendreRecurrence {
   double p00;
   std::span<const double> diagonal, first, a, b;
