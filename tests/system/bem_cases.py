@@ -1542,6 +1542,32 @@ elif CASE == "pvtu":
                        os.path.join(WORK, "d_field.vtu")], mpi=2)
     check(os.path.exists(os.path.join(WORK, "d_field.vtu")),
           "-bem_csv d_field.vtu beside -o d.pvtu is not a piece: written")
+elif CASE == "wideband":
+    # The wideband FMM: at k D = 24 the level-2 cells are too large for p = 11 at the default
+    # -fmm_eps, so they translate in the diagonal form; the solve must be the direct operator's
+    # (same iterations, the same error against Mie to the FMM's accuracy, 1e-4 of it).
+    base = ["-mesh", "icosphere:4", "-k", "12", "-bem_formulation", "cbie", "-ksp_rtol", "1e-8",
+            "-pc_type", "jacobi"]
+    fast = summary(base + ["-fmm_view", "-fmm_device", "cpu"])
+    check("high-frequency (diagonal) levels 2..2" in fast["out"],
+          "k D = 24 at the default -fmm_eps: level 2 in the diagonal form (-fmm_view says so)")
+    check("beyond the low-frequency range" not in fast["out"], "and no low-frequency warning")
+    direct = summary(base + ["-bem_operator", "direct"])
+    check(abs(fast["its"] - direct["its"]) <= 1 and
+          abs(fast["l2"] - direct["l2"]) <= 1e-4 * direct["l2"],
+          f"the direct operator's solve: {fast['its']} / {direct['its']} iterations, L2 error "
+          f"{fast['l2']:.6e} / {direct['l2']:.6e}")
+    # Where the diagonal form does not run yet: one message, no wrong answer.
+    p = run(base + ["-fmm_device", "gpu"], expect_ok=False)
+    check(p.returncode != 0 and "high-frequency (diagonal) form" in p.stderr + p.stdout,
+          "-fmm_device gpu refuses it with one message")
+    p = run(base, expect_ok=False, mpi=2)
+    check(p.returncode != 0 and "distributed FMM does not run" in p.stderr + p.stdout,
+          "the distributed FMM on 2 ranks refuses it with one message")
+    shared = summary(base + ["-fmm_distribute", "false"], mpi=2)
+    check(shared["its"] == fast["its"] and abs(shared["l2"] - fast["l2"]) <= 1e-8 * fast["l2"],
+          f"2 ranks sharing the tree: the 1-rank solve ({shared['its']} iterations, L2 error "
+          f"{shared['l2']:.6e})")
 else:
     sys.exit("unknown case " + CASE)
 print("passed")
