@@ -161,13 +161,11 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     // wideband FMM): the whole tree's plan, before the near lists, which take its direct pairs.
     const double eps =
         options.tolerance > 0.0 && options.tolerance < 1.0 ? options.tolerance : 1e-6;
-    if (k_ > 0.0) {
-      if (part) {
-        if (const int level = wideband_switch_level(*tree_, order_, k_, eps); level >= 0)
-          throw Error("FMM: the cells of levels 2.." + std::to_string(level) +
-                      " need the high-frequency (diagonal) form, which a distributed FMM does not "
-                      "run yet: run on one rank, or with -fmm_distribute false");
-      } else {
+    // The diagonal levels run on the CPU executor of a whole tree so far: on the GPU and on a
+    // distributed part the FMM stays low-frequency, as it was (low_frequency_accurate says
+    // where that falls short, and bem_solve warns).
+    if (k_ > 0.0 && !gpu && !part) {
+      {
         // An order chosen from the tolerance rises where the levels below the diagonal ones
         // need it; one the caller gave stays (and without a valid plan the FMM stays
         // low-frequency, as it was).
@@ -216,22 +214,14 @@ M2LScheme default_m2l_scheme(int order) { return order <= 8 ? M2LScheme::dmma : 
 
 void Fmm::check_no_diagonal_levels(const char* what) const {
   if (diagonal_)
-    throw Error(std::string(what) + ": the cells of levels 2.." +
+    throw Error(std::string(what) + ": this FMM's levels 2.." +
                 std::to_string(diagonal_->plan.switch_level) +
-                " need the high-frequency (diagonal) form, which runs on the CPU of one rank only "
-                "so far");
+                " run in the high-frequency (diagonal) form, which a distributed FMM does not run "
+                "yet (build it with its part)");
 }
 
 void Fmm::choose_executor() {
   std::string why;
-  if (diagonal_ && options_.device == FmmOptions::Device::gpu)
-    check_no_diagonal_levels("-fmm_device gpu");
-  if (diagonal_) {
-    executor_ = make_cpu_executor();
-    if (options_.device == FmmOptions::Device::automatic)
-      statistics_.m2l_device = "cpu (the high-frequency levels run on the CPU only so far)";
-    return;
-  }
   if (options_.device != FmmOptions::Device::cpu && gpu_available(&why)) {
 #if FMBEM_HAVE_CUDA  // else there is no GPU executor, and gpu_available says why
     executor_ = make_gpu_executor(statistics_);

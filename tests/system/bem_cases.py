@@ -1557,13 +1557,13 @@ elif CASE == "wideband":
           abs(fast["l2"] - direct["l2"]) <= 1e-4 * direct["l2"],
           f"the direct operator's solve: {fast['its']} / {direct['its']} iterations, L2 error "
           f"{fast['l2']:.6e} / {direct['l2']:.6e}")
-    # Where the diagonal form does not run yet: one message, no wrong answer.
-    p = run(base + ["-fmm_device", "gpu"], expect_ok=False)
-    check(p.returncode != 0 and "high-frequency (diagonal) form" in p.stderr + p.stdout,
-          "-fmm_device gpu refuses it with one message")
-    p = run(base, expect_ok=False, mpi=2)
-    check(p.returncode != 0 and "distributed FMM does not run" in p.stderr + p.stdout,
-          "the distributed FMM on 2 ranks refuses it with one message")
+    # Where the diagonal form does not run yet (the distributed FMM, the GPU) the FMM stays
+    # low-frequency, as before: at k D = 24 and p = 11 still within 1e-3 of the direct solve.
+    d = summary(base + ["-fmm_view"], mpi=2)
+    check("high-frequency (diagonal)" not in d["out"] and d["its"] == direct["its"] and
+          abs(d["l2"] - direct["l2"]) <= 1e-3 * direct["l2"],
+          f"the distributed FMM on 2 ranks stays low-frequency ({d['its']} iterations, L2 error "
+          f"{d['l2']:.6e})")
     shared = summary(base + ["-fmm_distribute", "false"], mpi=2)
     check(shared["its"] == fast["its"] and abs(shared["l2"] - fast["l2"]) <= 1e-8 * fast["l2"],
           f"2 ranks sharing the tree: the 1-rank solve ({shared['its']} iterations, L2 error "

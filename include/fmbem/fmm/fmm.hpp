@@ -423,7 +423,7 @@ class Fmm {
   M2LPlan m2l_plan_;
   // The diagonal levels of a wideband FMM (null: the low-frequency FMM alone).
   std::unique_ptr<DiagonalLevels> diagonal_;
-  // Refuses what the diagonal levels do not run on yet (the GPU, a part of the tree).
+  // Refuses distributing an FMM built with diagonal levels (a part given after construction).
   void check_no_diagonal_levels(const char* what) const;
   // The phases' executor; mutable: its expansions (and device buffers) are scratch of apply().
   mutable std::unique_ptr<Executor> executor_;
