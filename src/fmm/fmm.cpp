@@ -164,7 +164,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     // The diagonal levels run on the CPU executor of a whole tree so far: on the GPU and on a
     // distributed part the FMM stays low-frequency, as it was (low_frequency_accurate says
     // where that falls short, and bem_solve warns).
-    if (k_ > 0.0 && !gpu && !part) {
+    if (k_ > 0.0 && !gpu && !part && options.high_frequency) {
       {
         // An order chosen from the tolerance rises where the levels below the diagonal ones
         // need it; one the caller gave stays (and without a valid plan the FMM stays

@@ -47,6 +47,10 @@ struct FmmOptions {
   // order) instead of one per source: a part's per-apply strengths then scale with the part,
   // not with the problem. (Where every source is read the two are the same.)
   bool strengths_of_sources_read = false;
+  // The diagonal (high-frequency) levels where the cells need them (docs/wideband.md), on the
+  // CPU executor of a whole tree; false: the low-frequency FMM alone, as the GPU and the
+  // distributed FMM run it so far (for comparisons with them).
+  bool high_frequency = true;
 };
 
 // The distributed FMM's part (a rank of the partition), given at construction and read there
