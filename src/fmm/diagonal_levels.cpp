@@ -12,7 +12,7 @@ int diagonal_level_bandwidth(double k, double width, double eps) {
     throw Error("diagonal level: k, the cell width and eps must be positive (eps below 1)");
   const double kd = k * std::sqrt(3.0) * width, kw = k * width;
   const double constant = 2.5 + 3.5 / kw;
-  const double excess = constant * std::pow(std::log10(1.0 / eps), 2.0 / 3.0) * std::cbrt(kd);
+  const double excess = excess_bandwidth(constant, kd, eps);
   return std::max(4, int(std::ceil(kd + excess)));
 }
 

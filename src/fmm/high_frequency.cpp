@@ -114,8 +114,11 @@ int signature_bandwidth(double k, double cell_diagonal, double eps) {
   if (!(cell_diagonal > 0.0) || !(eps > 0.0 && eps < 1.0))
     throw Error("signature bandwidth: needs a cell diagonal > 0 and 0 < eps < 1");
   const double kd = k * cell_diagonal;
-  return int(std::ceil(kd + excess_bandwidth_constant * std::pow(std::log10(1.0 / eps), 2.0 / 3.0) *
-                                std::cbrt(kd)));
+  return int(std::ceil(kd + excess_bandwidth(excess_bandwidth_constant, kd, eps)));
+}
+
+double excess_bandwidth(double constant, double kd, double eps) {
+  return constant * std::pow(std::log10(1.0 / eps), 2.0 / 3.0) * std::cbrt(kd);
 }
 
 double diagonal_form_min_kw(double eps) {

@@ -6,6 +6,7 @@
 
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/expansions.hpp"
+#include "fmbem/fmm/high_frequency.hpp"
 
 namespace fmbem::fmm {
 
@@ -66,7 +67,7 @@ std::size_t WidebandPlan::diagonal_pair_count() const {
 
 bool needs_high_frequency(double k, double width, int order, double eps) {
   const double kd = k * std::sqrt(3.0) * width;
-  return double(order) < kd + 0.8 * std::pow(std::log10(1.0 / eps), 2.0 / 3.0) * std::cbrt(kd);
+  return double(order) < kd + excess_bandwidth(0.8, kd, eps);
 }
 
 double diagonal_far_min_kw(double eps) {

@@ -58,6 +58,11 @@ inline constexpr double excess_bandwidth_constant = 2.5;
 // up. k > 0, cell_diagonal > 0, 0 < eps < 1.
 int signature_bandwidth(double k, double cell_diagonal, double eps);
 
+// The excess-bandwidth term constant * log10(1/eps)^(2/3) (kd)^(1/3) that signature_bandwidth,
+// the diagonal levels' bandwidths and the low-frequency switch each add to kd with their own
+// constant.
+double excess_bandwidth(double constant, double kd, double eps);
+
 // Whether the diagonal form reaches eps in double precision for the octree's M2L geometry at
 // cell width w (|t| >= 2w between centres, sources and targets anywhere in their cells, the
 // bandwidth of signature_bandwidth for the diagonal sqrt(3) w). Below a k w that depends on eps
