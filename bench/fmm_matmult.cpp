@@ -3,7 +3,11 @@
 // error against the direct operator where that is affordable.
 //
 //   fmm_matmult -L 5 -p 8 [-k 8] [-max_leaf 100] [-reps 2] [-direct]
+//               [-eps 1e-6] [-device cpu|gpu]
 //               [-points DIR]   (point-source mode for the FMM3D comparison)
+//
+// -p 0 chooses the order from -eps (and a wideband FMM's diagonal levels where k needs them);
+// -max_leaf 0 takes the measured default for the device and order.
 //
 // Matrix mode applies D u + S q (both layers, random densities) as the
 // solver's MatMult does. Point mode sums charges only, sources the
@@ -85,8 +89,8 @@ void write(std::ofstream& out, const T* data, std::size_t count) {
 
 struct Args {
   int level = 5, order = 8, max_leaf = 100, reps = 2;
-  double k = 8.0;
-  bool direct = false;
+  double k = 8.0, eps = 1e-6;
+  bool direct = false, gpu = false;
   std::string points_dir;
 };
 
@@ -107,6 +111,10 @@ Args parse(int argc, char** argv) {
       a.reps = std::stoi(value());
     else if (key == "-direct")
       a.direct = true;
+    else if (key == "-eps")
+      a.eps = std::stod(value());
+    else if (key == "-device")
+      a.gpu = value() == "gpu";
     else if (key == "-points")
       a.points_dir = value();
     else
@@ -122,13 +130,28 @@ void print_phases(const PhaseTimer& timer) {
 }
 
 // Charges only, at the quadrature points; potentials at the centroids.
-// The CPU FMM of order a.order and leaf size a.max_leaf.
+// The FMM of order a.order (0: from a.eps) and leaf size a.max_leaf (0: the measured default)
+// on the CPU or the GPU.
 fmm::FmmOptions fmm_options(const Args& a, double skip_radius) {
   fmm::FmmOptions options;
   options.order = a.order;
+  options.tolerance = a.eps;
+  options.device = a.gpu ? fmm::FmmOptions::Device::gpu : fmm::FmmOptions::Device::cpu;
   options.max_leaf = a.max_leaf;
+  if (a.max_leaf <= 0) {
+    options.measured_max_leaf = true;
+    options.max_leaf = fmm::chosen_tree_size(options).max_leaf;
+  }
   options.skip_radius = skip_radius;
   return options;
+}
+
+// The order, the levels and (a wideband FMM) the diagonal levels' switch and bandwidths.
+void print_statistics(const fmm::FmmStatistics& s) {
+  std::printf("p %d levels %d switch %d bandwidths", s.order, s.levels, s.switch_level);
+  for (int b : s.diagonal_bandwidths) std::printf(" %d", b);
+  std::printf(" diagonal pairs %zu fmm %.2f GiB gpu %.2f GiB\n", s.diagonal_pairs,
+              s.total_bytes() / 1073741824.0, s.gpu_bytes / 1073741824.0);
 }
 
 int run_points(const Args& a, const Discretization& disc) {
@@ -162,6 +185,7 @@ int run_points(const Args& a, const Discretization& disc) {
       disc.size(), sources.size(), targets.size(), omp_get_max_threads(), a.order, setup, best,
       relative_error(ours, reference), peak_rss_gb());
   print_phases(best_phases);
+  print_statistics(fmm.statistics());
   if (!a.points_dir.empty()) {
     std::ofstream out(a.points_dir + "/points.bin", std::ios::binary);
     const std::int64_t ns = sources.size(), nt = targets.size();
@@ -202,6 +226,7 @@ int run_matrix(const Args& a, const Discretization& disc) {
       setup - tree - translations, best, best / disc.size() * 1e6, peak_rss_gb(),
       s.total_bytes() / 1073741824.0, layers.near_field().memory_bytes() / 1073741824.0);
   print_phases(best_phases);
+  print_statistics(s);
   if (a.direct) {
     const DirectLayerPotentials direct(disc, a.k, rows, near);
     std::vector<cplx> reference(disc.size());

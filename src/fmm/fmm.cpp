@@ -161,10 +161,10 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     // wideband FMM): the whole tree's plan, before the near lists, which take its direct pairs.
     const double eps =
         options.tolerance > 0.0 && options.tolerance < 1.0 ? options.tolerance : 1e-6;
-    // The diagonal levels run on the CPU executor of a whole tree so far: on the GPU and on a
-    // distributed part the FMM stays low-frequency, as it was (low_frequency_accurate says
-    // where that falls short, and bem_solve warns).
-    if (k_ > 0.0 && !gpu && !part && options.high_frequency) {
+    // The diagonal levels run on a whole tree (either executor) so far: on a distributed part
+    // the FMM stays low-frequency, as it was (low_frequency_accurate says where that falls
+    // short, and bem_solve warns).
+    if (k_ > 0.0 && !part && options.high_frequency) {
       {
         // An order chosen from the tolerance rises where the levels below the diagonal ones
         // need it; one the caller gave stays (and without a valid plan the FMM stays

@@ -739,8 +739,9 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
       PetscCall(PetscPrintf(comm,
                             "bem_solve: warning: k * cell width = %.3g on the coarsest FMM level "
                             "is beyond the low-frequency range for p = %d: the MatMult error "
-                            "may exceed -fmm_eps. Use -fmm_device cpu on one rank (its "
-                            "high-frequency levels), raise -fmm_p or use -bem_operator direct.\n",
+                            "may exceed -fmm_eps. Run on one rank (the wideband FMM's "
+                            "high-frequency levels need the whole tree), raise -fmm_p or use "
+                            "-bem_operator direct.\n",
                             stats.max_kappa, stats.order));
   }
   const OperatorCoefficients coefficients = problem.coefficients();

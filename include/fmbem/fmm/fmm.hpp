@@ -47,9 +47,9 @@ struct FmmOptions {
   // order) instead of one per source: a part's per-apply strengths then scale with the part,
   // not with the problem. (Where every source is read the two are the same.)
   bool strengths_of_sources_read = false;
-  // The diagonal (high-frequency) levels where the cells need them (docs/wideband.md), on the
-  // CPU executor of a whole tree; false: the low-frequency FMM alone, as the GPU and the
-  // distributed FMM run it so far (for comparisons with them).
+  // The diagonal (high-frequency) levels where the cells need them (docs/wideband.md), on
+  // either executor for a whole tree; false: the low-frequency FMM alone, as the distributed
+  // FMM runs it so far (for comparisons with it).
   bool high_frequency = true;
 };
 

@@ -130,6 +130,18 @@ class SphereInterpolator {
   // child += anterpolation of parent, for count cells.
   void anterpolate(std::span<const cplx> parent, std::span<cplx> child) const;
 
+  // The separable factors, for executors that run the passes themselves (the GPU's): forward
+  // DFTs (num_phi x modes, row-major, modes m = -L_c..L_c), inverse DFTs (modes x num_phi) on
+  // each grid, and per mode the theta matrices up (parent nodes x child nodes) and down (child
+  // nodes x parent nodes), mode-major.
+  struct Factors {
+    std::span<const cplx> child_forward, child_inverse, parent_forward, parent_inverse;
+    std::span<const double> up, down;
+  };
+  Factors factors() const {
+    return {child_forward_, child_inverse_, parent_forward_, parent_inverse_, up_, down_};
+  }
+
  private:
   // up: child to parent (interpolate), else parent to child (anterpolate); out += result.
   void change_bandwidth(bool up, std::span<const cplx> in, std::span<cplx> out) const;

@@ -13,6 +13,7 @@
 #include "fmbem/fmm/gpu_m2l.hpp"
 #include "fmbem/fmm/gpu_multipole_packing.hpp"
 #include "fmbem/fmm/gpu_near_field.hpp"
+#include "gpu_diagonal_levels.hpp"
 
 namespace fmbem::fmm {
 
@@ -21,13 +22,29 @@ class Fmm::GpuExecutor final : public Executor {
   GpuExecutor(const Fmm& fmm, FmmStatistics& statistics);
 
   void start(const Arrays& arrays) override;
+  // A wideband FMM's diagonal levels in the CPU executor's order. The far field's passes run
+  // on every level as before: above the conversion level their expansions are never read (the
+  // low-frequency M2L starts there) and their locals stay zero.
   void p2m() override {
     far_->p2m(charges_, dipoles_, fmm_.upward_leaf_begin_, fmm_.upward_leaf_end_);
+    if (diagonal_) diagonal_->leaf_signatures(charges_, dipoles_);
   }
-  void m2m() override { far_->m2m(); }
-  void m2l() override { m2l_->apply_device(far_->multipole(), far_->local()); }
-  void l2l() override { far_->l2l(); }
-  void l2p() override { far_->l2p(potential_); }
+  void m2m() override {
+    far_->m2m();
+    if (diagonal_) diagonal_->upward(far_->multipole());
+  }
+  void m2l() override {
+    m2l_->apply_device(far_->multipole(), far_->local());
+    if (diagonal_) diagonal_->m2l();
+  }
+  void l2l() override {
+    if (diagonal_) diagonal_->downward(far_->local());
+    far_->l2l();
+  }
+  void l2p() override {
+    far_->l2p(potential_);
+    if (diagonal_) diagonal_->leaf_evaluations(potential_);
+  }
   void near_field() override;
   void finish() override;
   void synchronize() override { far_->synchronize(); }
@@ -48,12 +65,15 @@ class Fmm::GpuExecutor final : public Executor {
 
  private:
   class PackedExchange;
+  static GpuDiagonalPlan diagonal_plan(const Fmm& fmm);
 
   const Fmm& fmm_;
   std::unique_ptr<GpuM2L> m2l_;
   // The near field when it runs on the GPU too (FmmOptions::gpu_near_field).
   std::unique_ptr<GpuNearField> near_;
   std::unique_ptr<GpuFarField> far_;
+  // A wideband FMM's diagonal levels (null: the low-frequency FMM alone).
+  std::unique_ptr<GpuDiagonalLevels> diagonal_;
   // apply from host arrays: the strengths (allocated by its first call: resident users,
   // apply_device, never need them) and the potentials on the device.
   std::unique_ptr<DeviceArray> device_charges_, device_dipoles_, device_potential_;
@@ -92,6 +112,47 @@ class Fmm::GpuExecutor::PackedExchange final : public Exchange {
   bool overlap_;
   GpuFarField& far_;
 };
+
+// The diagonal levels' tables and the points of the leaves on their levels, gathered.
+GpuDiagonalPlan Fmm::GpuExecutor::diagonal_plan(const Fmm& fmm) {
+  const DiagonalLevels& levels = *fmm.diagonal_;
+  const auto& cells = fmm.tree_->cells();
+  const auto diagonal_only = [&](int level) {
+    return level >= 2 && level <= levels.plan.switch_level;
+  };
+  GpuDiagonalPlan plan;
+  plan.levels = &levels;
+  plan.tree = fmm.tree_.get();
+  plan.k = fmm.k_;
+  plan.order = fmm.order_;
+  for (int leaf : fmm.upward_leaves_) {
+    const Cell& cell = cells[leaf];
+    if (!diagonal_only(cell.level) || cell.source_begin == cell.source_end) continue;
+    const LeafSources held = fmm.leaf_sources(leaf);
+    plan.source_leaves.push_back(
+        {leaf, plan.points.size(), plan.points.size() + held.end - held.begin});
+    for (std::size_t i = held.begin; i < held.end; ++i) {
+      plan.points.push_back(held.points[i]);
+      if (fmm.with_normals_) plan.normals.push_back(held.normals[i]);
+      plan.point_order.push_back(held.order[i]);
+    }
+  }
+  const auto target_order = fmm.tree_->target_order();
+  const bool with_normals = !fmm.target_normals_.empty();
+  for (int leaf : fmm.target_leaves_) {
+    const Cell& cell = cells[leaf];
+    if (!diagonal_only(cell.level)) continue;
+    plan.target_leaves.push_back(
+        {leaf, plan.targets.size(), plan.targets.size() + cell.target_end - cell.target_begin});
+    for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
+      plan.targets.push_back(fmm.targets_[target_order[i]]);
+      if (with_normals) plan.target_normals.push_back(fmm.target_normals_[target_order[i]]);
+      plan.target_order.push_back(target_order[i]);
+    }
+  }
+  plan.normal_weight = fmm.target_normal_weight_;
+  return plan;
+}
 
 std::unique_ptr<Fmm::Executor> Fmm::make_gpu_executor(FmmStatistics& statistics) const {
   return std::make_unique<GpuExecutor>(*this, statistics);
@@ -187,6 +248,11 @@ Fmm::GpuExecutor::GpuExecutor(const Fmm& fmm, FmmStatistics& statistics) : fmm_(
   far_ = std::make_unique<GpuFarField>(plan);
   statistics.far_field_device = "gpu";
   statistics.gpu_bytes += far_->device_bytes();
+  if (fmm.diagonal_) {
+    diagonal_ = std::make_unique<GpuDiagonalLevels>(diagonal_plan(fmm));
+    statistics.gpu_bytes += diagonal_->device_bytes();
+    check_limit("the diagonal levels");
+  }
   device_potential_ = std::make_unique<DeviceArray>(fmm.targets_.size());
   statistics.gpu_bytes += device_potential_->size() * sizeof(cplx);
   check_limit("device arrays");
@@ -211,6 +277,7 @@ void Fmm::GpuExecutor::start(const Arrays& arrays) {
     potential_ = device_potential_->data();
   }
   far_->clear_expansions();
+  if (diagonal_) diagonal_->clear();
   far_->zero_potential(potential_);
 }
 
@@ -262,6 +329,7 @@ std::string Fmm::GpuExecutor::describe(const FmmStatistics& s) const {
       << far_->device_bytes() * mb << " MiB of device memory (expansions included)";
   out << "\n  M2L on " << s.m2l_device << ": " << m2l_->describe() << ", "
       << m2l_->statistics().device_bytes * mb << " MiB of device memory";
+  if (diagonal_) out << "\n  diagonal levels on gpu: " << diagonal_->describe();
   out << "\n  near field on " << s.near_field_device;
   if (near_)
     out << ": " << near_->describe() << ", " << near_->statistics().device_bytes * mb

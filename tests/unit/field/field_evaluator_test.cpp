@@ -215,8 +215,6 @@ TEST(FieldEvaluator, GpuFmmMatchesTheCpu) {
   for (int i = 0; i < 60; ++i)
     for (int j = 0; j < 60; ++j) points.push_back({-3 + 6.0 * i / 59, 0.02, -3 + 6.0 * j / 59});
   FieldOptions cpu = cpu_options(), gpu = cpu;
-  // The GPU runs the low-frequency FMM alone so far: the CPU the same, for the comparison.
-  cpu.fmm.high_frequency = false;
   gpu.fmm.device = fmm::FmmOptions::Device::gpu;
   const FieldGeometry g_cpu(disc, points, cpu), g_gpu(disc, points, gpu);
   for (std::size_t i = 0; i < points.size(); ++i)
