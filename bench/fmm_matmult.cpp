@@ -5,6 +5,7 @@
 //   fmm_matmult -L 5 -p 8 [-k 8] [-max_leaf 100] [-reps 2] [-direct]
 //               [-eps 1e-6] [-device cpu|gpu]
 //               [-points DIR]   (point-source mode for the FMM3D comparison)
+//               [-sampled]      (point-source mode, no files written)
 //
 // -p 0 chooses the order from -eps (and a wideband FMM's diagonal levels where k needs them);
 // -max_leaf 0 takes the measured default for the device and order.
@@ -92,6 +93,7 @@ struct Args {
   double k = 8.0, eps = 1e-6;
   bool direct = false, gpu = false;
   std::string points_dir;
+  bool points = false;
 };
 
 Args parse(int argc, char** argv) {
@@ -115,8 +117,11 @@ Args parse(int argc, char** argv) {
       a.eps = std::stod(value());
     else if (key == "-device")
       a.gpu = value() == "gpu";
-    else if (key == "-points")
+    else if (key == "-points") {
       a.points_dir = value();
+      a.points = true;
+    } else if (key == "-sampled")
+      a.points = true;
     else
       throw std::runtime_error("unknown argument " + key);
   }
@@ -246,7 +251,7 @@ int main(int argc, char** argv) {
     const Args a = parse(argc, argv);
     const Mesh mesh = Mesh::from_surface(make_icosphere(a.level, 1.0), "icosphere");
     const Discretization disc(mesh, 3);
-    return a.points_dir.empty() ? run_matrix(a, disc) : run_points(a, disc);
+    return a.points ? run_points(a, disc) : run_matrix(a, disc);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fmm_matmult: error: %s\n", e.what());
     return 1;

@@ -2,10 +2,11 @@
 # On a GPU machine, from the device bundle: the wideband FMM's diagonal levels on the GPU.
 #   check    the GPU tests of test_fmm (the wideband FMM against the CPU's, every GPU FMM test)
 #            and test_field;
-#   scaling  bench/fmm_matmult's point mode (charges at the quadrature points, potentials at the
+#   scaling  bench/fmm_matmult: the point mode (charges at the quadrature points, potentials at the
 #            centroids, sampled rows against the direct sum) at about 17 elements per wavelength:
 #            icosphere:5..8 with k D = 25, 50, 100, 200, -fmm_eps 1e-4 (and 1e-6 at the smaller
-#            sizes), on the GPU and on the machine's cores;
+#            sizes), on the GPU and on the machine's cores; and the matrix mode's MatMult (both
+#            layers, the solver's operator);
 #   solve    bem_solve, the rigid sphere at k D = 100 (icosphere:7) and 200 (icosphere:8) on the
 #            GPU, -fmm_eps 1e-4, against the Mie series.
 # Tables on stdout, logs in $OUT.
@@ -28,20 +29,23 @@ check)
   echo "test_field GPU tests: exit $? ($(grep -c '^\[       OK \]' "$out/test_field.log") ok)"
   ;;
 scaling)
-  printf '| level | N | k D | eps | device | threads | p | switch | bandwidths | set-up s | apply s | error |\n'
-  printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+  printf '| level | N | k D | eps | device | threads | p | switch | bandwidths | set-up s | apply s | error | MatMult s |\n'
+  printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
   for case in ${CASES:-5_12.5_1e-4 6_25_1e-4 7_50_1e-4 8_100_1e-4 5_12.5_1e-6 6_25_1e-6 7_50_1e-6}; do
     set -- ${case//_/ }
     for device in ${DEVICES:-gpu cpu}; do
       log="$out/matmult_L$1_k$2_eps$3_$device.log"
-      fmm_matmult -L "$1" -k "$2" -p 0 -eps "$3" -max_leaf 0 -device "$device" -reps 3 \
+      fmm_matmult -L "$1" -k "$2" -p 0 -eps "$3" -max_leaf 0 -device "$device" -reps 3 -sampled \
         > "$log" 2>&1
-      echo "| $1 | $(field "$log" '^points N \([0-9]*\).*') | $(echo "2 * $2" | bc) | $3" \
+      fmm_matmult -L "$1" -k "$2" -p 0 -eps "$3" -max_leaf 0 -device "$device" -reps 3 \
+        > "${log%.log}_matrix.log" 2>&1
+      echo "| $1 | $(field "$log" '^points N \([0-9]*\).*') | $(awk "BEGIN { print 2 * $2 }") | $3" \
            "| $device | $(field "$log" '.*threads \([0-9]*\).*')" \
            "| $(field "$log" '^p \([0-9]*\) .*') | $(field "$log" '.*switch \([-0-9]*\).*')" \
            "| $(field "$log" '.*bandwidths \([0-9 ]*\) diagonal.*')" \
            "| $(field "$log" '.*set-up \([0-9.]*\) s.*') | $(field "$log" '.*apply \([0-9.]*\) s.*')" \
-           "| $(field "$log" '.*error \([0-9.e+-]*\) .*') |"
+           "| $(field "$log" '.*error \([0-9.e+-]*\) .*')" \
+           "| $(field "${log%.log}_matrix.log" '.*MatMult \([0-9.]*\) s.*') |"
     done
   done
   ;;
@@ -52,7 +56,7 @@ solve)
     set -- $case
     log="$out/solve_L$1_k$2.log"
     bem_solve -mesh "icosphere:$1" -k "$2" -fmm_eps 1e-4 -fmm_view -log_view > "$log" 2>&1
-    echo "| icosphere:$1 | $(field "$log" '.*N = \([0-9]*\) elements.*') | $(echo "2 * $2" | bc)" \
+    echo "| icosphere:$1 | $(field "$log" '.*N = \([0-9]*\) elements.*') | $(awk "BEGIN { print 2 * $2 }")" \
          "| $(field "$log" '.*solver *\([0-9]*\) iterations.*')" \
          "| $(field "$log" '.*times *set-up \([0-9.]*\) s.*') | $(field "$log" '.*times .*, solve \([0-9.]*\) s.*')" \
          "| $(field "$log" '.* \([0-9.]*\) s per MatMult.*')" \
