@@ -31,8 +31,13 @@ command = [XVFB_RUN, "-a", PVPYTHON, SCRIPT, os.path.join(WORK, "plane.vts"), PN
            os.path.join(WORK, "surface.vtu")]
 p = subprocess.run(command, capture_output=True, text=True, timeout=240)
 # On a loaded machine xvfb-run's server is at times not ready when pvpython connects ("bad X
-# server connection", then SIGABRT): the virtual display's start, not the picture. Once more.
-if p.returncode != 0 and "bad X server connection" in p.stdout + p.stderr:
+# server connection", then SIGABRT) or does not start ("Xvfb failed to start", no display): the
+# virtual display's start, not the picture. Up to twice more.
+X_FAILURES = ("bad X server connection", "Xvfb failed to start", "cannot open display",
+              "Can't open display", "couldn't open display")
+for _ in range(2):
+    if p.returncode == 0 or not any(m in p.stdout + p.stderr for m in X_FAILURES):
+        break
     p = subprocess.run(command, capture_output=True, text=True, timeout=240)
 check(p.returncode == 0 and os.path.exists(PNG),
       f"show_plane.py under xvfb-run pvpython exits 0, writes plane.png\n{p.stdout}\n{p.stderr}")
