@@ -71,10 +71,7 @@ class Fmm::CpuExecutor final : public Executor {
     }
     std::fill(potential_.begin(), potential_.end(), cplx(0.0));
   }
-  void p2m() override {
-    run_p2m(charges_, dipoles_, multipole_);
-    if (fmm_.diagonal_) run_leaf_signatures();
-  }
+  void p2m() override { run_p2m(charges_, dipoles_, multipole_); }
   void m2m() override {
     run_m2m(multipole_);
     if (fmm_.diagonal_) run_diagonal_upward();
@@ -87,10 +84,7 @@ class Fmm::CpuExecutor final : public Executor {
     if (fmm_.diagonal_) run_diagonal_downward();
     run_l2l(local_);
   }
-  void l2p() override {
-    run_l2p(local_, potential_);
-    if (fmm_.diagonal_) run_leaf_evaluations();
-  }
+  void l2p() override { run_l2p(local_, potential_); }
   void near_field() override {
     add_near_field_cpu(fmm_.near_field_lists(), charges_, dipoles_, potential_);
   }
@@ -126,20 +120,13 @@ class Fmm::CpuExecutor final : public Executor {
   void run_m2m(std::span<cplx> multipole) const;
   void run_l2l(std::span<cplx> local) const;
   void run_l2p(std::span<const cplx> local, std::span<cplx> potential) const;
-  // The diagonal levels (a wideband FMM): the signatures of their leaves from the sources; the
-  // conversion level's from its multipoles and the coarser levels' from their children's
+  // The diagonal levels (a wideband FMM, whose leaves all lie below them): the conversion
+  // level's signatures from its multipoles and the coarser levels' from their children's
   // (interpolated, shifted); the diagonal M2L; the local signatures down (shifted,
-  // anterpolated) to the conversion level, whose local coefficients take them; the potentials
-  // of their leaves' targets.
-  void run_leaf_signatures();
+  // anterpolated) to the conversion level, whose local coefficients take them.
   void run_diagonal_upward();
   void run_diagonal_m2l();
   void run_diagonal_downward();
-  void run_leaf_evaluations();
-  // Whether a cell of this level holds signatures instead of low-frequency expansions.
-  bool diagonal_only(int level) const {
-    return fmm_.diagonal_ && level >= 2 && level <= fmm_.diagonal_->plan.switch_level;
-  }
   cplx* signature(std::vector<cplx>& array, int level, int cell) {
     const DiagonalLevels& d = *fmm_.diagonal_;
     const DiagonalLevels::Level& lv = d.at(level);
@@ -182,8 +169,7 @@ void Fmm::CpuExecutor::run_p2m(std::span<const cplx> charges, std::span<const cp
 #pragma omp for schedule(dynamic, 8)
     for (std::size_t l = 0; l < leaves.size(); ++l) {
       const Cell& cell = cells[leaves[l]];
-      if (cell.level < 2 || cell.source_begin == cell.source_end || diagonal_only(cell.level))
-        continue;
+      if (cell.level < 2 || cell.source_begin == cell.source_end) continue;
       const Level& lv = fmm_.levels_[cell.level];
       cplx* m = &multipole[fmm_.slot(leaves[l]) * size];
       if (with_dipoles) std::fill(by_q.begin(), by_q.end(), cplx(0.0));
@@ -271,7 +257,7 @@ void Fmm::CpuExecutor::run_l2p(std::span<const cplx> local, std::span<cplx> pote
 #pragma omp for schedule(dynamic, 8)
     for (std::size_t l = 0; l < leaves.size(); ++l) {
       const Cell& cell = cells[leaves[l]];
-      if (cell.level < 2 || diagonal_only(cell.level)) continue;
+      if (cell.level < 2) continue;
       const Level& lv = fmm_.levels_[cell.level];
       const cplx* lc = &local[fmm_.slot(leaves[l]) * size];
       if (with_normals) {
@@ -300,39 +286,6 @@ void Fmm::CpuExecutor::run_l2p(std::span<const cplx> local, std::span<cplx> pote
         }
         potential[t] += sum;
       }
-    }
-  }
-}
-
-void Fmm::CpuExecutor::run_leaf_signatures() {
-  const DiagonalLevels& d = *fmm_.diagonal_;
-  const auto& cells = fmm_.tree_->cells();
-  const auto& leaves = fmm_.upward_leaves_;
-  const bool with_dipoles = !dipoles_.empty(), with_charges = !charges_.empty();
-#pragma omp parallel
-  {
-    std::vector<Vec3> points, normals;
-    std::vector<cplx> charges, dipoles;
-#pragma omp for schedule(dynamic, 4)
-    for (std::size_t l = 0; l < leaves.size(); ++l) {
-      const Cell& cell = cells[leaves[l]];
-      if (!diagonal_only(cell.level) || cell.source_begin == cell.source_end) continue;
-      const LeafSources held = fmm_.leaf_sources(leaves[l]);
-      points.assign(held.points.begin() + std::ptrdiff_t(held.begin),
-                    held.points.begin() + std::ptrdiff_t(held.end));
-      normals.clear();
-      if (with_dipoles)
-        normals.assign(held.normals.begin() + std::ptrdiff_t(held.begin),
-                       held.normals.begin() + std::ptrdiff_t(held.end));
-      charges.clear();
-      dipoles.clear();
-      for (std::size_t i = held.begin; i < held.end; ++i) {
-        if (with_charges) charges.push_back(charges_[held.order[i]]);
-        if (with_dipoles) dipoles.push_back(dipoles_[held.order[i]]);
-      }
-      const SphereGrid& grid = *d.at(cell.level).grid;
-      form_signature(grid, fmm_.k_, cell.center, points, normals, charges, dipoles,
-                     std::span<cplx>(signature(outgoing_, cell.level, leaves[l]), grid.size()));
     }
   }
 }
@@ -443,38 +396,6 @@ void Fmm::CpuExecutor::run_diagonal_downward() {
     if (cell.target_begin == cell.target_end) continue;
     multiply_add(size, grid_size, d.to_local.data(), signature(incoming_, conversion, ids[i]),
                  &local_[fmm_.slot(ids[i]) * size]);
-  }
-}
-
-void Fmm::CpuExecutor::run_leaf_evaluations() {
-  const DiagonalLevels& d = *fmm_.diagonal_;
-  const auto& cells = fmm_.tree_->cells();
-  const auto target_order = fmm_.tree_->target_order();
-  const auto& leaves = fmm_.target_leaves_;
-  const bool with_normals = !fmm_.target_normals_.empty();
-#pragma omp parallel
-  {
-    std::vector<Vec3> points, normals;
-    std::vector<cplx> values;
-#pragma omp for schedule(dynamic, 4)
-    for (std::size_t l = 0; l < leaves.size(); ++l) {
-      const Cell& cell = cells[leaves[l]];
-      if (!diagonal_only(cell.level)) continue;
-      points.clear();
-      normals.clear();
-      for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
-        points.push_back(fmm_.targets_[target_order[i]]);
-        if (with_normals) normals.push_back(fmm_.target_normals_[target_order[i]]);
-      }
-      values.assign(points.size(), 0.0);
-      const SphereGrid& grid = *d.at(cell.level).grid;
-      evaluate_local_signature(
-          grid, fmm_.k_, cell.center,
-          std::span<const cplx>(signature(incoming_, cell.level, leaves[l]), grid.size()), points,
-          normals, fmm_.target_normal_weight_, values);
-      for (std::size_t i = cell.target_begin; i < cell.target_end; ++i)
-        potential_[target_order[i]] += values[i - cell.target_begin];
-    }
   }
 }
 

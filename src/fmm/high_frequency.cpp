@@ -9,7 +9,6 @@
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/expansions.hpp"
 #include "fmbem/quadrature/gauss_legendre.hpp"
-#include "host_device/signatures.hpp"
 
 namespace fmbem::fmm {
 
@@ -200,8 +199,11 @@ void form_signature(const SphereGrid& grid, double k, const Vec3& centre,
     const cplx q = charges.empty() ? cplx(0.0) : charges[j];
     const cplx ikd = dipoles.empty() ? cplx(0.0) : imag_unit * k * dipoles[j];
     const Vec3 normal = dipoles.empty() ? Vec3{} : normals[j];
-    for (std::size_t g = 0; g < grid.size(); ++g)
-      signature[g] += host_device::signature_term(k, directions[g], r, q, ikd, normal);
+    for (std::size_t g = 0; g < grid.size(); ++g) {
+      const double phase = -k * dot(directions[g], r);
+      signature[g] +=
+          cplx(std::cos(phase), std::sin(phase)) * (q - ikd * dot(directions[g], normal));
+    }
   }
 }
 
@@ -229,9 +231,11 @@ void evaluate_local_signature(const SphereGrid& grid, double k, const Vec3& cent
     const cplx ikw = imag_unit * k * normal_weight;
     const Vec3 normal = normals.empty() ? Vec3{} : normals[i];
     cplx sum = 0.0;
-    for (std::size_t g = 0; g < grid.size(); ++g)
-      sum += host_device::local_signature_term(k, directions[g], weights[g], r, !normals.empty(),
-                                               ikw, normal, local[g]);
+    for (std::size_t g = 0; g < grid.size(); ++g) {
+      const double phase = k * dot(directions[g], r);
+      const cplx factor = normals.empty() ? cplx(1.0) : 1.0 + ikw * dot(directions[g], normal);
+      sum += weights[g] * cplx(std::cos(phase), std::sin(phase)) * factor * local[g];
+    }
     potential[i] += sum;
   }
 }

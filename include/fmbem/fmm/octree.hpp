@@ -17,6 +17,9 @@ struct OctreeOptions {
   int max_leaf = 100;
   // Hard cap on depth, 0 .. 21: three 21-bit coordinates make a 63-bit Morton key.
   int max_level = 21;
+  // Cells above this level split while they hold any point, so that no leaf lies above it (a
+  // wideband FMM's diagonal levels then hold no leaves).
+  int min_leaf_level = 0;
 };
 
 struct Cell {

@@ -1,6 +1,4 @@
 // The diagonal levels of a wideband FMM on the GPU (gpu_diagonal_levels.hpp). Kernels:
-//   leaf signatures   a block row per leaf, a thread per direction summing its sources' terms
-//                     (host_device/signatures.hpp, the CPU's).
 //   conversions       one ZGEMM per apply and direction over the conversion level's cells
 //                     (multipoles by cell id, signatures by slot): dense, compute-bound.
 //   interpolation     the separable pass in three kernels over a batch of cells: the DFT in
@@ -12,7 +10,6 @@
 //   diagonal M2L      a block row per target cell, a thread per direction summing
 //                     transfer .* outgoing over the cell's pairs: memory-bound (two complex
 //                     loads a multiply-add; the pairs' sources are the reuse L2 may catch).
-//   leaf evaluations  a block per leaf, the block reducing each target's sum over directions.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -20,7 +17,6 @@
 #include <numeric>
 #include <sstream>
 
-#include "../host_device/signatures.hpp"
 #include "cublas_loader.cuh"
 #include "cuda_util.cuh"
 #include "fmbem/core/device_complex.hpp"
@@ -52,57 +48,6 @@ DeviceVector<C> upload_complex(std::span<const cplx> host, const std::string& wh
 template <class T>
 DeviceVector<T> upload(const std::vector<T>& host, const std::string& what) {
   return DeviceVector<T>(host, what);
-}
-
-struct LeafRange {
-  int slot;
-  Vec3 centre;
-  std::size_t begin, end;
-};
-
-__global__ void leaf_signature_kernel(int grid_size, double k, const Vec3* directions,
-                                      const LeafRange* leaves, const Vec3* points,
-                                      const Vec3* normals, const std::size_t* order,
-                                      const C* charges, const C* dipoles, C* signatures) {
-  const int g = int(blockIdx.y * blockDim.x + threadIdx.x);
-  if (g >= grid_size) return;
-  const LeafRange leaf = leaves[blockIdx.x];
-  const Vec3 s = directions[g];
-  C* out = signatures + std::size_t(leaf.slot) * grid_size + g;
-  C sum = *out;
-  for (std::size_t j = leaf.begin; j < leaf.end; ++j) {
-    const C q = charges ? charges[order[j]] : C(0.0);
-    const C ikd = dipoles ? C(0.0, 1.0) * k * dipoles[order[j]] : C(0.0);
-    const Vec3 normal = dipoles ? normals[j] : Vec3{};
-    sum += host_device::signature_term(k, s, points[j] - leaf.centre, q, ikd, normal);
-  }
-  *out = sum;
-}
-
-__global__ void leaf_evaluation_kernel(int grid_size, double k, const Vec3* directions,
-                                       const double* weights, const LeafRange* leaves,
-                                       const Vec3* targets, const Vec3* normals,
-                                       const std::size_t* order, C ikw, const C* incoming,
-                                       C* potential) {
-  __shared__ C partial[block_threads];
-  const LeafRange leaf = leaves[blockIdx.x];
-  const C* local = incoming + std::size_t(leaf.slot) * grid_size;
-  for (std::size_t t = leaf.begin; t < leaf.end; ++t) {
-    const Vec3 r = targets[t] - leaf.centre;
-    const Vec3 normal = normals ? normals[t] : Vec3{};
-    C sum(0.0);
-    for (int g = threadIdx.x; g < grid_size; g += blockDim.x)
-      sum += host_device::local_signature_term(k, directions[g], weights[g], r, normals != nullptr,
-                                               ikw, normal, local[g]);
-    partial[threadIdx.x] = sum;
-    __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
-      if (int(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) potential[order[t]] += partial[0];
-    __syncthreads();
-  }
 }
 
 __global__ void diagonal_m2l_kernel(int grid_size, const int* target_slot, const int* pair_start,
@@ -199,25 +144,18 @@ struct SeparablePass {
 struct DiagonalLevelOnDevice {
   int grid_size = 0;
   std::size_t offset = 0, cells = 0;
-  DeviceVector<Vec3> directions;
-  DeviceVector<double> weights;
   DeviceVector<C> transfer, up_phases, down_phases;
   DeviceVector<int> target_slot, pair_start, source_slot, group;
-  DeviceVector<LeafRange> source_leaves, target_leaves;
-  int targets = 0, source_leaf_count = 0, target_leaf_count = 0;
+  int targets = 0;
 };
 
 struct GpuDiagonalLevels::Impl {
-  double k = 0.0;
   int order = 0;
-  C ikw{0.0, 0.0};
   int conversion_cells = 0, conversion_first_cell = 0;
   std::size_t signature_entries = 0, pairs = 0;
   std::vector<DiagonalLevelOnDevice> levels;
   std::vector<SeparablePass> up, down;  // up: parent level first_level + i; down: child level
   DeviceVector<C> outgoing, incoming, spectrum, mixed, to_signature, to_local;
-  DeviceVector<Vec3> points, normals, targets, target_normals;
-  DeviceVector<std::size_t> point_order, target_order;
   std::unique_ptr<cuda::CublasHandle> cublas;
   std::string bandwidths;
   std::size_t scratch_entries = 0;
@@ -273,11 +211,9 @@ GpuDiagonalLevels::GpuDiagonalLevels(const GpuDiagonalPlan& plan)
   const DiagonalLevels& levels = *plan.levels;
   const Octree& tree = *plan.tree;
   const auto& cells = tree.cells();
-  d.k = plan.k;
   d.order = plan.order;
-  d.ikw = C(0.0, 1.0) * plan.k * C(plan.normal_weight.real(), plan.normal_weight.imag());
   std::ostringstream bandwidths;
-  // Per level: grid, transfer functions, shift phases, pairs by target, leaves.
+  // Per level: grid, transfer functions, shift phases, pairs by target.
   for (std::size_t i = 0; i < levels.levels.size(); ++i) {
     const DiagonalLevels::Level& lv = levels.levels[i];
     const DiagonalLevelPlan& planned = levels.plan.levels[i];
@@ -288,10 +224,6 @@ GpuDiagonalLevels::GpuDiagonalLevels(const GpuDiagonalPlan& plan)
     out.cells = lv.cells;
     d.signature_entries += lv.cells * lv.grid->size();
     bandwidths << (i ? " " : "") << lv.grid->bandwidth();
-    out.directions = DeviceVector<Vec3>(lv.grid->directions().data(), lv.grid->size(),
-                                        "diagonal levels: directions");
-    out.weights = DeviceVector<double>(lv.grid->weights().data(), lv.grid->size(),
-                                       "diagonal levels: weights");
     out.transfer = upload_complex(lv.transfer, "diagonal levels: transfer functions");
     if (lv.from_children) {
       std::vector<cplx> up(8 * lv.grid->size()), down(8 * lv.grid->size());
@@ -325,18 +257,6 @@ GpuDiagonalLevels::GpuDiagonalLevels(const GpuDiagonalPlan& plan)
     out.pair_start = upload(pair_start, "diagonal levels: M2L pairs");
     out.source_slot = upload(source_slot, "diagonal levels: M2L sources");
     out.group = upload(group, "diagonal levels: M2L groups");
-    // The leaves of this level with sources and with targets.
-    std::vector<LeafRange> sources, targets;
-    for (const GpuDiagonalPlan::Leaf& leaf : plan.source_leaves)
-      if (cells[leaf.cell].level == lv.level)
-        sources.push_back({int(lv.slot(leaf.cell)), cells[leaf.cell].center, leaf.begin, leaf.end});
-    for (const GpuDiagonalPlan::Leaf& leaf : plan.target_leaves)
-      if (cells[leaf.cell].level == lv.level)
-        targets.push_back({int(lv.slot(leaf.cell)), cells[leaf.cell].center, leaf.begin, leaf.end});
-    out.source_leaf_count = int(sources.size());
-    out.target_leaf_count = int(targets.size());
-    out.source_leaves = upload(sources, "diagonal levels: leaves");
-    out.target_leaves = upload(targets, "diagonal levels: leaves");
   }
   d.bandwidths = bandwidths.str();
   // The separable passes between each level and the next.
@@ -404,13 +324,6 @@ GpuDiagonalLevels::GpuDiagonalLevels(const GpuDiagonalPlan& plan)
   d.conversion_first_cell = last.first_cell;
   d.to_signature = upload_complex(levels.to_signature, "diagonal levels: conversions");
   d.to_local = upload_complex(levels.to_local, "diagonal levels: conversions");
-  // The leaves' points.
-  d.points = upload(plan.points, "diagonal levels: leaf points");
-  d.normals = upload(plan.normals, "diagonal levels: leaf points");
-  d.point_order = upload(plan.point_order, "diagonal levels: leaf points");
-  d.targets = upload(plan.targets, "diagonal levels: leaf targets");
-  d.target_normals = upload(plan.target_normals, "diagonal levels: leaf targets");
-  d.target_order = upload(plan.target_order, "diagonal levels: leaf targets");
   d.cublas = std::make_unique<cuda::CublasHandle>();
 }
 
@@ -421,21 +334,6 @@ void GpuDiagonalLevels::clear() {
   if (d.signature_entries == 0) return;
   cuda::check(cudaMemsetAsync(d.outgoing.data(), 0, d.outgoing.bytes()), "diagonal levels: clear");
   cuda::check(cudaMemsetAsync(d.incoming.data(), 0, d.incoming.bytes()), "diagonal levels: clear");
-}
-
-void GpuDiagonalLevels::leaf_signatures(const cplx* charges, const cplx* dipoles) {
-  Impl& d = *impl_;
-  for (DiagonalLevelOnDevice& lv : d.levels) {
-    if (lv.source_leaf_count == 0) continue;
-    const int threads = direction_threads(lv.grid_size);
-    const dim3 grid(unsigned(lv.source_leaf_count),
-                    unsigned((lv.grid_size + threads - 1) / threads));
-    leaf_signature_kernel<<<grid, threads>>>(
-        lv.grid_size, d.k, lv.directions.data(), lv.source_leaves.data(), d.points.data(),
-        d.normals.data(), d.point_order.data(), reinterpret_cast<const C*>(charges),
-        reinterpret_cast<const C*>(dipoles), d.outgoing.data() + lv.offset);
-    check_launch("diagonal levels: leaf signatures");
-  }
 }
 
 void GpuDiagonalLevels::Impl::run(SeparablePass& pass, const C* in, C* out) {
@@ -530,30 +428,14 @@ void GpuDiagonalLevels::downward(cplx* locals) {
         "diagonal levels: signature to local");
 }
 
-void GpuDiagonalLevels::leaf_evaluations(cplx* potential) {
-  Impl& d = *impl_;
-  for (DiagonalLevelOnDevice& lv : d.levels) {
-    if (lv.target_leaf_count == 0) continue;
-    leaf_evaluation_kernel<<<unsigned(lv.target_leaf_count), block_threads>>>(
-        lv.grid_size, d.k, lv.directions.data(), lv.weights.data(), lv.target_leaves.data(),
-        d.targets.data(), d.target_normals.size() ? d.target_normals.data() : nullptr,
-        d.target_order.data(), d.ikw, d.incoming.data() + lv.offset,
-        reinterpret_cast<C*>(potential));
-    check_launch("diagonal levels: leaf evaluations");
-  }
-}
-
 std::size_t GpuDiagonalLevels::device_bytes() const {
   const Impl& d = *impl_;
   std::size_t bytes = d.outgoing.bytes() + d.incoming.bytes() + d.spectrum.bytes() +
-                      d.mixed.bytes() + d.to_signature.bytes() + d.to_local.bytes() +
-                      d.points.bytes() + d.normals.bytes() + d.point_order.bytes() +
-                      d.targets.bytes() + d.target_normals.bytes() + d.target_order.bytes();
+                      d.mixed.bytes() + d.to_signature.bytes() + d.to_local.bytes();
   for (const DiagonalLevelOnDevice& lv : d.levels)
-    bytes += lv.directions.bytes() + lv.weights.bytes() + lv.transfer.bytes() +
-             lv.up_phases.bytes() + lv.down_phases.bytes() + lv.target_slot.bytes() +
-             lv.pair_start.bytes() + lv.source_slot.bytes() + lv.group.bytes() +
-             lv.source_leaves.bytes() + lv.target_leaves.bytes();
+    bytes += lv.transfer.bytes() + lv.up_phases.bytes() + lv.down_phases.bytes() +
+             lv.target_slot.bytes() + lv.pair_start.bytes() + lv.source_slot.bytes() +
+             lv.group.bytes();
   for (const auto* passes : {&d.up, &d.down})
     for (const SeparablePass& pass : *passes)
       bytes += pass.forward.bytes() + pass.inverse.bytes() + pass.theta.bytes() +

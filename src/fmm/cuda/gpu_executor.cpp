@@ -22,12 +22,12 @@ class Fmm::GpuExecutor final : public Executor {
   GpuExecutor(const Fmm& fmm, FmmStatistics& statistics);
 
   void start(const Arrays& arrays) override;
-  // A wideband FMM's diagonal levels in the CPU executor's order. The far field's passes run
-  // on every level as before: above the conversion level their expansions are never read (the
-  // low-frequency M2L starts there) and their locals stay zero.
+  // A wideband FMM's diagonal levels in the CPU executor's order (its leaves all lie below
+  // them). The far field's M2M and L2L run on every level as before: above the conversion level
+  // their expansions are never read (the low-frequency M2L starts there) and their locals stay
+  // zero.
   void p2m() override {
     far_->p2m(charges_, dipoles_, fmm_.upward_leaf_begin_, fmm_.upward_leaf_end_);
-    if (diagonal_) diagonal_->leaf_signatures(charges_, dipoles_);
   }
   void m2m() override {
     far_->m2m();
@@ -41,10 +41,7 @@ class Fmm::GpuExecutor final : public Executor {
     if (diagonal_) diagonal_->downward(far_->local());
     far_->l2l();
   }
-  void l2p() override {
-    far_->l2p(potential_);
-    if (diagonal_) diagonal_->leaf_evaluations(potential_);
-  }
+  void l2p() override { far_->l2p(potential_); }
   void near_field() override;
   void finish() override;
   void synchronize() override { far_->synchronize(); }
@@ -65,7 +62,6 @@ class Fmm::GpuExecutor final : public Executor {
 
  private:
   class PackedExchange;
-  static GpuDiagonalPlan diagonal_plan(const Fmm& fmm);
 
   const Fmm& fmm_;
   std::unique_ptr<GpuM2L> m2l_;
@@ -112,47 +108,6 @@ class Fmm::GpuExecutor::PackedExchange final : public Exchange {
   bool overlap_;
   GpuFarField& far_;
 };
-
-// The diagonal levels' tables and the points of the leaves on their levels, gathered.
-GpuDiagonalPlan Fmm::GpuExecutor::diagonal_plan(const Fmm& fmm) {
-  const DiagonalLevels& levels = *fmm.diagonal_;
-  const auto& cells = fmm.tree_->cells();
-  const auto diagonal_only = [&](int level) {
-    return level >= 2 && level <= levels.plan.switch_level;
-  };
-  GpuDiagonalPlan plan;
-  plan.levels = &levels;
-  plan.tree = fmm.tree_.get();
-  plan.k = fmm.k_;
-  plan.order = fmm.order_;
-  for (int leaf : fmm.upward_leaves_) {
-    const Cell& cell = cells[leaf];
-    if (!diagonal_only(cell.level) || cell.source_begin == cell.source_end) continue;
-    const LeafSources held = fmm.leaf_sources(leaf);
-    plan.source_leaves.push_back(
-        {leaf, plan.points.size(), plan.points.size() + held.end - held.begin});
-    for (std::size_t i = held.begin; i < held.end; ++i) {
-      plan.points.push_back(held.points[i]);
-      if (fmm.with_normals_) plan.normals.push_back(held.normals[i]);
-      plan.point_order.push_back(held.order[i]);
-    }
-  }
-  const auto target_order = fmm.tree_->target_order();
-  const bool with_normals = !fmm.target_normals_.empty();
-  for (int leaf : fmm.target_leaves_) {
-    const Cell& cell = cells[leaf];
-    if (!diagonal_only(cell.level)) continue;
-    plan.target_leaves.push_back(
-        {leaf, plan.targets.size(), plan.targets.size() + cell.target_end - cell.target_begin});
-    for (std::size_t i = cell.target_begin; i < cell.target_end; ++i) {
-      plan.targets.push_back(fmm.targets_[target_order[i]]);
-      if (with_normals) plan.target_normals.push_back(fmm.target_normals_[target_order[i]]);
-      plan.target_order.push_back(target_order[i]);
-    }
-  }
-  plan.normal_weight = fmm.target_normal_weight_;
-  return plan;
-}
 
 std::unique_ptr<Fmm::Executor> Fmm::make_gpu_executor(FmmStatistics& statistics) const {
   return std::make_unique<GpuExecutor>(*this, statistics);
@@ -249,7 +204,8 @@ Fmm::GpuExecutor::GpuExecutor(const Fmm& fmm, FmmStatistics& statistics) : fmm_(
   statistics.far_field_device = "gpu";
   statistics.gpu_bytes += far_->device_bytes();
   if (fmm.diagonal_) {
-    diagonal_ = std::make_unique<GpuDiagonalLevels>(diagonal_plan(fmm));
+    diagonal_ = std::make_unique<GpuDiagonalLevels>(GpuDiagonalPlan{
+        .levels = fmm.diagonal_.get(), .tree = fmm.tree_.get(), .order = fmm.order_});
     statistics.gpu_bytes += diagonal_->device_bytes();
     check_limit("the diagonal levels");
   }

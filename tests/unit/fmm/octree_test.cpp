@@ -302,6 +302,31 @@ TEST(OctreeSplitting, LeavesRespectMaxLeafAndNoCellIsEmpty) {
   EXPECT_EQ(tree.leaves(), leaves);
 }
 
+// min_leaf_level: cells above it split while they hold any point (a wideband FMM's diagonal
+// levels then hold no leaves); below it max_leaf decides as before, and no cell is empty.
+TEST(OctreeSplitting, MinLeafLevelLeavesNoLeafAboveIt) {
+  const Cloud cloud = non_uniform_cloud();
+  const Octree plain(cloud.sources, cloud.targets, {.max_leaf = 20});
+  const int min_leaf_level = 4;
+  const auto leaf_above = [&](const Octree& tree) {
+    return std::any_of(tree.leaves().begin(), tree.leaves().end(),
+                       [&](int leaf) { return tree.cells()[leaf].level < min_leaf_level; });
+  };
+  ASSERT_TRUE(leaf_above(plain)) << "the cloud must have sparse regions";
+  const Octree tree(cloud.sources, cloud.targets,
+                    {.max_leaf = 20, .min_leaf_level = min_leaf_level});
+  EXPECT_FALSE(leaf_above(tree));
+  EXPECT_GE(tree.levels(), plain.levels());
+  for (const Cell& cell : tree.cells()) {
+    const std::size_t targets = cell.target_end - cell.target_begin;
+    EXPECT_TRUE(cell.source_begin < cell.source_end || targets > 0);
+    if (!cell.is_leaf() && cell.level >= min_leaf_level) EXPECT_GT(targets, 20u);
+    if (cell.is_leaf()) EXPECT_LE(targets, 20u);
+  }
+  // The same root box, so the same widths level by level.
+  EXPECT_EQ(tree.width(2), plain.width(2));
+}
+
 // The targets of a row split: contiguous blocks of the splitting points, P = 2, 3, 4 of them.
 std::vector<std::vector<Vec3>> contiguous_blocks(const std::vector<Vec3>& points, int parts) {
   std::vector<std::vector<Vec3>> blocks;

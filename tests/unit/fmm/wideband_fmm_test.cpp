@@ -145,6 +145,10 @@ TEST_P(WidebandFmm, MatchesTheDirectSum) {
       s.diagonal_pairs, error, far_error, std::chrono::duration<double>(t1 - t0).count(),
       std::chrono::duration<double>(t2 - t1).count());
   EXPECT_GE(s.switch_level, 2);
+  // The tree is split down to the conversion level: no leaf on the diagonal levels, no deferred
+  // pair summed directly.
+  for (int leaf : fmm.tree().leaves()) EXPECT_GT(fmm.tree().cells()[leaf].level, s.switch_level);
+  EXPECT_EQ(s.deferred_direct_pairs, 0u);
   EXPECT_LT(error, c.tolerance);
   if (c.apart) EXPECT_LT(far_error, c.tolerance);
 }
@@ -167,8 +171,8 @@ INSTANTIATE_TEST_SUITE_P(HighFrequency, WidebandFmm,
 // scaled by 1 + 3 2^-30 (every rounding moves, the exact result scales) and allows the GPU four
 // times it (two independent roundings of the same size: sqrt(2), and a margin for the fused and
 // blocked operations; measured on an H200: the GPU within 0.8-2.3 times the noise). A cluster of
-// points in a corner of the bounding box makes leaves on the diagonal levels, whose sources form
-// signatures and whose targets evaluate them directly.
+// points in a corner of the bounding box, a leaf on the diagonal levels in a plain tree, is split
+// down to the conversion level on both.
 class WidebandGpu : public ::testing::TestWithParam<WideCase> {};
 
 TEST_P(WidebandGpu, MatchesTheCpu) {
