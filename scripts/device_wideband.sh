@@ -3,12 +3,13 @@
 #   check    the GPU tests of test_fmm (the wideband FMM against the CPU's, every GPU FMM test)
 #            and test_field;
 #   scaling  bench/fmm_matmult: the point mode (charges at the quadrature points, potentials at the
-#            centroids, sampled rows against the direct sum) at about 17 elements per wavelength:
+#            centroids, sampled rows against the direct sum) at about 13 mean edges a wavelength:
 #            icosphere:5..8 with k D = 25, 50, 100, 200, -fmm_eps 1e-4 (and 1e-6 at the smaller
 #            sizes), on the GPU and on the machine's cores; and the matrix mode's MatMult (both
 #            layers, the solver's operator);
 #   solve    bem_solve, the rigid sphere at k D = 100 (icosphere:7) and 200 (icosphere:8) on the
-#            GPU, -fmm_eps 1e-4, against the Mie series.
+#            GPU, -fmm_eps 1e-4, against the Mie series (CASES="6_50 8_50 9_100 ...": level_k, the
+#            refinement series).
 # Tables on stdout, logs in $OUT.
 #   source .devrt/device-env && scripts/device_wideband.sh check|scaling|solve
 # (CASES="5_12.5_1e-4 ..." picks scaling's cases: level, k, eps; DEVICES="gpu cpu" its devices.)
@@ -52,8 +53,8 @@ scaling)
 solve)
   printf '| mesh | N | k D | iterations | set-up s | solve s | s per MatMult | rel. L2 error |\n'
   printf '|---|---|---|---|---|---|---|---|\n'
-  for case in "7 50" "8 100"; do
-    set -- $case
+  for case in ${CASES:-7_50 8_100}; do
+    set -- ${case//_/ }
     log="$out/solve_L$1_k$2.log"
     bem_solve -mesh "icosphere:$1" -k "$2" -fmm_eps 1e-4 -fmm_view -log_view > "$log" 2>&1
     echo "| icosphere:$1 | $(field "$log" '.*N = \([0-9]*\) elements.*') | $(awk "BEGIN { print 2 * $2 }")" \
