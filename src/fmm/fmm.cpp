@@ -13,6 +13,7 @@
 #include "diagonal_levels.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/m2l_plan.hpp"
+#include "fmbem/fmm/rotation_translations.hpp"
 #include "fmbem/fmm/wideband_plan.hpp"
 #include "fmm_executor.hpp"
 
@@ -417,8 +418,9 @@ void Fmm::build_translations(bool gpu) {
   for (const M2LLevelPlan& lv : m2l_plan_.levels) {
     statistics_.m2l_pairs_per_level[lv.level] = static_cast<int>(lv.pairs.size());
     statistics_.transfer_matrices_per_level[lv.level] = static_cast<int>(lv.matrix_count());
-    statistics_.translation_bytes +=
-        lv.matrices.size() * sizeof(cplx) + lv.pairs.size() * sizeof(M2LPair);
+    statistics_.translation_bytes += lv.matrices.size() * sizeof(cplx) +
+                                     lv.pairs.size() * sizeof(M2LPair) +
+                                     (lv.rotations ? lv.rotations->bytes() : 0);
     if (statistics_.max_kappa == 0.0) statistics_.max_kappa = k_ * lv.sigma;
   }
   std::size_t max_targets = 0;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/fmm/rotation_translations.hpp"
 #include "fmbem/fmm/translations.hpp"
 
 namespace fmbem::fmm {
@@ -65,11 +66,18 @@ void apply_level(const M2LLevelPlan& lv, int p, std::size_t num_cells, const cpl
     std::vector<double> b_re(size * kBlockColumns), b_im(size * kBlockColumns),
         c_re(size * kBlockColumns), c_im(size * kBlockColumns);
     const auto by_target = [](const M2LPair& pair, int target) { return pair.target < target; };
+    std::vector<cplx> workspace(lv.rotations ? 2 * std::size_t(size) : 0);
     for (std::size_t m = 0; m < lv.matrix_count(); ++m) {
       const auto group_begin = lv.pairs.begin() + lv.matrix_begin[m];
       const auto group_end = lv.pairs.begin() + lv.matrix_begin[m + 1];
       const auto lo = std::lower_bound(group_begin, group_end, first_target, by_target);
       const auto hi = std::lower_bound(lo, group_end, end_target, by_target);
+      if (lv.rotations) {
+        for (auto pair = lo; pair < hi; ++pair)
+          lv.rotations->apply(m, multipole + static_cast<std::size_t>(pair->source) * size,
+                              local + static_cast<std::size_t>(pair->target) * size, workspace);
+        continue;
+      }
       for (auto first = lo; first < hi; first += kBlockColumns) {
         const int count = static_cast<int>(std::min<std::ptrdiff_t>(kBlockColumns, hi - first));
         std::fill(b_re.begin(), b_re.end(), 0.0);
@@ -106,8 +114,8 @@ double M2LPlan::flops() const {
   return 8.0 * size * size * static_cast<double>(pair_count());
 }
 
-M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices,
-                       int first_level) {
+M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices, int first_level,
+                       int rotation_min_order) {
   if (order < 1 || order > max_degree)
     throw Error("M2L plan: the expansion order p must lie in 1.." + std::to_string(max_degree));
   if (!(k >= 0.0) || !std::isfinite(k))
@@ -125,8 +133,11 @@ M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matric
   }
   const int size = order * order;
   const std::size_t matrix_size = static_cast<std::size_t>(size) * size;
+  const bool rotations =
+      host_matrices && order >= rotation_min_order && order <= max_rotation_order;
   std::unique_ptr<MultipoleToLocalTable> table;
-  if (host_matrices) table = std::make_unique<MultipoleToLocalTable>(GauntTable(order), order);
+  if (host_matrices && !rotations)
+    table = std::make_unique<MultipoleToLocalTable>(GauntTable(order), order);
   for (int level = std::max(2, first_level); level < tree.levels(); ++level) {
     // The pairs of this level by transfer vector, as the CPU FMM groups them.
     std::vector<std::vector<M2LPair>> by_vector(Octree::kTransferCount);
@@ -153,7 +164,11 @@ M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matric
       lv.matrix_begin.push_back(lv.pairs.size());
     }
     if (lv.pairs.empty()) continue;
-    if (table) {
+    if (rotations) {
+      std::vector<Vec3> vectors;
+      for (int v : lv.transfer) vectors.push_back(transfer_offset(v) * lv.sigma);
+      lv.rotations = std::make_shared<const RotationMultipoleToLocal>(order, k, lv.sigma, vectors);
+    } else if (table) {
       lv.matrices.resize(lv.transfer.size() * matrix_size);
 #pragma omp parallel for schedule(dynamic)
       for (std::size_t m = 0; m < lv.transfer.size(); ++m) {
@@ -170,8 +185,8 @@ M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matric
 void apply_m2l_reference(const M2LPlan& plan, const cplx* multipole, cplx* local) {
   const std::size_t matrix_size = std::size_t(plan.coefficients()) * plan.coefficients();
   for (const M2LLevelPlan& lv : plan.levels)
-    if (lv.matrices.size() != lv.matrix_count() * matrix_size)
-      throw Error("M2L reference: the plan has no host matrices (built for the GPU)");
+    if (!lv.rotations && lv.matrices.size() != lv.matrix_count() * matrix_size)
+      throw Error("M2L reference: the plan has no host translations (built for the GPU)");
   for (const M2LLevelPlan& lv : plan.levels)
     apply_level(lv, plan.order, plan.num_cells, multipole, local);
 }

@@ -1,6 +1,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "fmbem/core/vec3.hpp"
@@ -16,6 +17,8 @@
 // [c p^2, (c + 1) p^2)).
 namespace fmbem::fmm {
 
+class RotationMultipoleToLocal;
+
 // One product L[target] += T[matrix] M[source].
 struct M2LPair {
   int target = 0;  // cell ids: indices into Octree::cells()
@@ -29,8 +32,11 @@ struct M2LLevelPlan {
   double sigma = 0.0;         // the cell width of the level; T is built for t = offset * sigma
   std::vector<int> transfer;  // per matrix: Octree::transfer_index of its offset, ascending
   // transfer.size() matrices of p^2 x p^2, row-major, one after another; empty in a plan built
-  // without host matrices (GpuM2L builds its own on the device).
+  // without host matrices (GpuM2L builds its own on the device) or translating by rotation.
   std::vector<cplx> matrices;
+  // The translations by rotation (rotation_translations.hpp, O(p^3) a pair, vector m the
+  // transfer of matrix m) where the plan's host M2L uses them instead of the matrices.
+  std::shared_ptr<const RotationMultipoleToLocal> rotations;
   // Grouped by matrix (ascending), targets ascending within a group, as the CPU FMM batches them.
   std::vector<M2LPair> pairs;
   // The pairs of matrix m: [matrix_begin[m], matrix_begin[m + 1]).
@@ -62,18 +68,25 @@ inline Vec3 transfer_offset(int v) {
   return Vec3{double(v / 49 - 3), double(v / 7 % 7 - 3), double(v % 7 - 3)};
 }
 
+// The order from which the host's M2L translates by rotation instead of by dense matrices.
+// Measured on one thread (fmm_matmult -L 5 -k 8, the 2-core machine under load), M2L apply
+// seconds dense / rotation: p = 8 0.117 / 0.077, 11 0.40 / 0.11, 12 0.49 / 0.21, 16 1.94 / 0.29,
+// 21 6.2 / 1.09, and the set-up 0.17 / 0.02 (p = 8) to 27.5 / 0.9 s (p = 21); the tables
+// about p^3 / 3 instead of 316 p^4 complex entries a level. Up to max_rotation_order.
+inline constexpr int rotation_m2l_min_order = 8;
+
 // The M2L pairs of the FMM on this tree: for each level >= 2, target c and source s in
 // tree.m2l(c) with c holding targets and s holding sources (the pairs the CPU FMM applies);
 // T from MultipoleToLocalTable with t = offset * tree.width(level), on the host unless
 // host_matrices is false (the GPU executor builds them on the device); levels from first_level
-// (a wideband FMM's coarser levels translate in the diagonal form). Throws fmbem::Error for p
-// outside 1 .. max_degree or k < 0.
+// (a wideband FMM's coarser levels translate in the diagonal form); host translations by
+// rotation from rotation_min_order. Throws fmbem::Error for p outside 1 .. max_degree or k < 0.
 M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices = true,
-                       int first_level = 2);
+                       int first_level = 2, int rotation_min_order = rotation_m2l_min_order);
 
 // local[c] += sum over the pairs (c, s, m) of T[m] multipole[s], all levels; OpenMP over target
 // cells, each thread summing its targets' pairs in plan order (matrix by matrix), so the result
-// does not depend on the thread count. Throws fmbem::Error for a plan without host matrices.
+// does not depend on the thread count. Throws fmbem::Error for a plan without host translations.
 void apply_m2l_reference(const M2LPlan& plan, const cplx* multipole, cplx* local);
 
 }  // namespace fmbem::fmm

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 #include <tuple>
 
@@ -214,6 +215,40 @@ TEST_P(M2LPlanTest, WithoutHostMatricesThePairsAreTheSame) {
   }
   std::vector<cplx> m(without.num_cells * 16, 1.0), l(without.num_cells * 16, 2.0);
   EXPECT_THROW(apply_m2l_reference(without, m.data(), l.data()), Error);
+}
+
+// The host M2L by rotation (the default from rotation_m2l_min_order) against the dense matrices
+// on the same plan: the same pairs, and each local the same sum of pair translations. Each
+// translation agrees to 10 p^2 eps of the largest terms (RotationTranslations.EqualDenseMatrices'
+// bound); a local sums at most 189 pairs of random coefficients, which adds sqrt(189) ~ 14 to
+// the relative rounding: 10 p^2 eps * 14 is 7.9e-12 at p = 16, 1.2e-11 at p = 20.
+TEST_P(M2LPlanTest, RotationsEqualTheDenseMatrices) {
+  const Octree tree = testing::make_tree(cloud(), 32);
+  for (int p : {16, 20}) {
+    const M2LPlan dense = build_m2l_plan(tree, p, 8.0, true, 2, max_degree + 1);
+    const M2LPlan rotated = build_m2l_plan(tree, p, 8.0, true, 2, 1);
+    ASSERT_EQ(rotated.levels.size(), dense.levels.size());
+    for (std::size_t l = 0; l < dense.levels.size(); ++l) {
+      EXPECT_EQ(rotated.levels[l].pairs, dense.levels[l].pairs);
+      EXPECT_TRUE(rotated.levels[l].matrices.empty());
+      ASSERT_NE(rotated.levels[l].rotations, nullptr);
+      EXPECT_EQ(dense.levels[l].rotations, nullptr);
+    }
+    const std::size_t size = std::size_t(p) * p;
+    std::vector<cplx> m(dense.num_cells * size);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (cplx& x : m) x = cplx(u(rng), u(rng));
+    std::vector<cplx> l_dense(m.size(), 0.0), l_rotated(m.size(), 0.0);
+    apply_m2l_reference(dense, m.data(), l_dense.data());
+    apply_m2l_reference(rotated, m.data(), l_rotated.data());
+    double num = 0.0, den = 0.0;
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      num += std::norm(l_rotated[i] - l_dense[i]);
+      den += std::norm(l_dense[i]);
+    }
+    EXPECT_LT(std::sqrt(num / den), 10.0 * p * p * 2.2e-16 * 14.0) << "p " << p;
+  }
 }
 
 TEST(M2LPlan, RejectsBadInput) {
