@@ -205,17 +205,28 @@ void Fmm::CpuExecutor::run_m2m(std::span<cplx> multipole) const {
   const int first = fmm_.diagonal_ ? fmm_.diagonal_->conversion_level() : 2;
   for (int level = tree.levels() - 2; level >= first; --level) {
     const auto ids = tree.cells_at_level(level);
-#pragma omp parallel for schedule(dynamic, 8)
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const Cell& cell = cells[ids[i]];
-      if (cell.is_leaf() || cell.source_begin == cell.source_end) continue;
-      if (!fmm_.own_cells_.empty() && !fmm_.own_cells_[ids[i]]) continue;
-      for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch)
-        // A child without this part's leaves below has no partial multipole here.
-        if (cells[ch].source_begin < cells[ch].source_end &&
-            (fmm_.own_cells_.empty() || fmm_.own_cells_[ch]))
-          multiply_add(size, fmm_.levels_[level + 1].m2m[cells[ch].octant].data(),
-                       &multipole[fmm_.slot(ch) * size], &multipole[fmm_.slot(ids[i]) * size]);
+    const Level& children = fmm_.levels_[level + 1];
+#pragma omp parallel
+    {
+      std::vector<cplx> workspace(children.shifts ? 2 * std::size_t(size) : 0);
+#pragma omp for schedule(dynamic, 8)
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        const Cell& cell = cells[ids[i]];
+        if (cell.is_leaf() || cell.source_begin == cell.source_end) continue;
+        if (!fmm_.own_cells_.empty() && !fmm_.own_cells_[ids[i]]) continue;
+        cplx* parent = &multipole[fmm_.slot(ids[i]) * size];
+        for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch) {
+          // A child without this part's leaves below has no partial multipole here.
+          if (cells[ch].source_begin == cells[ch].source_end ||
+              (!fmm_.own_cells_.empty() && !fmm_.own_cells_[ch]))
+            continue;
+          const cplx* child = &multipole[fmm_.slot(ch) * size];
+          if (children.shifts)
+            children.shifts->multipole_to_multipole(cells[ch].octant, child, parent, workspace);
+          else
+            multiply_add(size, children.m2m[cells[ch].octant].data(), child, parent);
+        }
+      }
     }
   }
 }
@@ -228,12 +239,21 @@ void Fmm::CpuExecutor::run_l2l(std::span<cplx> local) const {
   const int first = fmm_.diagonal_ ? fmm_.diagonal_->conversion_level() + 1 : 3;
   for (int level = first; level < tree.levels(); ++level) {
     const auto ids = tree.cells_at_level(level);
-#pragma omp parallel for schedule(dynamic, 8)
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const Cell& cell = cells[ids[i]];
-      if (cell.target_begin == cell.target_end) continue;
-      multiply_add(size, fmm_.levels_[level].l2l[cell.octant].data(),
-                   &local[fmm_.slot(cell.parent) * size], &local[fmm_.slot(ids[i]) * size]);
+    const Level& lv = fmm_.levels_[level];
+#pragma omp parallel
+    {
+      std::vector<cplx> workspace(lv.shifts ? 2 * std::size_t(size) : 0);
+#pragma omp for schedule(dynamic, 8)
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        const Cell& cell = cells[ids[i]];
+        if (cell.target_begin == cell.target_end) continue;
+        const cplx* parent = &local[fmm_.slot(cell.parent) * size];
+        cplx* child = &local[fmm_.slot(ids[i]) * size];
+        if (lv.shifts)
+          lv.shifts->local_to_local(cell.octant, parent, child, workspace);
+        else
+          multiply_add(size, lv.l2l[cell.octant].data(), parent, child);
+      }
     }
   }
 }

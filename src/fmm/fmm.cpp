@@ -385,11 +385,22 @@ void Fmm::build_translations(bool gpu) {
     statistics_.cells_per_level[level] = static_cast<int>(tree.cells_at_level(level).size());
     if (level < 2) continue;  // no cell of levels 0, 1 is well separated from another
     lv.gradient = gradient_terms(gaunt, p, k_, lv.sigma);
-    statistics_.translation_bytes +=
-        16 * size * size * sizeof(cplx) + lv.gradient.size() * sizeof(GradientTerm);
+    statistics_.translation_bytes += lv.gradient.size() * sizeof(GradientTerm);
+  }
+  // The CPU shifts by rotation from the order its M2L does (the GPU's far field takes the dense
+  // matrices): O(p^3) a child instead of p^4, tables of O(p^3).
+  const bool rotate = !gpu && p >= rotation_m2l_min_order && p <= max_rotation_order;
+  for (int level = 2; level < num_levels; ++level) {
+    Level& lv = levels_[level];
+    if (rotate) {
+      lv.shifts = std::make_shared<const RotationShifts>(p, k_, tree.width(level - 1));
+      statistics_.translation_bytes += lv.shifts->bytes();
+    } else {
+      statistics_.translation_bytes += 16 * size * size * sizeof(cplx);
+    }
   }
   // The shifts of levels >= 2, one (level, octant) a thread: at p = 16 each is milliseconds.
-  const int shifts = 8 * std::max(0, num_levels - 2);
+  const int shifts = rotate ? 0 : 8 * std::max(0, num_levels - 2);
 #pragma omp parallel for schedule(dynamic)
   for (int x = 0; x < shifts; ++x) {
     const int level = 2 + x / 8, octant = x % 8;

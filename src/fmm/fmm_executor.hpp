@@ -12,15 +12,19 @@
 #include <vector>
 
 #include "fmbem/fmm/fmm.hpp"
+#include "fmbem/fmm/rotation_translations.hpp"
 
 namespace fmbem::fmm {
 
 // A level's translations: for children at this level, by octant, M_parent += m2m M_child and
-// L_child += l2l L_parent; the gradient terms of P2M's dipoles and L2P's normal derivative.
+// L_child += l2l L_parent (dense, or by rotation on the CPU from rotation_m2l_min_order: then
+// shifts, and m2m and l2l empty); the gradient terms of P2M's dipoles and L2P's normal
+// derivative.
 struct Fmm::Level {
   double sigma = 0.0;
   std::vector<GradientTerm> gradient;
   std::array<TranslationMatrix, 8> m2m, l2l;
+  std::shared_ptr<const RotationShifts> shifts;
 };
 
 // One apply's strengths and potentials: host arrays (apply) or, on the GPU, device arrays
