@@ -3,6 +3,7 @@
 // targets and strengths, and the direct sum they are checked against.
 #include <cmath>
 #include <numeric>
+#include <ostream>
 #include <random>
 #include <vector>
 
@@ -86,6 +87,42 @@ inline double relative_error(const std::vector<cplx>& a, const std::vector<cplx>
     den += std::norm(b[i]);
   }
   return std::sqrt(num / den);
+}
+
+// The wideband FMM's cases (wideband_fmm_test.cpp, gpu_wideband_test.cpp): the unit sphere or
+// the box, a wavenumber and -fmm_eps.
+struct WideCase {
+  bool sphere;
+  double k;
+  double tolerance;
+  // The targets on a second sphere beside the sources' (radius 0.5 each, centres 2 apart):
+  // every pair far, carried by the coarse levels' expansions.
+  bool apart = false;
+};
+
+inline void PrintTo(const WideCase& c, std::ostream* os) {
+  *os << (c.apart    ? "two spheres"
+          : c.sphere ? "sphere"
+                     : "box")
+      << ", k = " << c.k << ", eps = " << c.tolerance;
+}
+
+// A case's 20,000 sources and 10,000 targets with coherent strengths (a plane wave's trace, as a
+// scattering problem's density: the far field is then of the near field's size, not the small
+// remainder of random signs).
+inline PointSet wide_case_points(const WideCase& c, unsigned seed) {
+  PointSet set = make_points(c.sphere, 20000, 10000, seed);
+  if (c.apart) {
+    for (Vec3& y : set.sources) y = Vec3{-1.0, 0.0, 0.0} + 0.5 * y;
+    for (Vec3& x : set.targets) x = Vec3{1.0, 0.0, 0.0} + 0.5 * normalized(x);
+  }
+  const Vec3 direction = normalized(Vec3{1.0, 2.0, 3.0});
+  for (std::size_t j = 0; j < set.sources.size(); ++j) {
+    const cplx wave = std::exp(cplx(0.0, c.k * dot(direction, set.sources[j])));
+    set.charges[j] = wave;
+    set.dipoles[j] = wave * dot(direction, set.normals[j]);
+  }
+  return set;
 }
 
 }  // namespace fmbem::fmm::testing
