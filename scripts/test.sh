@@ -19,8 +19,10 @@ if [ "${SANITIZE:-1}" != 0 ]; then
   heavy+='|HypersingularOperatorConvergesOnTheSphere|DensityReconstruction.FmmMatchesDirect'
   heavy+='|FoldedCorrectionEqualsDenseAccurateOperator|AdjointDoubleLayerConvergesOnTheSphere'
   # The wideband FMM's p = 21 case (dense translations' set-up), the rotations against every
-  # dense matrix and the two-level diagonal chain: the same paths as their smaller siblings.
+  # dense matrix (the translations' and the M2L plan's) and the two-level diagonal chain: the same
+  # paths as their smaller siblings.
   heavy+='|WidebandFmm.MatchesTheDirectSum/sphere, k = 32, eps = 1e-06'
   heavy+='|RotationTranslations.EqualDenseMatrices|HighFrequency.TwoLevelChainMatchesDirectSum'
+  heavy+='|M2LPlanTest.RotationsEqualTheDenseMatrices'
   ctest --test-dir "$sanitize" --output-on-failure -j 2 --timeout 900 -L unit -E "$heavy"
 fi
