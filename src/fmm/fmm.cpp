@@ -21,15 +21,10 @@ namespace fmbem::fmm {
 
 namespace {
 
-// Whether a leaf above `level` holds points.
-bool holds_points_above(const Octree& tree, int level) {
-  for (int leaf : tree.leaves()) {
-    const Cell& cell = tree.cells()[leaf];
-    if (cell.level < level &&
-        (cell.source_end > cell.source_begin || cell.target_end > cell.target_begin))
-      return true;
-  }
-  return false;
+// Whether a leaf lies above `level` (every leaf of a tree with points holds some).
+bool leaf_above(const Octree& tree, int level) {
+  return std::any_of(tree.leaves().begin(), tree.leaves().end(),
+                     [&](int leaf) { return tree.cells()[leaf].level < level; });
 }
 
 using PhaseScope = ObservedPhase<FmmPhase>;
@@ -172,30 +167,26 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     // the FMM stays low-frequency, as it was (low_frequency_accurate says where that falls
     // short, and bem_solve warns).
     if (k_ > 0.0 && !part && options.high_frequency) {
-      {
-        // An order chosen from the tolerance rises where the levels below the diagonal ones
-        // need it; one the caller gave stays (and without a valid plan the FMM stays
-        // low-frequency, as it was).
-        const int given_order = order_;
+      // An order chosen from the tolerance rises where the levels below the diagonal ones
+      // need it; one the caller gave stays (and without a valid plan the FMM stays
+      // low-frequency, as it was).
+      const int given_order = order_;
+      if (options.order <= 0) order_ = wideband_order(*tree_, given_order, k_, eps);
+      WidebandPlan wideband = build_wideband_plan(*tree_, order_, k_, eps);
+      // No leaf on the diagonal levels: their points would each form and evaluate signatures
+      // of the level's bandwidth (and their deferred pairs be summed directly); split down to
+      // the conversion level they take the low-frequency P2M and L2P there instead. The widths
+      // are the root's halvings, so the rebuilt tree keeps the plan's levels.
+      if (wideband.uses_diagonal_form() && leaf_above(*tree_, wideband.switch_level + 1)) {
+        tree_ =
+            std::make_unique<Octree>(sources, targets, splitting_points,
+                                     OctreeOptions{.max_leaf = options_.max_leaf,
+                                                   .min_leaf_level = wideband.switch_level + 1});
         if (options.order <= 0) order_ = wideband_order(*tree_, given_order, k_, eps);
-        WidebandPlan wideband = build_wideband_plan(*tree_, order_, k_, eps);
-        // No leaf on the diagonal levels: their points would each form and evaluate signatures
-        // of the level's bandwidth (and their deferred pairs be summed directly); split down to
-        // the conversion level they take the low-frequency P2M and L2P there instead. The widths
-        // are the root's halvings, so the rebuilt tree keeps the plan's levels.
-        if (wideband.uses_diagonal_form() &&
-            holds_points_above(*tree_, wideband.switch_level + 1)) {
-          tree_ =
-              std::make_unique<Octree>(sources, targets, splitting_points,
-                                       OctreeOptions{.max_leaf = options_.max_leaf,
-                                                     .min_leaf_level = wideband.switch_level + 1});
-          if (options.order <= 0) order_ = wideband_order(*tree_, given_order, k_, eps);
-          wideband = build_wideband_plan(*tree_, order_, k_, eps);
-        }
-        if (wideband.uses_diagonal_form())
-          diagonal_ =
-              std::make_unique<DiagonalLevels>(*tree_, std::move(wideband), k_, order_, eps);
+        wideband = build_wideband_plan(*tree_, order_, k_, eps);
       }
+      if (wideband.uses_diagonal_form())
+        diagonal_ = std::make_unique<DiagonalLevels>(*tree_, std::move(wideband), k_, order_, eps);
     }
     for (int leaf : tree_->leaves())
       if (tree_->cells()[leaf].target_begin < tree_->cells()[leaf].target_end)

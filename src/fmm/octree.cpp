@@ -612,15 +612,12 @@ void Octree::build_cells(std::span<const Vec3> sources, std::span<const Vec3> ta
     if (level == max_level) continue;
     const int child_shift = 3 * (max_level - level - 1);
     splitting_cells.clear();
-    for (int index = level_begin; index < level_end; ++index) {
-      const Cell& cell = cells_[index];
-      const bool holds_points = cell.source_end > cell.source_begin ||
-                                cell.target_end > cell.target_begin ||
-                                splitting_range[index][1] > splitting_range[index][0];
+    // Every stored cell holds a point (children are stored only where they do; an empty root
+    // splits into none), so above min_leaf_level every cell splits.
+    for (int index = level_begin; index < level_end; ++index)
       if (splitting_range[index][1] - splitting_range[index][0] > std::size_t(options_.max_leaf) ||
-          (level < options_.min_leaf_level && holds_points))
+          level < options_.min_leaf_level)
         splitting_cells.push_back(index);
-    }
     const int split_count = int(splitting_cells.size());
     // The binary searches, cache misses mostly, run in parallel; appending the children
     // in order does not.
