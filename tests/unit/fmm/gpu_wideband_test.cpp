@@ -23,6 +23,19 @@ using testing::skip_radius;
 using testing::wide_case_points;
 using testing::WideCase;
 
+// The GPU's diagonal levels against the CPU's on the same plan (the same tree: max_leaf given),
+// every phase on the device. The two sum in other orders (the M2L sums a target's pairs before
+// adding them, the conversions are cuBLAS products) and the GPU fuses multiply-adds, so they
+// agree to rounding: within 1e-12, the accuracy the issue asks of the CPU and GPU paths, unless
+// the algorithm's own rounding noise is larger. The diagonal M2L multiplies by transfer functions
+// that exceed the kernel they represent where the bandwidth passes k |t| (the finest diagonal
+// levels, k w of a few), so a rounding in a signature grows by that factor; the test measures
+// the noise as the CPU's change when the strengths are scaled by 1 + 3 2^-30 (every rounding
+// moves, the exact result scales) and allows the GPU four times it (two independent roundings
+// of the same size: sqrt(2), and a margin for the fused and blocked operations; measured on an
+// H200: the GPU within 0.8-2.3 times the noise). A cluster of points in a corner of the bounding
+// box, a leaf on the diagonal levels in a plain tree, is split down to the conversion level on
+// both.
 class WidebandGpu : public ::testing::TestWithParam<WideCase> {};
 
 TEST_P(WidebandGpu, MatchesTheCpu) {
