@@ -9,7 +9,10 @@
 #            layers, the solver's operator);
 #   solve    bem_solve, the rigid sphere at k D = 100 (icosphere:7) and 200 (icosphere:8) on the
 #            GPU, -fmm_eps 1e-4, against the Mie series (CASES="6_50 8_50 9_100 ...": level_k, the
-#            refinement series).
+#            refinement series; RANKS="1 2": mpiexec's ranks, one GPU each where there are as
+#            many).
+#   distributed  the distributed wideband tests on the GPU under mpiexec -n 2 (test_fmm_mpi,
+#            test_bem_mpi), then solve's table on 1 and 2 ranks.
 # Tables on stdout, logs in $OUT.
 #   source .devrt/device-env && scripts/device_wideband.sh check|scaling|solve
 # (CASES="5_12.5_1e-4 ..." picks scaling's cases: level, k, eps; DEVICES="gpu cpu" its devices.)
@@ -50,18 +53,32 @@ scaling)
     done
   done
   ;;
+distributed)
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  for test in test_fmm_mpi test_bem_mpi; do
+    mpiexec --bind-to none -n 2 "$test" --gtest_color=no --gtest_filter='*Wideband*' > "$out/$test.log" 2>&1
+    echo "$test -n 2 wideband tests: exit $? ($(grep -c '^\[       OK \]' "$out/$test.log") ok," \
+         "$(grep -c '^\[  SKIPPED \]' "$out/$test.log") skipped lines)"
+    grep -h "wideband,\|rank(s)" "$out/$test.log"
+  done
+  RANKS=${RANKS:-1 2} "$0" solve
+  ;;
 solve)
-  printf '| mesh | N | k D | iterations | set-up s | solve s | s per MatMult | rel. L2 error |\n'
-  printf '|---|---|---|---|---|---|---|---|\n'
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  printf '| mesh | N | k D | ranks | iterations | set-up s | solve s | s per MatMult | rel. L2 error |\n'
+  printf '|---|---|---|---|---|---|---|---|---|\n'
   for case in ${CASES:-7_50 8_100}; do
     set -- ${case//_/ }
-    log="$out/solve_L$1_k$2.log"
-    bem_solve -mesh "icosphere:$1" -k "$2" -fmm_eps 1e-4 -fmm_view -log_view > "$log" 2>&1
-    echo "| icosphere:$1 | $(field "$log" '.*N = \([0-9]*\) elements.*') | $(awk "BEGIN { print 2 * $2 }")" \
-         "| $(field "$log" '.*solver *\([0-9]*\) iterations.*')" \
-         "| $(field "$log" '.*times *set-up \([0-9.]*\) s.*') | $(field "$log" '.*times .*, solve \([0-9.]*\) s.*')" \
-         "| $(field "$log" '.* \([0-9.]*\) s per MatMult.*')" \
-         "| $(field "$log" '.*relative L2 = \([^ ]*\).*') |"
+    for ranks in ${RANKS:-1}; do
+      log="$out/solve_L$1_k$2_n$ranks.log"
+      mpiexec --bind-to none -n "$ranks" bem_solve -mesh "icosphere:$1" -k "$2" -fmm_eps 1e-4 -fmm_view -log_view \
+        > "$log" 2>&1
+      echo "| icosphere:$1 | $(field "$log" '.*N = \([0-9]*\) elements.*') | $(awk "BEGIN { print 2 * $2 }") | $ranks" \
+           "| $(field "$log" '.*solver *\([0-9]*\) iterations.*')" \
+           "| $(field "$log" '.*times *set-up \([0-9.]*\) s.*') | $(field "$log" '.*times .*, solve \([0-9.]*\) s.*')" \
+           "| $(field "$log" '.* \([0-9.]*\) s per MatMult.*')" \
+           "| $(field "$log" '.*relative L2 = \([^ ]*\).*') |"
+    done
   done
   ;;
 esac

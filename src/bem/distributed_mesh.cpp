@@ -731,7 +731,12 @@ void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab
     std::vector<int> own_leaves;
     for (int c : let_.own_cells)
       if (whole_tree.cells()[std::size_t(c)].is_leaf()) own_leaves.push_back(c);
-    const std::vector<int> held = fmm::cells_read_by_part(whole_tree, let_, own_leaves).held;
+    // And the cells of the diagonal levels (its wideband FMMs read the whole coarse tree).
+    std::vector<int> held = fmm::cells_read_by_part(whole_tree, let_, own_leaves).held;
+    const std::vector<int> coarse = fmm::diagonal_level_cells(whole_tree, fmm);
+    held.insert(held.end(), coarse.begin(), coarse.end());
+    std::sort(held.begin(), held.end());
+    held.erase(std::unique(held.begin(), held.end()), held.end());
     tree_ = std::make_shared<const fmm::Octree>(whole_tree, held, std::span<const Vec3>{},
                                                 std::span<const std::size_t>{},
                                                 std::span<const Vec3>{});

@@ -312,37 +312,50 @@ void Fmm::CpuExecutor::run_l2p(std::span<const cplx> local, std::span<cplx> pote
 
 void Fmm::CpuExecutor::run_diagonal_upward() {
   const DiagonalLevels& d = *fmm_.diagonal_;
-  const Octree& tree = *fmm_.tree_;
-  const auto& cells = tree.cells();
+  const auto& cells = d.cells;
   const int conversion = d.conversion_level();
+  const DiagonalLevels::Level& last = d.at(conversion);
   const std::size_t size = std::size_t(fmm_.order_) * std::size_t(fmm_.order_);
+  // A part's conversion-level multipoles are its leaves' partial sums: gathered by the tree's
+  // cells and summed over the parts, every part then forms every signature.
+  std::vector<cplx> gathered;
+  if (d.part) {
+    gathered.assign(last.cells * size, 0.0);
+    for (std::size_t i = 0; i < last.cells; ++i)
+      if (const int held = d.held[i]; held >= 0 && (fmm_.slot_.empty() || fmm_.slot_[held] >= 0))
+        std::copy_n(&multipole_[fmm_.slot(held) * size], size, &gathered[i * size]);
+    if (!fmm_.parts_sum_)
+      throw Error("FMM: a distributed part's diagonal levels need the sum over the parts");
+    fmm_.parts_sum_(gathered);
+  }
   {
     // The conversion level: signatures from the multipoles.
-    const auto ids = tree.cells_at_level(conversion);
-    const std::size_t grid_size = d.at(conversion).grid->size();
+    const std::size_t grid_size = last.grid->size();
 #pragma omp parallel for schedule(dynamic, 8)
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const Cell& cell = cells[ids[i]];
-      if (cell.source_begin == cell.source_end) continue;
-      multiply_add(grid_size, size, d.to_signature.data(), &multipole_[fmm_.slot(ids[i]) * size],
-                   signature(outgoing_, conversion, ids[i]));
+    for (std::size_t i = 0; i < last.cells; ++i) {
+      const int id = last.first_cell + int(i);
+      if (!d.has_sources[std::size_t(id)]) continue;
+      const cplx* multipole =
+          d.part ? &gathered[i * size] : &multipole_[fmm_.slot(d.held[i]) * size];
+      multiply_add(grid_size, size, d.to_signature.data(), multipole,
+                   signature(outgoing_, conversion, id));
     }
   }
   // The coarser levels from their children: interpolated to the parent's grid, then shifted.
   for (int level = d.plan.switch_level; level >= d.first_level(); --level) {
     const DiagonalLevels::Level& lv = d.at(level);
     const DiagonalLevels::Level& below = d.at(level + 1);
-    const auto ids = tree.cells_at_level(level);
 #pragma omp parallel
     {
       std::vector<cplx> moved(lv.grid->size());
 #pragma omp for schedule(dynamic, 4)
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        const Cell& cell = cells[ids[i]];
-        if (cell.is_leaf() || cell.source_begin == cell.source_end) continue;
-        cplx* parent = signature(outgoing_, level, ids[i]);
+      for (std::size_t i = 0; i < lv.cells; ++i) {
+        const int id = lv.first_cell + int(i);
+        const Cell& cell = cells[std::size_t(id)];
+        if (cell.is_leaf() || !d.has_sources[std::size_t(id)]) continue;
+        cplx* parent = signature(outgoing_, level, id);
         for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch) {
-          if (cells[ch].source_begin == cells[ch].source_end) continue;
+          if (!d.has_sources[std::size_t(ch)]) continue;
           std::fill(moved.begin(), moved.end(), cplx(0.0));
           lv.from_children->interpolate(
               std::span<const cplx>(signature(outgoing_, level + 1, ch), below.grid->size()),
@@ -383,39 +396,39 @@ void Fmm::CpuExecutor::run_diagonal_m2l() {
 
 void Fmm::CpuExecutor::run_diagonal_downward() {
   const DiagonalLevels& d = *fmm_.diagonal_;
-  const Octree& tree = *fmm_.tree_;
-  const auto& cells = tree.cells();
+  const auto& cells = d.cells;
   // Each child's local signature from its parent's: shifted, then anterpolated.
   for (int level = d.first_level() + 1; level <= d.conversion_level(); ++level) {
     const DiagonalLevels::Level& above = d.at(level - 1);
     const DiagonalLevels::Level& lv = d.at(level);
-    const auto ids = tree.cells_at_level(level);
 #pragma omp parallel
     {
       std::vector<cplx> moved(above.grid->size());
 #pragma omp for schedule(dynamic, 4)
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        const Cell& cell = cells[ids[i]];
-        if (cell.target_begin == cell.target_end) continue;
+      for (std::size_t i = 0; i < lv.cells; ++i) {
+        const int id = lv.first_cell + int(i);
+        if (!d.wanted[std::size_t(id)]) continue;
+        const Cell& cell = cells[std::size_t(id)];
         const cplx* parent = signature(incoming_, level - 1, cell.parent);
         const std::vector<cplx>& phases = above.down_phases[std::size_t(cell.octant)];
         for (std::size_t g = 0; g < moved.size(); ++g) moved[g] = parent[g] * phases[g];
         above.from_children->anterpolate(
-            moved, std::span<cplx>(signature(incoming_, level, ids[i]), lv.grid->size()));
+            moved, std::span<cplx>(signature(incoming_, level, id), lv.grid->size()));
       }
     }
   }
-  // The conversion level's local coefficients take its local signatures.
+  // The conversion level's local coefficients (the FMM's cells holding them) take its local
+  // signatures.
   const int conversion = d.conversion_level();
-  const auto ids = tree.cells_at_level(conversion);
+  const DiagonalLevels::Level& last = d.at(conversion);
   const std::size_t size = std::size_t(fmm_.order_) * std::size_t(fmm_.order_);
-  const std::size_t grid_size = d.at(conversion).grid->size();
+  const std::size_t grid_size = last.grid->size();
 #pragma omp parallel for schedule(dynamic, 8)
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    const Cell& cell = cells[ids[i]];
-    if (cell.target_begin == cell.target_end) continue;
-    multiply_add(size, grid_size, d.to_local.data(), signature(incoming_, conversion, ids[i]),
-                 &local_[fmm_.slot(ids[i]) * size]);
+  for (std::size_t i = 0; i < last.cells; ++i) {
+    const int id = last.first_cell + int(i);
+    if (!d.wanted[std::size_t(id)]) continue;
+    multiply_add(size, grid_size, d.to_local.data(), signature(incoming_, conversion, id),
+                 &local_[fmm_.slot(d.held[i]) * size]);
   }
 }
 

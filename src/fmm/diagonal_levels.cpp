@@ -17,9 +17,34 @@ int diagonal_level_bandwidth(double k, double width, double eps) {
 }
 
 DiagonalLevels::DiagonalLevels(const Octree& tree, WidebandPlan wideband, double k, int order,
-                               double eps)
-    : plan(std::move(wideband)) {
+                               double eps, std::vector<char> wanted_cells,
+                               std::vector<int> held_cells)
+    : plan(std::move(wideband)), wanted(std::move(wanted_cells)), held(std::move(held_cells)) {
   if (plan.levels.empty()) throw Error("diagonal levels: the plan has no diagonal level");
+  const auto conversion_ids = tree.cells_at_level(plan.levels.back().level);
+  const std::size_t held_end = std::size_t(conversion_ids.back()) + 1;
+  cells.assign(tree.cells().begin(), tree.cells().begin() + std::ptrdiff_t(held_end));
+  has_sources.resize(held_end);
+  for (std::size_t c = 0; c < held_end; ++c) has_sources[c] = tree.sources_in_whole(int(c)) > 0;
+  if (wanted.empty()) {
+    wanted.resize(held_end);
+    for (std::size_t c = 0; c < held_end; ++c)
+      wanted[c] = cells[c].target_begin < cells[c].target_end;
+  }
+  part = !held.empty();
+  if (!part)
+    for (int id : conversion_ids) held.push_back(id);
+  if (wanted.size() != held_end || held.size() != conversion_ids.size())
+    throw Error(
+        "diagonal levels: the wanted cells or the held conversion cells do not fit the tree");
+  // A part's diagonal M2L serves its own targets' cells alone.
+  for (DiagonalLevelPlan& lv : plan.levels) {
+    std::erase_if(lv.pairs, [&](const M2LPair& pair) { return !wanted[std::size_t(pair.target)]; });
+    lv.transfer_begin.assign(lv.transfer.size() + 1, 0);
+    for (const M2LPair& pair : lv.pairs) ++lv.transfer_begin[std::size_t(pair.matrix) + 1];
+    for (std::size_t g = 0; g < lv.transfer.size(); ++g)
+      lv.transfer_begin[g + 1] += lv.transfer_begin[g];
+  }
   levels.resize(plan.levels.size());
   for (std::size_t i = 0; i < levels.size(); ++i) {
     const DiagonalLevelPlan& planned = plan.levels[i];

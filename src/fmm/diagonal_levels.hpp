@@ -36,9 +36,25 @@ struct DiagonalLevels {
     std::size_t slot(int cell) const { return std::size_t(cell - first_cell); }
   };
 
-  DiagonalLevels(const Octree& tree, WidebandPlan plan, double k, int order, double eps);
+  // `tree` is the plan's (the whole tree, or the distributed partition's tree of which the FMM
+  // holds a part's view). wanted: per cell of the tree up to the conversion level, whether the
+  // FMM's targets lie below it (empty: where the tree's do); the plan's pairs and the downward
+  // pass keep those cells alone. held: per conversion-level cell (in level order), the FMM's
+  // cell id holding its expansions, -1 where none (empty: the tree's own ids, the FMM holding
+  // the whole tree).
+  DiagonalLevels(const Octree& tree, WidebandPlan plan, double k, int order, double eps,
+                 std::vector<char> wanted = {}, std::vector<int> held = {});
 
   WidebandPlan plan;
+  // The tree's cells of levels 0 .. the conversion level (its ids), which of them hold sources
+  // (any part's) and which targets of this FMM below; the conversion level's cells as the FMM
+  // holds them.
+  std::vector<Cell> cells;
+  std::vector<char> has_sources, wanted;
+  std::vector<int> held;
+  // Whether the FMM holds a part's view: its conversion-level multipoles are partial sums then,
+  // summed over the parts before the conversion, and its cell ids are not the tree's.
+  bool part = false;
   std::vector<Level> levels;  // plan.levels' order: level 2 first
   // The conversion level's matrices: multipole -> signature (grid x p^2) and local signature ->
   // local coefficients (p^2 x grid), row-major.

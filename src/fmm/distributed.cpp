@@ -62,6 +62,12 @@ FmmPartition::FmmPartition(std::span<const Vec3> sources, std::span<const Vec3> 
     throw Error("FMM partition: one element per source is needed");
   const FmmTreeSize size = chosen_tree_size(options);
   tree_ = std::make_unique<Octree>(sources, targets, targets, OctreeOptions{size.max_leaf});
+  // No leaf on the diagonal levels of the FMMs the parts build on this tree (they cannot split).
+  if (const int level = diagonal_min_leaf_level(*tree_, options);
+      level > 0 && holds_leaf_above(*tree_, level))
+    tree_ =
+        std::make_unique<Octree>(sources, targets, targets,
+                                 OctreeOptions{.max_leaf = size.max_leaf, .min_leaf_level = level});
   const std::vector<double> work =
       leaf_work(*tree_, count_work(*tree_), default_work_model(size.order));
   partition_ = std::make_unique<TreePartition>(*tree_, work, parts, source_element);
@@ -140,6 +146,14 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
     DistributionPhaseScope scope(observer, DistributionPhase::tree);
     tree = std::make_shared<Octree>(sources, targets, targets, OctreeOptions{tree_size.max_leaf},
                                     MpiPartReduction(comm));
+    // No leaf on the diagonal levels of the FMMs the parts build on this tree (they cannot
+    // split it): every rank finds the same level from the same cells.
+    if (const int level = diagonal_min_leaf_level(*tree, options);
+        level > 0 && holds_leaf_above(*tree, level))
+      tree = std::make_shared<Octree>(
+          sources, targets, targets,
+          OctreeOptions{.max_leaf = tree_size.max_leaf, .min_leaf_level = level},
+          MpiPartReduction(comm));
   }
   // The slab's points' leaves, from the build.
   slab_leaves_ = tree->take_target_leaves();
@@ -153,7 +167,11 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
   {
     DistributionPhaseScope scope(observer, DistributionPhase::cut);
     partition_ = std::make_unique<TreePartition>(*tree, work, size);
-    tree->hold_lists_of(partition_->own_cells(rank));
+    // Its own cells' lists, and the diagonal levels' cells' (every part's FMM reads those).
+    std::vector<int> listed = partition_->own_cells(rank);
+    const std::vector<int> coarse = diagonal_level_cells(*tree, options);
+    listed.insert(listed.end(), coarse.begin(), coarse.end());
+    tree->hold_lists_of(listed);
   }
   tree_ = std::move(tree);
   {

@@ -21,13 +21,13 @@ namespace fmbem::fmm {
 
 namespace {
 
-// Whether a leaf lies above `level` (every leaf of a tree with points holds some).
-bool leaf_above(const Octree& tree, int level) {
-  return std::any_of(tree.leaves().begin(), tree.leaves().end(),
-                     [&](int leaf) { return tree.cells()[leaf].level < level; });
-}
-
 using PhaseScope = ObservedPhase<FmmPhase>;
+
+// The accuracy the wideband plan is built for: the tolerance asked, 1e-6 where an order was
+// given instead.
+double wideband_eps(const FmmOptions& options) {
+  return options.tolerance > 0.0 && options.tolerance < 1.0 ? options.tolerance : 1e-6;
+}
 
 template <class Work>
 void run_phase(FmmObserver* observer, FmmPhase phase, Work&& work) {
@@ -159,35 +159,18 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
                                            targets, splitting_points)
                                : std::make_unique<Octree>(sources, targets, splitting_points,
                                                           OctreeOptions{options_.max_leaf});
+    // A part's own tree is its partition's (FmmPartition's): no leaf on the diagonal levels of
+    // every k up to options.largest_wavenumber.
+    if (part && !part->tree)
+      if (const int level = diagonal_min_leaf_level(*tree_, options_);
+          level > 0 && holds_leaf_above(*tree_, level))
+        tree_ = std::make_unique<Octree>(
+            sources, targets, splitting_points,
+            OctreeOptions{.max_leaf = options_.max_leaf, .min_leaf_level = level});
     // Cells too large for the low-frequency expansions translate in the diagonal form (a
     // wideband FMM): the whole tree's plan, before the near lists, which take its direct pairs.
-    const double eps =
-        options.tolerance > 0.0 && options.tolerance < 1.0 ? options.tolerance : 1e-6;
-    // The diagonal levels run on a whole tree (either executor) so far: on a distributed part
-    // the FMM stays low-frequency, as it was (low_frequency_accurate says where that falls
-    // short, and bem_solve warns).
-    if (k_ > 0.0 && !part && options.high_frequency) {
-      // An order chosen from the tolerance rises where the levels below the diagonal ones
-      // need it; one the caller gave stays (and without a valid plan the FMM stays
-      // low-frequency, as it was).
-      const int given_order = order_;
-      if (options.order <= 0) order_ = wideband_order(*tree_, given_order, k_, eps);
-      WidebandPlan wideband = build_wideband_plan(*tree_, order_, k_, eps);
-      // No leaf on the diagonal levels: their points would each form and evaluate signatures
-      // of the level's bandwidth (and their deferred pairs be summed directly); split down to
-      // the conversion level they take the low-frequency P2M and L2P there instead. The widths
-      // are the root's halvings, so the rebuilt tree keeps the plan's levels.
-      if (wideband.uses_diagonal_form() && leaf_above(*tree_, wideband.switch_level + 1)) {
-        tree_ =
-            std::make_unique<Octree>(sources, targets, splitting_points,
-                                     OctreeOptions{.max_leaf = options_.max_leaf,
-                                                   .min_leaf_level = wideband.switch_level + 1});
-        if (options.order <= 0) order_ = wideband_order(*tree_, given_order, k_, eps);
-        wideband = build_wideband_plan(*tree_, order_, k_, eps);
-      }
-      if (wideband.uses_diagonal_form())
-        diagonal_ = std::make_unique<DiagonalLevels>(*tree_, std::move(wideband), k_, order_, eps);
-    }
+    if (k_ > 0.0 && options.high_frequency)
+      plan_diagonal_levels(sources, targets, splitting_points, wideband_eps(options), part);
     for (int leaf : tree_->leaves())
       if (tree_->cells()[leaf].target_begin < tree_->cells()[leaf].target_end)
         target_leaves_.push_back(leaf);
@@ -212,6 +195,84 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
     }
   }
 }
+
+void Fmm::plan_diagonal_levels(std::span<const Vec3> sources, std::span<const Vec3> targets,
+                               std::span<const Vec3> splitting_points, double eps,
+                               const std::optional<FmmPart>& part) {
+  // The plan is the whole tree's: a part's FMM holds a view of the partition's tree (or a whole
+  // tree of its own, given a LocallyEssentialTree without one) and builds the plan on that.
+  const Octree& shape = part && part->tree ? *part->tree : *tree_;
+  // An order chosen from the tolerance rises where the levels below the diagonal ones need it;
+  // one the caller gave stays (and without a valid plan the FMM stays low-frequency).
+  const int given_order = order_;
+  if (options_.order <= 0) order_ = wideband_order(shape, given_order, k_, eps);
+  WidebandPlan wideband = build_wideband_plan(shape, order_, k_, eps);
+  // No leaf on the diagonal levels: their points would each form and evaluate signatures of the
+  // level's bandwidth (and their deferred pairs be summed directly); split down to the
+  // conversion level they take the low-frequency P2M and L2P there instead. The widths are the
+  // root's halvings, so the rebuilt tree keeps the plan's levels. A part cannot rebuild the
+  // partition's tree (its LocallyEssentialTree is of that tree): the partition must be built
+  // without such leaves (FmmOptions::largest_wavenumber), else the part stays low-frequency.
+  if (wideband.uses_diagonal_form() && holds_leaf_above(shape, wideband.switch_level + 1)) {
+    if (part) {
+      order_ = given_order;
+      statistics_.diagonal_refused = true;
+      return;
+    }
+    tree_ = std::make_unique<Octree>(
+        sources, targets, splitting_points,
+        OctreeOptions{.max_leaf = options_.max_leaf, .min_leaf_level = wideband.switch_level + 1});
+    if (options_.order <= 0) order_ = wideband_order(*tree_, given_order, k_, eps);
+    wideband = build_wideband_plan(*tree_, order_, k_, eps);
+  }
+  if (!wideband.uses_diagonal_form()) return;
+  if (!part) {
+    diagonal_ = std::make_unique<DiagonalLevels>(*tree_, std::move(wideband), k_, order_, eps);
+    return;
+  }
+  if (!wideband.direct_pairs.empty())
+    throw Error("FMM: a distributed part's diagonal levels met a leaf above them (a defect)");
+  // A part: the cells above its own targets' conversion-level cells are the ones its diagonal
+  // M2L and downward pass serve; its conversion-level cells (in its view, if it holds one) hold
+  // their expansions. Ids of tree_ to the shape's through the whole tree's (either may be a
+  // view of held cells).
+  const int conversion = wideband.levels.back().level;
+  const auto shape_ids = shape.cells_at_level(conversion);
+  std::vector<char> wanted(std::size_t(shape_ids.back()) + 1, 0);
+  std::vector<int> held(shape_ids.size(), -1);
+  for (int c : tree_->cells_at_level(conversion)) {
+    const int whole = shape.cell_of_whole_id(tree_->whole_cell_id(c));
+    if (whole < 0) throw Error("FMM: the part's view holds a cell its tree does not (a defect)");
+    held[std::size_t(whole - shape_ids.front())] = c;
+    const Cell& cell = tree_->cells()[std::size_t(c)];
+    if (cell.target_begin == cell.target_end) continue;
+    for (int a = whole; a >= 0 && !wanted[std::size_t(a)]; a = shape.cells()[std::size_t(a)].parent)
+      wanted[std::size_t(a)] = 1;
+  }
+  diagonal_ = std::make_unique<DiagonalLevels>(shape, std::move(wideband), k_, order_, eps,
+                                               std::move(wanted), std::move(held));
+}
+
+int diagonal_min_leaf_level(const Octree& tree, const FmmOptions& options) {
+  const double k = options.largest_wavenumber;
+  if (!options.high_frequency || !(k > 0.0)) return 0;
+  const double eps = wideband_eps(options);
+  const int order = options.order > 0
+                        ? options.order
+                        : wideband_order(tree, chosen_tree_size(options).order, k, eps);
+  const int switch_level = wideband_switch_level(tree, order, k, eps);
+  return switch_level < 0 ? 0 : switch_level + 1;
+}
+
+std::vector<int> diagonal_level_cells(const Octree& tree, const FmmOptions& options) {
+  const int level = diagonal_min_leaf_level(tree, options);
+  std::vector<int> cells;
+  for (int l = 0; level > 0 && l <= level && l < tree.levels(); ++l)
+    for (int c : tree.cells_at_level(l)) cells.push_back(c);
+  return cells;
+}
+
+bool Fmm::diagonal_levels_on_part() const { return diagonal_ && diagonal_->part; }
 
 FmmTreeSize chosen_tree_size(const FmmOptions& options) {
   FmmTreeSize chosen;
@@ -590,13 +651,13 @@ void Fmm::finish_restriction(const LocallyEssentialTree& let, const std::vector<
 }
 
 void Fmm::restrict_upward_pass(const LocallyEssentialTree& let) {
-  check_no_diagonal_levels("FMM: distributing the upward pass");
   if (constructed_part_cells_) {
     // Restricted at construction (FmmPart): the tree given now must be that one.
     if (let.own_cells != *constructed_part_cells_)
       throw Error("FMM: the locally essential tree differs from the part this FMM was built for");
     return;
   }
+  check_no_diagonal_levels("FMM: distributing the upward pass");
   const LocallyEssentialTree in_tree = in_tree_cells(let);
   const std::vector<int> leaves = mark_part(in_tree);
   finish_restriction(in_tree, leaves);
@@ -812,6 +873,9 @@ std::string Fmm::describe() const {
     out << "; " << s.diagonal_pairs << " diagonal pairs, " << s.deferred_direct_pairs
         << " deferred pairs summed directly\n";
   }
+  if (s.diagonal_refused)
+    out << "  no diagonal levels: the distributed partition's tree holds a leaf on them (built "
+           "for a lower k); low-frequency throughout\n";
   out << "  near-field point pairs of these targets " << s.near_pairs
       << ", k * (coarsest M2L cell width) " << std::setprecision(3) << s.max_kappa << "\n";
   const double mb = 1.0 / (1024.0 * 1024.0);

@@ -128,6 +128,15 @@ void distribute(Fmm& fmm, const LocallyEssentialTree& let, MPI_Comm comm, bool o
   else
     fmm.distribute_upward_pass(
         let, [holder](std::span<cplx> multipoles) { (*holder)->exchange(multipoles); });
+  // A wideband part's diagonal levels: the conversion level's partial multipoles summed over the
+  // ranks (in pieces an int counts).
+  if (fmm.diagonal_levels_on_part())
+    fmm.set_parts_sum([comm](std::span<cplx> values) {
+      constexpr std::size_t piece = std::size_t(1) << 28;
+      for (std::size_t at = 0; at < values.size(); at += piece)
+        MPI_Allreduce(MPI_IN_PLACE, values.data() + at, int(std::min(piece, values.size() - at)),
+                      MPI_C_DOUBLE_COMPLEX, MPI_SUM, comm);
+    });
   // The FMM's slots are of its tree's cells (a part's view numbers its cells anew).
   *holder = std::make_unique<MultipoleExchange>(comm, fmm.in_tree_cells(let),
                                                 std::size_t(fmm.order()) * std::size_t(fmm.order()),

@@ -1034,4 +1034,9 @@ std::size_t Octree::list_bytes() const {
   return bytes;
 }
 
+bool holds_leaf_above(const Octree& tree, int level) {
+  return std::any_of(tree.leaves().begin(), tree.leaves().end(),
+                     [&](int leaf) { return tree.cells()[std::size_t(leaf)].level < level; });
+}
+
 }  // namespace fmbem::fmm

@@ -12,14 +12,14 @@ namespace fmbem::fmm {
 
 namespace {
 
-bool holds_targets(const Cell& c) { return c.target_begin < c.target_end; }
-
 // The diagonal form reaches its accuracy only where the transfer vector is at least 3 cell
 // widths long: |d| / |t| <= sqrt(3) / 3 (docs/wideband.md measures why).
 bool far_enough(const std::array<int, 3>& target, const std::array<int, 3>& source) {
   const int dx = target[0] - source[0], dy = target[1] - source[1], dz = target[2] - source[2];
   return dx * dx + dy * dy + dz * dz >= 9;
 }
+
+bool holds_targets(const Cell& c) { return c.target_begin < c.target_end; }
 
 // The target leaves at or below `cell` (itself when a leaf).
 void target_leaves_below(const Octree& tree, int cell, std::vector<int>& leaves) {
@@ -115,13 +115,31 @@ int wideband_order(const Octree& tree, int order, double k, double eps) {
 }
 
 WidebandPlan build_wideband_plan(const Octree& tree, int order, double k, double eps) {
-  if (tree.is_part_view() || tree.holds_cell_subset())
+  // A view of held cells (a distributed rank's shape of its FMMs) serves where it holds every
+  // cell of the diagonal levels; it holds no points, so every cell counts as a target there (the
+  // FMM keeps the pairs of its own targets' cells).
+  const bool held_view = tree.holds_cell_subset();
+  if (tree.is_part_view() && !held_view)
     throw Error("wideband plan: the high-frequency levels need the whole tree, not a part's view");
   WidebandPlan plan;
   plan.switch_level = wideband_switch_level(tree, order, k, eps);
   if (plan.switch_level < 0) return plan;
   const int conversion = plan.switch_level + 1;
   const auto& cells = tree.cells();
+  const auto target_cell = [&](const Cell& c) { return held_view || holds_targets(c); };
+  if (held_view)
+    for (int level = 0; level < conversion; ++level)
+      for (int c : tree.cells_at_level(level)) {
+        const Cell& cell = cells[std::size_t(c)];
+        std::size_t below = 0;
+        for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch)
+          below += tree.sources_in_whole(ch);
+        if (!cell.is_leaf() && below != tree.sources_in_whole(c))
+          throw Error(
+              "wideband plan: a view of held cells must hold every cell of the diagonal levels "
+              "(cell " +
+              std::to_string(tree.whole_cell_id(c)) + " lacks children)");
+      }
   // The pairs each level hands to its children, as (target, source) of the level.
   std::vector<std::pair<int, int>> deferred, next_deferred;
   std::vector<std::vector<M2LPair>> by_vector(kWideTransferCount);
@@ -132,8 +150,13 @@ WidebandPlan build_wideband_plan(const Octree& tree, int order, double k, double
     // low-frequency M2L).
     if (high_frequency)
       for (int c : tree.cells_at_level(level)) {
-        if (!holds_targets(cells[std::size_t(c)])) continue;
-        for (int s : tree.m2l(c)) {
+        if (!target_cell(cells[std::size_t(c)])) continue;
+        // A split point set's tree holds its own part's lists alone: the others formed here.
+        const std::vector<int> formed =
+            tree.holds_lists_of(c) ? std::vector<int>() : tree.list_of(Octree::ListKind::m2l, c);
+        const std::span<const int> m2l =
+            tree.holds_lists_of(c) ? tree.m2l(c) : std::span<const int>(formed);
+        for (int s : m2l) {
           if (tree.sources_in_whole(s) == 0) continue;
           if (far_enough(cells[std::size_t(c)].coords, cells[std::size_t(s)].coords))
             by_vector[std::size_t(wide_transfer_index(cells[std::size_t(c)].coords,
@@ -147,7 +170,7 @@ WidebandPlan build_wideband_plan(const Octree& tree, int order, double k, double
     for (const auto& [t, s] : deferred)
       for (int tc = cells[std::size_t(t)].first_child;
            tc < cells[std::size_t(t)].first_child + cells[std::size_t(t)].num_children; ++tc) {
-        if (!holds_targets(cells[std::size_t(tc)])) continue;
+        if (!target_cell(cells[std::size_t(tc)])) continue;
         for (int sc = cells[std::size_t(s)].first_child;
              sc < cells[std::size_t(s)].first_child + cells[std::size_t(s)].num_children; ++sc)
           if (tree.sources_in_whole(sc) > 0)

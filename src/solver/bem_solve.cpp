@@ -739,9 +739,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
       PetscCall(PetscPrintf(comm,
                             "bem_solve: warning: k * cell width = %.3g on the coarsest FMM level "
                             "is beyond the low-frequency range for p = %d: the MatMult error "
-                            "may exceed -fmm_eps. Run on one rank (the wideband FMM's "
-                            "high-frequency levels need the whole tree), raise -fmm_p or use "
-                            "-bem_operator direct.\n",
+                            "may exceed -fmm_eps. Raise -fmm_p or use -bem_operator direct.\n",
                             stats.max_kappa, stats.order));
   }
   const OperatorCoefficients coefficients = problem.coefficients();
@@ -1391,6 +1389,11 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     distribution = std::make_unique<Distribution>();
     DistributionEvents distribution_events(class_id, "Dist");
     const HaloReach reach = halo_reach(opt.near, opt.double_density, opt.curvature_correction);
+    // The partition's tree serves every k of the sweep: no leaf on the highest k's diagonal
+    // levels (a rank's FMM cannot split it further).
+    fmm::FmmOptions partition_fmm = opt.fmm;
+    partition_fmm.largest_wavenumber =
+        *std::max_element(opt.wavenumbers.begin(), opt.wavenumbers.end());
     if (io::reads_in_slabs(opt.mesh)) {
       // Each rank reads its own slab (a generated icosphere): no rank holds the whole mesh.
       on_every_rank(comm, [&] {
@@ -1398,8 +1401,9 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         mesh_slab.emplace(io::read_slab(opt.mesh, mesh_slab_begin(elements, rank, size),
                                         mesh_slab_begin(elements, rank + 1, size)));
       });
-      distribution->local = std::make_unique<DistributedMesh>(
-          comm, *mesh_slab, opt.mesh, opt.quadrature_points, opt.fmm, reach, &distribution_events);
+      distribution->local =
+          std::make_unique<DistributedMesh>(comm, *mesh_slab, opt.mesh, opt.quadrature_points,
+                                            partition_fmm, reach, &distribution_events);
       // The gathered outputs are written on rank 0 from the user's mesh, read whole there.
       if (gathers_solution(opt))
         on_rank_zero(comm, [&] { whole_mesh.emplace(io::load_mesh(opt.mesh)); });
@@ -1408,7 +1412,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       on_rank_zero(comm,
                    [&] { whole_mesh.emplace(Mesh::from_surface(std::move(surface), opt.mesh)); });
       distribution->local = std::make_unique<DistributedMesh>(
-          comm, whole_mesh ? &*whole_mesh : nullptr, opt.mesh, opt.quadrature_points, opt.fmm,
+          comm, whole_mesh ? &*whole_mesh : nullptr, opt.mesh, opt.quadrature_points, partition_fmm,
           reach, &distribution_events);
     }
     PetscCall(PetscLogEventEnd(events.partition, 0, 0, 0, 0));

@@ -61,6 +61,22 @@ void expect_restricted_upward_pass(const Octree& tree, const LocallyEssentialTre
   EXPECT_GT(counts[1], 0) << "a rank without received cells it does not own";
 }
 
+// A part's elements (its targets) with their points and normals.
+struct PartTargets {
+  std::vector<std::size_t> elements;
+  std::vector<Vec3> targets, normals;
+};
+
+PartTargets targets_of_part(const Elements& e, const FmmPartition& partition, int part) {
+  PartTargets out;
+  out.elements = partition.partition().elements(part);
+  for (std::size_t t : out.elements) {
+    out.targets.push_back(e.targets[t]);
+    out.normals.push_back(e.target_normals[t]);
+  }
+  return out;
+}
+
 // The potentials of each rank's targets against the serial Fmm's: the largest relative
 // difference over all ranks.
 double distributed_difference(const Elements& e, const Case& c) {
@@ -85,12 +101,9 @@ double distributed_difference(const Elements& e, const Case& c) {
   serial.apply(charges, dipoles, expected);
 
   const FmmPartition partition(e.sources, e.targets, e.source_element, options, size);
-  const std::vector<std::size_t> own = partition.partition().elements(rank);
-  std::vector<Vec3> targets, target_normals;
-  for (std::size_t t : own) {
-    targets.push_back(e.targets[t]);
-    target_normals.push_back(e.target_normals[t]);
-  }
+  const PartTargets part_targets = targets_of_part(e, partition, rank);
+  const std::vector<std::size_t>& own = part_targets.elements;
+  const std::vector<Vec3>&targets = part_targets.targets, &target_normals = part_targets.normals;
   const LocallyEssentialTree let = partition.partition().locally_essential_tree(rank);
   std::optional<FmmPart> part;
   if (c.part_at_construction) part.emplace(FmmPart{let});
@@ -263,6 +276,119 @@ TEST(DistributedFmm, GpuOverlappedExchangeEqualsSerialCpu) {
   EXPECT_LT(
       distributed_difference(e, Case{1.5, cplx(0.0, 0.5), 16, 8, FmmOptions::Device::gpu, true}),
       1e-11);
+}
+
+// The wideband FMM distributed: every part forms the whole coarse tree's signatures from the
+// conversion level's multipoles, its partials summed over the ranks, and serves its own targets.
+struct WideDistributedCase {
+  double k;
+  cplx normal_weight;
+  FmmOptions::Device device = FmmOptions::Device::cpu;
+  bool partition_tree = true;  // FmmPart::tree given (bem_solve's), else the part's own tree
+  bool overlap = false;
+};
+
+// Each rank's potentials against the serial wideband FMM's; returns the largest relative
+// difference over the ranks and sets `noise` to the serial FMM's own rounding noise, the same
+// measure for strengths scaled by 1 + 3 2^-30 and scaled back (the operations differ from the
+// serial FMM's only in the order of the sums over the parts).
+double wideband_distributed_difference(const Elements& e, const WideDistributedCase& c,
+                                       double& noise) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  FmmOptions options;
+  options.tolerance = 1e-4;
+  options.max_leaf = 8;
+  options.largest_wavenumber = c.k;
+  const std::size_t n = e.targets.size(), m = e.sources.size();
+  // Coherent strengths (a plane wave's trace): the far field is of the near field's size.
+  const Vec3 direction = normalized(Vec3{1.0, 2.0, 3.0});
+  std::vector<cplx> charges(m), dipoles(m);
+  for (std::size_t s = 0; s < m; ++s) {
+    const cplx wave = std::exp(cplx(0.0, c.k * dot(direction, e.sources[s])));
+    charges[s] = wave;
+    dipoles[s] = cplx(0.0, 0.7) * wave * dot(direction, e.normals[s]);
+  }
+  const Fmm serial(c.k, e.sources, e.normals, e.targets, e.targets, options, nullptr,
+                   TargetNormalDerivative{e.target_normals, c.normal_weight});
+  EXPECT_GE(serial.statistics().switch_level, 2) << "no diagonal level: the case tests nothing";
+  std::vector<cplx> expected(n), scaled_potential(n);
+  serial.apply(charges, dipoles, expected);
+  const double scale = 1.0 + 3.0 * std::ldexp(1.0, -30);
+  std::vector<cplx> scaled_charges = charges, scaled_dipoles = dipoles;
+  for (cplx& q : scaled_charges) q *= scale;
+  for (cplx& d : scaled_dipoles) d *= scale;
+  serial.apply(scaled_charges, scaled_dipoles, scaled_potential);
+  noise = 0.0;
+  for (std::size_t i = 0; i < n; ++i)
+    noise = std::max(noise,
+                     std::abs(scaled_potential[i] / scale - expected[i]) / std::abs(expected[i]));
+
+  const FmmPartition partition(e.sources, e.targets, e.source_element, options, size);
+  const PartTargets part_targets = targets_of_part(e, partition, rank);
+  const std::vector<std::size_t>& own = part_targets.elements;
+  const std::vector<Vec3>&targets = part_targets.targets, &target_normals = part_targets.normals;
+  const LocallyEssentialTree let = partition.partition().locally_essential_tree(rank);
+  FmmOptions part_options = options;
+  part_options.device = c.device;
+  Fmm fmm(c.k, e.sources, e.normals, targets, e.targets, part_options, nullptr,
+          TargetNormalDerivative{target_normals, c.normal_weight},
+          FmmPart{let, c.partition_tree ? &partition.tree() : nullptr});
+  distribute(fmm, let, MPI_COMM_WORLD, c.overlap);
+  EXPECT_EQ(fmm.statistics().switch_level, serial.statistics().switch_level);
+  EXPECT_EQ(fmm.order(), serial.order());
+  EXPECT_FALSE(fmm.statistics().diagonal_refused);
+  EXPECT_EQ(fmm.diagonal_levels_on_part(), true);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<cplx> local_charges(m, cplx(nan, nan)), local_dipoles(m, cplx(nan, nan));
+  for (std::size_t s : fmm.sources_read()) {
+    local_charges[s] = charges[s];
+    local_dipoles[s] = dipoles[s];
+  }
+  std::vector<cplx> potential(own.size());
+  // Twice: the sum's and the exchange's buffers are reused.
+  fmm.apply(local_charges, local_dipoles, potential);
+  fmm.apply(local_charges, local_dipoles, potential);
+  double largest = 0.0;
+  for (std::size_t i = 0; i < own.size(); ++i)
+    largest =
+        std::max(largest, std::abs(potential[i] - expected[own[i]]) / std::abs(expected[own[i]]));
+  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0)
+    std::printf(
+        "  wideband, %d rank(s), N = %zu, k = %g, switch level %d: largest relative difference "
+        "from the serial FMM %.2e (its rounding noise %.2e)\n",
+        size, n, c.k, serial.statistics().switch_level, largest, noise);
+  return largest;
+}
+
+// k D = 32 on the unit sphere at -fmm_eps 1e-4 (p = 11): diagonal level 2, converted at level 3,
+// with Burton-Miller's normal derivative and the dipoles.
+TEST(DistributedFmm, WidebandEqualsSerial) {
+  Elements e;
+  add_surface(make_icosphere(3, 1.0), e);
+  for (const bool partition_tree : {true, false}) {
+    double noise = 0.0;
+    const double difference = wideband_distributed_difference(
+        e, WideDistributedCase{16.0, cplx(0.0, 0.03), FmmOptions::Device::cpu, partition_tree},
+        noise);
+    EXPECT_LT(difference, std::max(1e-13, 4.0 * noise)) << "partition tree " << partition_tree;
+  }
+}
+
+TEST(DistributedFmm, GpuWidebandEqualsSerialCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  Elements e;
+  add_surface(make_icosphere(3, 1.0), e);
+  for (const bool overlap : {false, true}) {
+    double noise = 0.0;
+    const double difference = wideband_distributed_difference(
+        e, WideDistributedCase{16.0, cplx(0.0, 0.03), FmmOptions::Device::gpu, true, overlap},
+        noise);
+    // The GPU's own rounding besides (its serial wideband FMM meets the CPU's to 1e-12).
+    EXPECT_LT(difference, std::max(1e-11, 4.0 * noise)) << "overlap " << overlap;
+  }
 }
 
 TEST(DistributedFmm, RejectsABadPart) {

@@ -102,7 +102,21 @@ struct Case {
   bool burton_miller;  // the default coupling i / k and the quadratic read
   fmm::FmmOptions::Device device = fmm::FmmOptions::Device::cpu;
   int level = 3, max_leaf = 20;  // the icosphere and the FMM's leaf size
+  // The wideband FMM at this -fmm_eps (the order from it, the partition's tree without leaves on
+  // the diagonal levels of k); 0: order 8.
+  double tolerance = 0.0;
 };
+
+fmm::FmmOptions case_options(const Case& c) {
+  fmm::FmmOptions options{.order = 8, .max_leaf = c.max_leaf};
+  options.device = c.device;
+  if (c.tolerance > 0.0) {
+    options.order = 0;
+    options.tolerance = c.tolerance;
+    options.largest_wavenumber = c.k;
+  }
+  return options;
+}
 
 // A part's FMM layer potentials as bem_solve builds them: the part and the partition's tree
 // given, then distributed over the ranks.
@@ -129,8 +143,7 @@ ProblemSpec radiation_spec(const Case& c) {
 
 void expect_part_equals_whole(const Case& c) {
   const int size = world_size();
-  fmm::FmmOptions options{.order = 8, .max_leaf = c.max_leaf};
-  options.device = c.device;
+  const fmm::FmmOptions options = case_options(c);
   const Partitioned p = partition(make_icosphere(c.level, 1.0), options, 3);
   // One leaf: one rank owns every element, the others none.
   const bool one_leaf = c.max_leaf >= int(p.mesh.size());
@@ -147,6 +160,11 @@ void expect_part_equals_whole(const Case& c) {
   const FmmLayerPotentials& part = *part_pointer;
   // The FMM's tree is a part's view, holding fewer source points than the problem's on 2+ ranks.
   EXPECT_TRUE(part.fmm().tree().is_part_view());
+  if (c.tolerance > 0.0) {
+    EXPECT_GE(part.fmm().statistics().switch_level, 2)
+        << "no diagonal level: the case tests nothing";
+    EXPECT_EQ(part.fmm().statistics().switch_level, whole.fmm().statistics().switch_level);
+  }
   if (size > 1 && !one_leaf) EXPECT_LT(part.fmm().tree().source_order().size(), 3 * n);
 
   // The column space: ascending, the rows contiguous in it, fewer than all on 2 ranks or more.
@@ -213,6 +231,12 @@ TEST(DistributedLayers, BurtonMillerQuadraticPartInItsColumnsEqualsWhole) {
 // A tree of one leaf (20 elements, leaves of up to 100): on 2 ranks or more, one rank owns every
 // element and the others none (their FMMs were refused before: "the upward pass is distributed
 // already"); their column spaces hold what their empty rows read.
+// The wideband FMM (k D = 32, -fmm_eps 1e-4: diagonal level 2, converted at level 3): every part
+// forms the coarse tree's signatures from the conversion level's multipoles summed over the ranks.
+TEST(DistributedLayers, WidebandBurtonMillerPartInItsColumnsEqualsWhole) {
+  expect_part_equals_whole(Case{16.0, true, fmm::FmmOptions::Device::cpu, 3, 8, 1e-4});
+}
+
 TEST(DistributedLayers, RanksWithoutElements) {
   expect_part_equals_whole(Case{1.0, true, fmm::FmmOptions::Device::cpu, 0, 100});
 }
@@ -259,8 +283,7 @@ struct LocalCase {
 void expect_local_mesh_equals_whole_mesh(const LocalCase& lc) {
   const Case& c = lc.c;
   const int size = world_size();
-  fmm::FmmOptions options{.order = 8, .max_leaf = c.max_leaf};
-  options.device = c.device;
+  const fmm::FmmOptions options = case_options(c);
   const Partitioned p = partition(lc.surface, options, 3);
   const bool one_leaf = c.max_leaf >= int(p.mesh.size());
   const std::size_t n = p.mesh.size();
@@ -306,6 +329,11 @@ void expect_local_mesh_equals_whole_mesh(const LocalCase& lc) {
       part_layers(local_disc, c.k, local.rows(), local.locally_essential_tree(), *local.tree(),
                   options, problem.coupling(), model);
   const FmmLayerPotentials& layers = *layers_pointer;
+  if (c.tolerance > 0.0) {
+    EXPECT_GE(layers.fmm().statistics().switch_level, 2)
+        << "no diagonal level: the case tests nothing";
+    EXPECT_EQ(layers.fmm().statistics().switch_level, reference.fmm().statistics().switch_level);
+  }
   const std::span<const std::size_t> columns = layers.column_elements(),
                                      reference_columns = reference.column_elements();
   ASSERT_EQ(columns.size(), reference_columns.size());
@@ -366,6 +394,19 @@ TEST(DistributedMesh, BurtonMillerQuadraticOperatorEqualsWholeMeshPart) {
 // Feature edges at the parts' rims: the one-sided fits beside the cube's edges.
 TEST(DistributedMesh, BoxWithFeatureEdgesEqualsWholeMeshPart) {
   expect_local_mesh_equals_whole_mesh({Case{1.5, true}, make_box(6, 1.0), false});
+}
+
+// The wideband FMM on the local meshes: the rank's shape of its FMMs holds every cell of the
+// diagonal levels and their lists besides the cells its part reads.
+TEST(DistributedMesh, WidebandBurtonMillerOperatorEqualsWholeMeshPart) {
+  expect_local_mesh_equals_whole_mesh(
+      {Case{16.0, true, fmm::FmmOptions::Device::cpu, 3, 8, 1e-4}, make_icosphere(3, 1.0), false});
+}
+
+TEST(DistributedMesh, GpuWidebandBurtonMillerOperatorEqualsWholeMeshPart) {
+  if (!fmm::gpu_available()) GTEST_SKIP() << "no GPU";
+  expect_local_mesh_equals_whole_mesh(
+      {Case{16.0, true, fmm::FmmOptions::Device::gpu, 3, 8, 1e-4}, make_icosphere(3, 1.0), false});
 }
 
 TEST(DistributedMesh, RanksWithoutElements) {

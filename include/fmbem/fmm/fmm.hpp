@@ -48,9 +48,13 @@ struct FmmOptions {
   // not with the problem. (Where every source is read the two are the same.)
   bool strengths_of_sources_read = false;
   // The diagonal (high-frequency) levels where the cells need them (docs/wideband.md), on
-  // either executor for a whole tree; false: the low-frequency FMM alone, as the distributed
-  // FMM runs it so far (for comparisons with it).
+  // either executor, one rank or distributed; false: the low-frequency FMM alone (for
+  // comparisons with it).
   bool high_frequency = true;
+  // The largest wavenumber of the FMMs a distributed partition's tree serves (a sweep's): the
+  // partition (DistributedFmmPartition) builds its tree with no leaf on their diagonal levels,
+  // which a part cannot split further. 0: any (the tree as the leaf size makes it).
+  double largest_wavenumber = 0.0;
 };
 
 // The distributed FMM's part (a rank of the partition), given at construction and read there
@@ -87,6 +91,17 @@ int default_max_leaf(bool gpu, int order);
 // The expansion order whose measured MatMult error stays below tolerance
 // (calibrated on BEM operators: tests/unit/fmm/fmm_test.cpp).
 int order_for_tolerance(double tolerance);
+
+// The level above which a tree for the FMMs of `options` (at every k up to
+// options.largest_wavenumber) must hold no leaf: the conversion level of their diagonal levels,
+// found on `tree` (its widths and depth) as Fmm's construction finds it; 0 where none has
+// diagonal levels. A tree with no leaf above it serves every smaller k (whose conversion levels
+// lie no deeper).
+int diagonal_min_leaf_level(const Octree& tree, const FmmOptions& options);
+// The cells of levels 0 .. diagonal_min_leaf_level (ascending ids; none where it is 0): every
+// part's FMM reads them all and their M2L lists (a distributed part's diagonal levels form the
+// whole coarse tree's signatures), so a part's view of the tree holds them.
+std::vector<int> diagonal_level_cells(const Octree& tree, const FmmOptions& options);
 
 // What Fmm's construction chooses from its options: the order (options.order, or from the
 // tolerance), whether it runs on the GPU, and the leaf size its tree is built with. One choice
@@ -157,6 +172,9 @@ struct FmmStatistics {
   int switch_level = -1;
   std::size_t diagonal_pairs = 0, deferred_direct_pairs = 0;
   std::vector<int> diagonal_bandwidths;
+  // A distributed part whose cells needed the diagonal levels but whose partition's tree holds
+  // a leaf on them (built without FmmOptions::largest_wavenumber): it stays low-frequency.
+  bool diagonal_refused = false;
   // Where M2L runs, in words ("cpu", "gpu, scheme dmma", or "cpu (no GPU: ...)").
   std::string m2l_device = "cpu";
   std::string near_field_device = "cpu";  // "cpu" or "gpu"
@@ -272,6 +290,15 @@ class Fmm {
   // kernels do.
   void distribute_upward_pass(const LocallyEssentialTree& let, PackedMultipoleExchange exchange,
                               bool overlap);
+  // A distributed part's diagonal levels (a wideband FMM built with its FmmPart): every part
+  // forms the whole coarse tree's signatures from the conversion level's multipoles, its
+  // partial sums added over the parts by `sum` in place (an MPI_Allreduce), once an apply
+  // after M2M; its diagonal M2L and downward pass serve its own targets. Needed before apply
+  // where diagonal_levels_on_part(); the applies of all parts are then collective.
+  void set_parts_sum(std::function<void(std::span<cplx> values)> sum) {
+    parts_sum_ = std::move(sum);
+  }
+  bool diagonal_levels_on_part() const;
   // let with its cells numbered as this FMM's tree numbers them: a part's view of the given
   // partition's tree (FmmPart::tree) holds the cells its part reads alone, numbered
   // anew; elsewhere the same ids. Throws fmbem::Error where the tree lacks one of let's cells.
@@ -427,8 +454,15 @@ class Fmm {
   M2LPlan m2l_plan_;
   // The diagonal levels of a wideband FMM (null: the low-frequency FMM alone).
   std::unique_ptr<DiagonalLevels> diagonal_;
+  // A part's diagonal levels: the sum of the conversion level's multipoles over the parts.
+  std::function<void(std::span<cplx> values)> parts_sum_;
   // Refuses distributing an FMM built with diagonal levels (a part given after construction).
   void check_no_diagonal_levels(const char* what) const;
+  // The wideband plan and the diagonal levels (construction): on the whole tree, or on the
+  // partition's tree for a part.
+  void plan_diagonal_levels(std::span<const Vec3> sources, std::span<const Vec3> targets,
+                            std::span<const Vec3> splitting_points, double eps,
+                            const std::optional<FmmPart>& part);
   // The phases' executor; mutable: its expansions (and device buffers) are scratch of apply().
   mutable std::unique_ptr<Executor> executor_;
   // The multipoles of other parts before M2L: share_upward_pass's combine or

@@ -311,4 +311,7 @@ class Octree {
   std::shared_ptr<const Lists> lists_;
 };
 
+// Whether a leaf of the tree lies above `level` (coarser).
+bool holds_leaf_above(const Octree& tree, int level);
+
 }  // namespace fmbem::fmm

@@ -86,8 +86,9 @@ int wideband_order(const Octree& tree, int order, double k, double eps);
 // order, k and the accuracy asked (needs_high_frequency). No diagonal level (switch_level -1) where
 // every level suits the low-frequency expansions, or where the level below the finest one that does
 // not is too small for the diagonal form at eps (or absent): the low-frequency FMM is then as good
-// as it gets. Throws fmbem::Error for order < 1, k < 0 or non-finite, eps outside (0, 1), or a
-// part's view of a tree.
+// as it gets. A split point set's tree (the distributed partition's) serves too: the lists of
+// the cells it does not hold are formed. Throws fmbem::Error for order < 1, k < 0 or non-finite,
+// eps outside (0, 1), or a part's view of a tree.
 WidebandPlan build_wideband_plan(const Octree& tree, int order, double k, double eps);
 
 }  // namespace fmbem::fmm

@@ -50,6 +50,25 @@ DeviceVector<T> upload(const std::vector<T>& host, const std::string& what) {
   return DeviceVector<T>(host, what);
 }
 
+// A part's conversion level: gathered[cell] = expansions[held[cell]] (zero where held is -1).
+__global__ void gather_cells_kernel(std::size_t entries, int size, const int* held, const C* from,
+                                    C* gathered) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= entries) return;
+  const int cell = held[i / std::size_t(size)];
+  gathered[i] =
+      cell < 0 ? C(0.0) : from[std::size_t(cell) * std::size_t(size) + i % std::size_t(size)];
+}
+
+// expansions[held[cell]] += gathered[cell] where held is not -1.
+__global__ void scatter_add_cells_kernel(std::size_t entries, int size, const int* held,
+                                         const C* gathered, C* to) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= entries) return;
+  const int cell = held[i / std::size_t(size)];
+  if (cell >= 0) to[std::size_t(cell) * std::size_t(size) + i % std::size_t(size)] += gathered[i];
+}
+
 __global__ void diagonal_m2l_kernel(int grid_size, const int* target_slot, const int* pair_start,
                                     const int* source_slot, const int* group, const C* transfer,
                                     const C* outgoing, C* incoming) {
@@ -152,6 +171,13 @@ struct DiagonalLevelOnDevice {
 struct GpuDiagonalLevels::Impl {
   int order = 0;
   int conversion_cells = 0, conversion_first_cell = 0;
+  // A part's conversion level: per cell, the FMM's cell holding its expansions (-1: none), and
+  // the same where the part's targets lie below (-1 elsewhere); the expansions gathered by the
+  // level's cells, and their host copy for the sum over the parts.
+  bool part = false;
+  DeviceVector<int> held, held_targets;
+  DeviceVector<C> gathered;
+  std::vector<cplx> host_gathered;
   std::size_t signature_entries = 0, pairs = 0;
   std::vector<DiagonalLevelOnDevice> levels;
   std::vector<SeparablePass> up, down;  // up: parent level first_level + i; down: child level
@@ -209,8 +235,7 @@ GpuDiagonalLevels::GpuDiagonalLevels(const GpuDiagonalPlan& plan)
     : impl_(std::make_unique<Impl>()) {
   Impl& d = *impl_;
   const DiagonalLevels& levels = *plan.levels;
-  const Octree& tree = *plan.tree;
-  const auto& cells = tree.cells();
+  const auto& cells = levels.cells;
   d.order = plan.order;
   std::ostringstream bandwidths;
   // Per level: grid, transfer functions, shift phases, pairs by target.
@@ -273,13 +298,13 @@ GpuDiagonalLevels::GpuDiagonalLevels(const GpuDiagonalPlan& plan)
       pass.phases_out = d.levels[i].up_phases.data();
       std::vector<int> in_slot, out_slot;
       std::vector<unsigned char> octant;
-      for (int id : tree.cells_at_level(parent.level)) {
-        const Cell& cell = cells[id];
-        if (cell.is_leaf() || cell.source_begin == cell.source_end) continue;
+      for (int id = parent.first_cell; id < parent.first_cell + int(parent.cells); ++id) {
+        const Cell& cell = cells[std::size_t(id)];
+        if (cell.is_leaf() || !levels.has_sources[std::size_t(id)]) continue;
         pass.host_group_start.push_back(int(in_slot.size()));
         out_slot.push_back(int(parent.slot(id)));
         for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch) {
-          if (cells[ch].source_begin == cells[ch].source_end) continue;
+          if (!levels.has_sources[std::size_t(ch)]) continue;
           in_slot.push_back(int(child.slot(ch)));
           octant.push_back(static_cast<unsigned char>(cells[ch].octant));
         }
@@ -294,9 +319,9 @@ GpuDiagonalLevels::GpuDiagonalLevels(const GpuDiagonalPlan& plan)
       pass.phases_in = d.levels[i].down_phases.data();
       std::vector<int> in_slot, out_slot;
       std::vector<unsigned char> octant;
-      for (int id : tree.cells_at_level(child.level)) {
-        const Cell& cell = cells[id];
-        if (cell.target_begin == cell.target_end) continue;
+      for (int id = child.first_cell; id < child.first_cell + int(child.cells); ++id) {
+        const Cell& cell = cells[std::size_t(id)];
+        if (!levels.wanted[std::size_t(id)]) continue;
         pass.host_group_start.push_back(int(in_slot.size()));
         in_slot.push_back(int(parent.slot(cell.parent)));
         out_slot.push_back(int(child.slot(id)));
@@ -322,6 +347,17 @@ GpuDiagonalLevels::GpuDiagonalLevels(const GpuDiagonalPlan& plan)
   const DiagonalLevels::Level& last = levels.levels.back();
   d.conversion_cells = int(last.cells);
   d.conversion_first_cell = last.first_cell;
+  d.part = levels.part;
+  if (d.part) {
+    std::vector<int> held_targets(levels.held.size(), -1);
+    for (std::size_t i = 0; i < held_targets.size(); ++i)
+      if (levels.wanted[std::size_t(last.first_cell) + i]) held_targets[i] = levels.held[i];
+    d.held = upload(levels.held, "diagonal levels: conversion cells");
+    d.held_targets = upload(held_targets, "diagonal levels: conversion cells");
+    const std::size_t entries = last.cells * std::size_t(plan.order) * std::size_t(plan.order);
+    d.gathered.allocate(entries, "diagonal levels: conversion expansions");
+    d.host_gathered.resize(entries);
+  }
   d.to_signature = upload_complex(levels.to_signature, "diagonal levels: conversions");
   d.to_local = upload_complex(levels.to_local, "diagonal levels: conversions");
   d.cublas = std::make_unique<cuda::CublasHandle>();
@@ -371,22 +407,43 @@ void GpuDiagonalLevels::Impl::run(SeparablePass& pass, const C* in, C* out) {
   }
 }
 
-void GpuDiagonalLevels::upward(const cplx* multipoles) {
+void GpuDiagonalLevels::upward(const cplx* multipoles,
+                               const std::function<void(std::span<cplx> values)>& parts_sum) {
   Impl& d = *impl_;
   // The conversion level: signatures (grid x cells, column-major) += to_signature (grid x p^2,
   // row-major: its transpose column-major) times the multipoles (p^2 x cells).
   const DiagonalLevelOnDevice& last = d.levels.back();
   const int p2 = d.order * d.order;
   const cuDoubleComplex one{1.0, 0.0};
+  const C* conversion_multipoles = reinterpret_cast<const C*>(multipoles) +
+                                   std::size_t(d.conversion_first_cell) * std::size_t(p2);
+  if (d.part) {
+    // A part's partial multipoles, by the level's cells, summed over the parts on the host.
+    if (!parts_sum)
+      throw Error("FMM: a distributed part's diagonal levels need the sum over the parts");
+    const std::size_t entries = d.gathered.size();
+    if (entries > 0) {
+      gather_cells_kernel<<<blocks_for(entries), block_threads>>>(
+          entries, p2, d.held.data(), reinterpret_cast<const C*>(multipoles), d.gathered.data());
+      check_launch("diagonal levels: gather the conversion level");
+      cuda::check(cudaMemcpy(d.host_gathered.data(), d.gathered.data(), d.gathered.bytes(),
+                             cudaMemcpyDeviceToHost),
+                  "diagonal levels: the conversion level to the host");
+    }
+    parts_sum(d.host_gathered);
+    if (entries > 0)
+      cuda::check(cudaMemcpy(d.gathered.data(), d.host_gathered.data(), d.gathered.bytes(),
+                             cudaMemcpyHostToDevice),
+                  "diagonal levels: the conversion level from the host");
+    conversion_multipoles = d.gathered.data();
+  }
   if (d.conversion_cells > 0)
     cuda::check_cublas(
         cuda::cublas().zgemm(
             d.cublas->get(), CUBLAS_OP_T, CUBLAS_OP_N, last.grid_size, d.conversion_cells, p2, &one,
             reinterpret_cast<const cuDoubleComplex*>(d.to_signature.data()), p2,
-            reinterpret_cast<const cuDoubleComplex*>(multipoles) +
-                std::size_t(d.conversion_first_cell) * p2,
-            p2, &one, reinterpret_cast<cuDoubleComplex*>(d.outgoing.data() + last.offset),
-            last.grid_size),
+            reinterpret_cast<const cuDoubleComplex*>(conversion_multipoles), p2, &one,
+            reinterpret_cast<cuDoubleComplex*>(d.outgoing.data() + last.offset), last.grid_size),
         "diagonal levels: multipole to signature");
   for (std::size_t i = d.up.size(); i-- > 0;) {
     SeparablePass& pass = d.up[i];
@@ -415,23 +472,33 @@ void GpuDiagonalLevels::downward(cplx* locals) {
   // locals (p^2 x cells) += to_local (p^2 x grid, row-major) times the local signatures.
   const DiagonalLevelOnDevice& last = d.levels.back();
   const int p2 = d.order * d.order;
-  const cuDoubleComplex one{1.0, 0.0};
-  if (d.conversion_cells > 0)
-    cuda::check_cublas(
-        cuda::cublas().zgemm(
-            d.cublas->get(), CUBLAS_OP_T, CUBLAS_OP_N, p2, d.conversion_cells, last.grid_size, &one,
-            reinterpret_cast<const cuDoubleComplex*>(d.to_local.data()), last.grid_size,
-            reinterpret_cast<const cuDoubleComplex*>(d.incoming.data() + last.offset),
-            last.grid_size, &one,
-            reinterpret_cast<cuDoubleComplex*>(locals) + std::size_t(d.conversion_first_cell) * p2,
-            p2),
-        "diagonal levels: signature to local");
+  const cuDoubleComplex one{1.0, 0.0}, zero{0.0, 0.0};
+  if (d.conversion_cells == 0) return;
+  // A part's locals by the level's cells first, then added to the cells holding them.
+  cuDoubleComplex* conversion_locals =
+      d.part ? reinterpret_cast<cuDoubleComplex*>(d.gathered.data())
+             : reinterpret_cast<cuDoubleComplex*>(locals) +
+                   std::size_t(d.conversion_first_cell) * std::size_t(p2);
+  cuda::check_cublas(
+      cuda::cublas().zgemm(
+          d.cublas->get(), CUBLAS_OP_T, CUBLAS_OP_N, p2, d.conversion_cells, last.grid_size, &one,
+          reinterpret_cast<const cuDoubleComplex*>(d.to_local.data()), last.grid_size,
+          reinterpret_cast<const cuDoubleComplex*>(d.incoming.data() + last.offset), last.grid_size,
+          d.part ? &zero : &one, conversion_locals, p2),
+      "diagonal levels: signature to local");
+  if (d.part) {
+    const std::size_t entries = d.gathered.size();
+    scatter_add_cells_kernel<<<blocks_for(entries), block_threads>>>(
+        entries, p2, d.held_targets.data(), d.gathered.data(), reinterpret_cast<C*>(locals));
+    check_launch("diagonal levels: scatter the conversion level");
+  }
 }
 
 std::size_t GpuDiagonalLevels::device_bytes() const {
   const Impl& d = *impl_;
   std::size_t bytes = d.outgoing.bytes() + d.incoming.bytes() + d.spectrum.bytes() +
-                      d.mixed.bytes() + d.to_signature.bytes() + d.to_local.bytes();
+                      d.mixed.bytes() + d.to_signature.bytes() + d.to_local.bytes() +
+                      d.held.bytes() + d.held_targets.bytes() + d.gathered.bytes();
   for (const DiagonalLevelOnDevice& lv : d.levels)
     bytes += lv.transfer.bytes() + lv.up_phases.bytes() + lv.down_phases.bytes() +
              lv.target_slot.bytes() + lv.pair_start.bytes() + lv.source_slot.bytes() +

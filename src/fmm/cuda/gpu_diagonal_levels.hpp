@@ -9,7 +9,9 @@
 // target's pairs (memory-bound: 32 bytes read a complex multiply-add). No CUDA types here; built
 // with CUDA alone. Not a public header.
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,7 +21,6 @@ namespace fmbem::fmm {
 
 struct GpuDiagonalPlan {
   const DiagonalLevels* levels = nullptr;
-  const Octree* tree = nullptr;
   int order = 0;
 };
 
@@ -33,9 +34,13 @@ class GpuDiagonalLevels {
   GpuDiagonalLevels& operator=(const GpuDiagonalLevels&) = delete;
 
   // Each enqueued on the default stream; device arrays of expansions by cell id (num_cells *
-  // p^2): upward reads the conversion level's multipoles, downward adds to its locals.
+  // p^2): upward reads the conversion level's multipoles, downward adds to its locals. On a
+  // distributed part (DiagonalLevels::part) upward gathers the conversion level's partial
+  // multipoles, copies them to the host for `parts_sum` (the sum over the parts, in place) and
+  // back: it waits for the device there.
   void clear();
-  void upward(const cplx* multipoles);
+  void upward(const cplx* multipoles,
+              const std::function<void(std::span<cplx> values)>& parts_sum = {});
   void m2l();
   void downward(cplx* locals);
 

@@ -31,7 +31,7 @@ class Fmm::GpuExecutor final : public Executor {
   }
   void m2m() override {
     far_->m2m();
-    if (diagonal_) diagonal_->upward(far_->multipole());
+    if (diagonal_) diagonal_->upward(far_->multipole(), fmm_.parts_sum_);
   }
   void m2l() override {
     m2l_->apply_device(far_->multipole(), far_->local());
@@ -204,8 +204,8 @@ Fmm::GpuExecutor::GpuExecutor(const Fmm& fmm, FmmStatistics& statistics) : fmm_(
   statistics.far_field_device = "gpu";
   statistics.gpu_bytes += far_->device_bytes();
   if (fmm.diagonal_) {
-    diagonal_ = std::make_unique<GpuDiagonalLevels>(GpuDiagonalPlan{
-        .levels = fmm.diagonal_.get(), .tree = fmm.tree_.get(), .order = fmm.order_});
+    diagonal_ = std::make_unique<GpuDiagonalLevels>(
+        GpuDiagonalPlan{.levels = fmm.diagonal_.get(), .order = fmm.order_});
     statistics.gpu_bytes += diagonal_->device_bytes();
     check_limit("the diagonal levels");
   }
