@@ -6,20 +6,26 @@
 //               [-eps 1e-6] [-device cpu|gpu]
 //               [-points DIR]   (point-source mode for the FMM3D comparison)
 //               [-sampled]      (point-source mode, no files written)
+//               [-dipoles]      (point mode: also charges + dipoles along the source normals)
 //
 // -p 0 chooses the order from -eps (and a wideband FMM's diagonal levels where k needs them);
 // -max_leaf 0 takes the measured default for the device and order.
 //
 // Matrix mode applies D u + S q (both layers, random densities) as the
-// solver's MatMult does. Point mode sums charges only, sources the
-// quadrature points and targets the centroids, and writes DIR/points.bin and
-// DIR/reference.bin (bench/fmm3d_compare.py reads them).
+// solver's MatMult does. Point mode sums charges, sources the quadrature
+// points and targets the centroids, and writes DIR/points.bin and
+// DIR/reference.bin (bench/fmm3d_compare.py and bench/fmm3d_omp read them). With -dipoles it
+// also sums, with an FMM of its own, charges plus dipoles d_j along the source normals n_j,
+//   phi(x) = sum_j q_j G(x, y_j) + d_j dG/dn_y(x, y_j),
+// and writes DIR/dipoles.bin (int64 ns, ns*3 normals, ns complex d) and DIR/reference_cd.bin
+// (as reference.bin, same targets); without it a DIR/dipoles.bin of an earlier run is removed.
 #include <omp.h>
 
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <random>
@@ -91,7 +97,7 @@ void write(std::ofstream& out, const T* data, std::size_t count) {
 struct Args {
   int level = 5, order = 8, max_leaf = 100, reps = 2;
   double k = 8.0, eps = 1e-6;
-  bool direct = false, gpu = false;
+  bool direct = false, gpu = false, dipoles = false;
   std::string points_dir;
   bool points = false;
 };
@@ -122,6 +128,8 @@ Args parse(int argc, char** argv) {
       a.points = true;
     } else if (key == "-sampled")
       a.points = true;
+    else if (key == "-dipoles")
+      a.dipoles = true;
     else
       throw std::runtime_error("unknown argument " + key);
   }
@@ -159,38 +167,68 @@ void print_statistics(const fmm::FmmStatistics& s) {
               s.total_bytes() / 1073741824.0, s.gpu_bytes / 1073741824.0);
 }
 
-int run_points(const Args& a, const Discretization& disc) {
+// One point-mode sum at the centroids (label: the output line's first word): the FMM (with the
+// source normals where there are dipoles) timed, and its error on the sampled targets against the
+// direct sum, which it returns.
+std::vector<cplx> sum_points(const Args& a, const Discretization& disc, const char* label,
+                             std::span<const Vec3> normals, std::span<const cplx> charges,
+                             std::span<const cplx> dipoles, std::span<const std::int64_t> sample) {
   const auto& sources = disc.quadrature_points();
   const auto& targets = disc.collocation_points();
-  const std::vector<cplx> charges =
-      point_strengths(disc, random_vector(disc.size(), 5));  // weight x density
   PhaseTimer timer;
   const auto start = Clock::now();
-  const fmm::Fmm fmm(a.k, sources, {}, targets, fmm_options(a, disc.coincidence_radius()), &timer);
+  const fmm::Fmm fmm(a.k, sources, normals, targets, fmm_options(a, disc.coincidence_radius()),
+                     &timer);
   const double setup = seconds_since(start);
   std::vector<cplx> phi(targets.size());
   PhaseTimer best_phases;
   const double best =
-      fastest_run(a.reps, timer, best_phases, [&] { fmm.apply(charges, {}, phi, &timer); });
-  // Direct reference on every (N / 2000)-th target.
-  std::vector<std::int64_t> sample;
-  for (std::size_t i = 0; i < targets.size(); i += std::max<std::size_t>(1, targets.size() / 2000))
-    sample.push_back(static_cast<std::int64_t>(i));
+      fastest_run(a.reps, timer, best_phases, [&] { fmm.apply(charges, dipoles, phi, &timer); });
   std::vector<std::size_t> order(sources.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  const fmm::PointSources all(sources, {}, order, charges, {});
+  const fmm::PointSources all(sources, normals, order, charges, dipoles);
   std::vector<cplx> reference(sample.size()), ours(sample.size());
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t s = 0; s < sample.size(); ++s)
     reference[s] = all.potential(0, all.size(), a.k, targets[sample[s]], 0.0);
   for (std::size_t s = 0; s < sample.size(); ++s) ours[s] = phi[sample[s]];
   std::printf(
-      "points N %zu sources %zu targets %zu threads %d p %d set-up %.3f s apply %.3f s error "
+      "%s N %zu sources %zu targets %zu threads %d p %d set-up %.3f s apply %.3f s error "
       "%.3e peak %.2f GiB |",
-      disc.size(), sources.size(), targets.size(), omp_get_max_threads(), a.order, setup, best,
-      relative_error(ours, reference), peak_rss_gb());
+      label, disc.size(), sources.size(), targets.size(), omp_get_max_threads(), a.order, setup,
+      best, relative_error(ours, reference), peak_rss_gb());
   print_phases(best_phases);
   print_statistics(fmm.statistics());
+  return reference;
+}
+
+// int64 count, the sampled target indices, their complex values.
+void write_reference(const std::string& path, std::span<const std::int64_t> sample,
+                     std::span<const cplx> values) {
+  std::ofstream out(path, std::ios::binary);
+  const std::int64_t count = sample.size();
+  write(out, &count, 1);
+  write(out, sample.data(), sample.size());
+  write(out, reinterpret_cast<const double*>(values.data()), 2 * values.size());
+}
+
+int run_points(const Args& a, const Discretization& disc) {
+  const auto& sources = disc.quadrature_points();
+  const auto& targets = disc.collocation_points();
+  const std::vector<cplx> charges =
+      point_strengths(disc, random_vector(disc.size(), 5));  // weight x density
+  // Direct reference on every (N / 2000)-th target.
+  std::vector<std::int64_t> sample;
+  for (std::size_t i = 0; i < targets.size(); i += std::max<std::size_t>(1, targets.size() / 2000))
+    sample.push_back(static_cast<std::int64_t>(i));
+  const auto reference = sum_points(a, disc, "points", {}, charges, {}, sample);
+  std::vector<Vec3> normals;
+  std::vector<cplx> dipoles, reference_cd;
+  if (a.dipoles) {
+    normals = quadrature_point_normals(disc);
+    dipoles = point_strengths(disc, random_vector(disc.size(), 6));
+    reference_cd = sum_points(a, disc, "points+dipoles", normals, charges, dipoles, sample);
+  }
   if (!a.points_dir.empty()) {
     std::ofstream out(a.points_dir + "/points.bin", std::ios::binary);
     const std::int64_t ns = sources.size(), nt = targets.size();
@@ -200,11 +238,16 @@ int run_points(const Args& a, const Discretization& disc) {
     write(out, reinterpret_cast<const double*>(sources.data()), 3 * sources.size());
     write(out, reinterpret_cast<const double*>(charges.data()), 2 * charges.size());
     write(out, reinterpret_cast<const double*>(targets.data()), 3 * targets.size());
-    std::ofstream ref(a.points_dir + "/reference.bin", std::ios::binary);
-    const std::int64_t count = sample.size();
-    write(ref, &count, 1);
-    write(ref, sample.data(), sample.size());
-    write(ref, reinterpret_cast<const double*>(reference.data()), 2 * reference.size());
+    write_reference(a.points_dir + "/reference.bin", sample, reference);
+    // FMM3D's driver sums dipoles where dipoles.bin exists: none stale from an earlier run.
+    std::filesystem::remove(a.points_dir + "/dipoles.bin");
+    if (a.dipoles) {
+      std::ofstream dip(a.points_dir + "/dipoles.bin", std::ios::binary);
+      write(dip, &ns, 1);
+      write(dip, reinterpret_cast<const double*>(normals.data()), 3 * normals.size());
+      write(dip, reinterpret_cast<const double*>(dipoles.data()), 2 * dipoles.size());
+      write_reference(a.points_dir + "/reference_cd.bin", sample, reference_cd);
+    }
   }
   return 0;
 }
