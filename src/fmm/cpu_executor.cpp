@@ -74,6 +74,9 @@ class Fmm::CpuExecutor final : public Executor {
   void p2m() override { run_p2m(charges_, dipoles_, multipole_); }
   void m2m() override {
     run_m2m(multipole_);
+    // The M2L translates each level's leading coefficients alone (its order); the
+    // conversion and the exchanges read the same truncated multipoles as the GPU's.
+    fmm_.truncate_to_level_orders(multipole_);
     if (fmm_.diagonal_) run_diagonal_upward();
   }
   void m2l() override {

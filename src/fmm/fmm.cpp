@@ -272,6 +272,21 @@ std::vector<int> diagonal_level_cells(const Octree& tree, const FmmOptions& opti
   return cells;
 }
 
+void Fmm::truncate_to_level_orders(std::span<cplx> expansions) const {
+  const std::size_t size = std::size_t(order_) * std::size_t(order_);
+  for (int level : truncated_levels_) {
+    const std::size_t kept = std::size_t(level_orders_[std::size_t(level)]) *
+                             std::size_t(level_orders_[std::size_t(level)]);
+    const auto ids = tree_->cells_at_level(level);
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (!slot_.empty() && slot_[ids[i]] < 0) continue;
+      cplx* cell = expansions.data() + slot(ids[i]) * size;
+      std::fill(cell + kept, cell + size, cplx(0.0));
+    }
+  }
+}
+
 bool Fmm::diagonal_levels_on_part() const { return diagonal_ && diagonal_->part; }
 
 FmmTreeSize chosen_tree_size(const FmmOptions& options) {
@@ -468,8 +483,22 @@ void Fmm::build_translations(bool gpu) {
         lv.l2l[octant][j * size + i] = c[i * size + j];
       }
   }
+  // Each low-frequency level's order: where the coarsest one needs more than the tolerance's p
+  // (wideband_order raised p for it), the finer ones keep theirs. Their expansions are
+  // truncated to it after M2M (and, on the GPU, the locals after M2L), so that every executor
+  // and part translates the same truncated expansions.
+  const int first_m2l_level = diagonal_ ? diagonal_->conversion_level() : 2;
+  level_orders_ = options_.order <= 0 && k_ > 0.0
+                      ? low_frequency_level_orders(tree, p, order_for_tolerance(options_.tolerance),
+                                                   k_, wideband_eps(options_), first_m2l_level)
+                      : std::vector<int>(std::size_t(num_levels), p);
+  truncated_levels_.clear();
+  for (int level = 0; level < num_levels; ++level)
+    if (level_orders_[std::size_t(level)] < p) truncated_levels_.push_back(level);
+  if (!truncated_levels_.empty()) statistics_.level_orders = level_orders_;
   // M2L: one plan for the CPU and the GPU executors; the GPU's builds its matrices itself.
-  m2l_plan_ = build_m2l_plan(tree, p, k_, !gpu, diagonal_ ? diagonal_->conversion_level() : 2);
+  m2l_plan_ =
+      build_m2l_plan(tree, p, k_, !gpu, first_m2l_level, rotation_m2l_min_order, level_orders_);
   if (diagonal_) {
     statistics_.switch_level = diagonal_->plan.switch_level;
     statistics_.diagonal_pairs = diagonal_->plan.diagonal_pair_count();
@@ -872,6 +901,12 @@ std::string Fmm::describe() const {
     for (int b : s.diagonal_bandwidths) out << " " << b;
     out << "; " << s.diagonal_pairs << " diagonal pairs, " << s.deferred_direct_pairs
         << " deferred pairs summed directly\n";
+  }
+  if (!s.level_orders.empty()) {
+    out << "  low-frequency orders by level (expansions truncated after M2M):";
+    for (std::size_t l = 2; l < s.level_orders.size(); ++l)
+      out << " " << l << ":" << s.level_orders[l];
+    out << "\n";
   }
   if (s.diagonal_refused)
     out << "  no diagonal levels: the distributed partition's tree holds a leaf on them (built "

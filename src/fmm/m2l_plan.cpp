@@ -115,9 +115,13 @@ double M2LPlan::flops() const {
 }
 
 M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices, int first_level,
-                       int rotation_min_order) {
+                       int rotation_min_order, std::span<const int> level_orders) {
   if (order < 1 || order > max_degree)
     throw Error("M2L plan: the expansion order p must lie in 1.." + std::to_string(max_degree));
+  if (!level_orders.empty() && level_orders.size() != std::size_t(tree.levels()))
+    throw Error("M2L plan: one order per level of the tree is needed");
+  for (int p : level_orders)
+    if (p < 1 || p > order) throw Error("M2L plan: a level's order must lie in 1..p");
   if (!(k >= 0.0) || !std::isfinite(k))
     throw Error("M2L plan: the wavenumber must be finite and >= 0");
   const auto& cells = tree.cells();
@@ -151,6 +155,7 @@ M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matric
     }
     M2LLevelPlan lv;
     lv.level = level;
+    lv.order = level_orders.empty() ? order : level_orders[std::size_t(level)];
     lv.sigma = tree.width(level);
     lv.matrix_begin.push_back(0);
     for (int v = 0; v < Octree::kTransferCount; ++v) {
@@ -167,13 +172,19 @@ M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matric
     if (rotations) {
       std::vector<Vec3> vectors;
       for (int v : lv.transfer) vectors.push_back(transfer_offset(v) * lv.sigma);
-      lv.rotations = std::make_shared<const RotationMultipoleToLocal>(order, k, lv.sigma, vectors);
+      lv.rotations =
+          std::make_shared<const RotationMultipoleToLocal>(lv.order, k, lv.sigma, vectors);
     } else if (table) {
       lv.matrices.resize(lv.transfer.size() * matrix_size);
 #pragma omp parallel for schedule(dynamic)
       for (std::size_t m = 0; m < lv.transfer.size(); ++m) {
-        const TranslationMatrix matrix =
+        TranslationMatrix matrix =
             (*table)(k, lv.sigma, transfer_offset(lv.transfer[m]) * lv.sigma);
+        // Truncated to the level's order: zero beyond its leading coefficients.
+        const int kept = lv.order * lv.order;
+        for (int i = 0; i < size; ++i)
+          for (int j = 0; j < size; ++j)
+            if (i >= kept || j >= kept) matrix[std::size_t(i) * size + j] = 0.0;
         std::copy(matrix.begin(), matrix.end(), lv.matrices.begin() + m * matrix_size);
       }
     }

@@ -114,6 +114,19 @@ int wideband_order(const Octree& tree, int order, double k, double eps) {
   return max_degree;
 }
 
+std::vector<int> low_frequency_level_orders(const Octree& tree, int order, int floor, double k,
+                                            double eps, int first_level) {
+  if (order < 1 || floor < 1)
+    throw Error("low-frequency level orders: the orders must be at least 1");
+  std::vector<int> orders(std::size_t(std::max(tree.levels(), 0)), order);
+  for (int level = std::max(first_level, 0); level < tree.levels(); ++level) {
+    int p = std::min(floor, order);
+    while (p < order && needs_high_frequency(k, tree.width(level), p, eps)) ++p;
+    orders[std::size_t(level)] = p;
+  }
+  return orders;
+}
+
 WidebandPlan build_wideband_plan(const Octree& tree, int order, double k, double eps) {
   // A view of held cells (a distributed rank's shape of its FMMs) serves where it holds every
   // cell of the diagonal levels; it holds no points, so every cell counts as a target there (the

@@ -283,6 +283,8 @@ TEST(DistributedFmm, GpuOverlappedExchangeEqualsSerialCpu) {
 struct WideDistributedCase {
   double k;
   cplx normal_weight;
+  double tolerance = 1e-4;
+  int max_leaf = 8;
   FmmOptions::Device device = FmmOptions::Device::cpu;
   bool partition_tree = true;  // FmmPart::tree given (bem_solve's), else the part's own tree
   bool overlap = false;
@@ -298,8 +300,8 @@ double wideband_distributed_difference(const Elements& e, const WideDistributedC
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   FmmOptions options;
-  options.tolerance = 1e-4;
-  options.max_leaf = 8;
+  options.tolerance = c.tolerance;
+  options.max_leaf = c.max_leaf;
   options.largest_wavenumber = c.k;
   const std::size_t n = e.targets.size(), m = e.sources.size();
   // Coherent strengths (a plane wave's trace): the far field is of the near field's size.
@@ -340,6 +342,8 @@ double wideband_distributed_difference(const Elements& e, const WideDistributedC
   EXPECT_EQ(fmm.order(), serial.order());
   EXPECT_FALSE(fmm.statistics().diagonal_refused);
   EXPECT_EQ(fmm.diagonal_levels_on_part(), true);
+  EXPECT_EQ(fmm.statistics().level_orders, serial.statistics().level_orders);
+  if (c.tolerance < 1e-5) EXPECT_FALSE(serial.statistics().level_orders.empty()) << "one order";
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<cplx> local_charges(m, cplx(nan, nan)), local_dipoles(m, cplx(nan, nan));
   for (std::size_t s : fmm.sources_read()) {
@@ -357,9 +361,10 @@ double wideband_distributed_difference(const Elements& e, const WideDistributedC
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0)
     std::printf(
-        "  wideband, %d rank(s), N = %zu, k = %g, switch level %d: largest relative difference "
-        "from the serial FMM %.2e (its rounding noise %.2e)\n",
-        size, n, c.k, serial.statistics().switch_level, largest, noise);
+        "  wideband, %d rank(s), N = %zu, k = %g, eps %g, switch level %d, %s: largest relative "
+        "difference from the serial FMM %.2e (its rounding noise %.2e)\n",
+        size, n, c.k, c.tolerance, serial.statistics().switch_level,
+        serial.statistics().level_orders.empty() ? "one order" : "level orders", largest, noise);
   return largest;
 }
 
@@ -371,10 +376,19 @@ TEST(DistributedFmm, WidebandEqualsSerial) {
   for (const bool partition_tree : {true, false}) {
     double noise = 0.0;
     const double difference = wideband_distributed_difference(
-        e, WideDistributedCase{16.0, cplx(0.0, 0.03), FmmOptions::Device::cpu, partition_tree},
+        e,
+        WideDistributedCase{16.0, cplx(0.0, 0.03), 1e-4, 8, FmmOptions::Device::cpu,
+                            partition_tree},
         noise);
     EXPECT_LT(difference, std::max(1e-13, 4.0 * noise)) << "partition tree " << partition_tree;
   }
+  // k D = 64 at 1e-6 (leaves of 3 points: a level below the conversion level): p rises to 21 for
+  // the conversion level, the finer level keeps 17 (its expansions truncated before the
+  // exchanges and the sum over the parts).
+  double noise = 0.0;
+  const double difference = wideband_distributed_difference(
+      e, WideDistributedCase{32.0, cplx(0.0, 0.015), 1e-6, 3}, noise);
+  EXPECT_LT(difference, std::max(1e-13, 4.0 * noise));
 }
 
 TEST(DistributedFmm, GpuWidebandEqualsSerialCpu) {
@@ -384,11 +398,17 @@ TEST(DistributedFmm, GpuWidebandEqualsSerialCpu) {
   for (const bool overlap : {false, true}) {
     double noise = 0.0;
     const double difference = wideband_distributed_difference(
-        e, WideDistributedCase{16.0, cplx(0.0, 0.03), FmmOptions::Device::gpu, true, overlap},
+        e,
+        WideDistributedCase{16.0, cplx(0.0, 0.03), 1e-4, 8, FmmOptions::Device::gpu, true, overlap},
         noise);
     // The GPU's own rounding besides (its serial wideband FMM meets the CPU's to 1e-12).
     EXPECT_LT(difference, std::max(1e-11, 4.0 * noise)) << "overlap " << overlap;
   }
+  // Level orders: the GPU truncates its expansions after M2M and M2L as the CPU's translations.
+  double noise = 0.0;
+  const double difference = wideband_distributed_difference(
+      e, WideDistributedCase{32.0, cplx(0.0, 0.015), 1e-6, 3, FmmOptions::Device::gpu}, noise);
+  EXPECT_LT(difference, std::max(1e-11, 4.0 * noise));
 }
 
 TEST(DistributedFmm, RejectsABadPart) {

@@ -172,6 +172,9 @@ struct FmmStatistics {
   int switch_level = -1;
   std::size_t diagonal_pairs = 0, deferred_direct_pairs = 0;
   std::vector<int> diagonal_bandwidths;
+  // Per level, the low-frequency M2L's order where some level's is below p (the expansions of
+  // those levels are truncated to it); empty: p on every level.
+  std::vector<int> level_orders;
   // A distributed part whose cells needed the diagonal levels but whose partition's tree holds
   // a leaf on them (built without FmmOptions::largest_wavenumber): it stays low-frequency.
   bool diagonal_refused = false;
@@ -454,6 +457,12 @@ class Fmm {
   M2LPlan m2l_plan_;
   // The diagonal levels of a wideband FMM (null: the low-frequency FMM alone).
   std::unique_ptr<DiagonalLevels> diagonal_;
+  // Per tree level, the order of its low-frequency M2L (p where it needs all), and the levels
+  // below p: their expansions are truncated to it (truncate_to_level_orders, on the host arrays
+  // in slot order; the GPU executor's kernels alike).
+  std::vector<int> level_orders_;
+  std::vector<int> truncated_levels_;
+  void truncate_to_level_orders(std::span<cplx> expansions) const;
   // A part's diagonal levels: the sum of the conversion level's multipoles over the parts.
   std::function<void(std::span<cplx> values)> parts_sum_;
   // Refuses distributing an FMM built with diagonal levels (a part given after construction).

@@ -62,6 +62,17 @@ struct GpuFarFieldPlan {
   cplx target_normal_weight = 0.0;
 };
 
+// A level's cells, [first_cell, first_cell + cells), whose expansions keep their leading `kept`
+// coefficients alone (a level-dependent order, Fmm's level orders).
+struct ExpansionTruncation {
+  int first_cell = 0, cells = 0, kept = 0;
+};
+
+// Zeroes in device expansions of `size` coefficients a cell every coefficient from `kept` on in
+// each truncation's cells; enqueued on the CUDA default stream.
+void truncate_expansions(cplx* device_expansions, int size,
+                         std::span<const ExpansionTruncation> levels);
+
 class GpuFarField {
  public:
   // Uploads the plan and allocates the expansions. Throws fmbem::Error without a usable GPU or

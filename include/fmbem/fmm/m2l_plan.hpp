@@ -2,6 +2,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "fmbem/core/vec3.hpp"
@@ -29,6 +30,10 @@ struct M2LPair {
 
 struct M2LLevelPlan {
   int level = 0;
+  // The level's order: its translations read and write the coefficients of degree < order alone
+  // (the leading order^2 of each cell's p^2: the matrices are zero beyond them); the plan's p
+  // unless built with level orders.
+  int order = 0;
   double sigma = 0.0;         // the cell width of the level; T is built for t = offset * sigma
   std::vector<int> transfer;  // per matrix: Octree::transfer_index of its offset, ascending
   // transfer.size() matrices of p^2 x p^2, row-major, one after another; empty in a plan built
@@ -80,9 +85,13 @@ inline constexpr int rotation_m2l_min_order = 8;
 // T from MultipoleToLocalTable with t = offset * tree.width(level), on the host unless
 // host_matrices is false (the GPU executor builds them on the device); levels from first_level
 // (a wideband FMM's coarser levels translate in the diagonal form); host translations by
-// rotation from rotation_min_order. Throws fmbem::Error for p outside 1 .. max_degree or k < 0.
+// rotation from rotation_min_order (the plan's p decides, each level's rotations of its own
+// order); level_orders (per tree level, each at most p; empty: p everywhere) truncates each
+// level's translations to its order. Throws fmbem::Error for p outside 1 .. max_degree, k < 0 or
+// level orders outside 1 .. p.
 M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices = true,
-                       int first_level = 2, int rotation_min_order = rotation_m2l_min_order);
+                       int first_level = 2, int rotation_min_order = rotation_m2l_min_order,
+                       std::span<const int> level_orders = {});
 
 // local[c] += sum over the pairs (c, s, m) of T[m] multipole[s], all levels; OpenMP over target
 // cells, each thread summing its targets' pairs in plan order (matrix by matrix), so the result

@@ -82,6 +82,13 @@ int wideband_switch_level(const Octree& tree, int order, double k, double eps);
 // low-frequency expansions must then serve that level), up to max_degree.
 int wideband_order(const Octree& tree, int order, double k, double eps);
 
+// The order each level's low-frequency M2L needs (per level of the tree): from first_level on,
+// the smallest at least `floor` (the tolerance's) whose cells needs_high_frequency no longer
+// finds too large, at most `order` (the FMM's, which the coarsest low-frequency level may need:
+// wideband_order raises it for that level alone); `order` on the levels above.
+std::vector<int> low_frequency_level_orders(const Octree& tree, int order, int floor, double k,
+                                            double eps, int first_level);
+
 // The plan for the tree (its lists: the whole tree's, not a part's view), the low-frequency
 // order, k and the accuracy asked (needs_high_frequency). No diagonal level (switch_level -1) where
 // every level suits the low-frequency expansions, or where the level below the finest one that does

@@ -29,12 +29,16 @@ class Fmm::GpuExecutor final : public Executor {
   void p2m() override {
     far_->p2m(charges_, dipoles_, fmm_.upward_leaf_begin_, fmm_.upward_leaf_end_);
   }
+  // Level orders: the multipoles truncated after M2M and the locals after M2L (the M2L's
+  // matrices are of order p), as the CPU's truncated translations give them.
   void m2m() override {
     far_->m2m();
+    truncate_expansions(far_->multipole(), fmm_.order_ * fmm_.order_, truncations_);
     if (diagonal_) diagonal_->upward(far_->multipole(), fmm_.parts_sum_);
   }
   void m2l() override {
     m2l_->apply_device(far_->multipole(), far_->local());
+    truncate_expansions(far_->local(), fmm_.order_ * fmm_.order_, truncations_);
     if (diagonal_) diagonal_->m2l();
   }
   void l2l() override {
@@ -70,6 +74,8 @@ class Fmm::GpuExecutor final : public Executor {
   std::unique_ptr<GpuFarField> far_;
   // A wideband FMM's diagonal levels (null: the low-frequency FMM alone).
   std::unique_ptr<GpuDiagonalLevels> diagonal_;
+  // The levels whose expansions keep fewer than p^2 coefficients (Fmm's level orders).
+  std::vector<ExpansionTruncation> truncations_;
   // apply from host arrays: the strengths (allocated by its first call: resident users,
   // apply_device, never need them) and the potentials on the device.
   std::unique_ptr<DeviceArray> device_charges_, device_dipoles_, device_potential_;
@@ -203,6 +209,12 @@ Fmm::GpuExecutor::GpuExecutor(const Fmm& fmm, FmmStatistics& statistics) : fmm_(
   far_ = std::make_unique<GpuFarField>(plan);
   statistics.far_field_device = "gpu";
   statistics.gpu_bytes += far_->device_bytes();
+  for (int level : fmm.truncated_levels_) {
+    const auto ids = fmm.tree_->cells_at_level(level);
+    if (ids.empty()) continue;
+    const int order = fmm.level_orders_[std::size_t(level)];
+    truncations_.push_back({ids.front(), int(ids.size()), order * order});
+  }
   if (fmm.diagonal_) {
     diagonal_ = std::make_unique<GpuDiagonalLevels>(
         GpuDiagonalPlan{.levels = fmm.diagonal_.get(), .order = fmm.order_});

@@ -332,6 +332,31 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
 
 GpuFarField::~GpuFarField() = default;
 
+namespace {
+
+__global__ void truncate_kernel(double2* expansions, int size, int first_cell, int kept,
+                                std::size_t entries) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= entries) return;
+  const std::size_t dropped = std::size_t(size - kept);
+  const std::size_t cell = std::size_t(first_cell) + i / dropped;
+  expansions[cell * std::size_t(size) + std::size_t(kept) + i % dropped] = double2{0.0, 0.0};
+}
+
+}  // namespace
+
+void truncate_expansions(cplx* device_expansions, int size,
+                         std::span<const ExpansionTruncation> levels) {
+  constexpr int threads = 256;
+  for (const ExpansionTruncation& level : levels) {
+    const std::size_t entries = std::size_t(level.cells) * std::size_t(size - level.kept);
+    if (entries == 0) continue;
+    truncate_kernel<<<unsigned((entries + threads - 1) / threads), threads>>>(
+        reinterpret_cast<double2*>(device_expansions), size, level.first_cell, level.kept, entries);
+    cuda::check_launch("far field: truncate the expansions to the level orders");
+  }
+}
+
 cplx* GpuFarField::multipole() { return reinterpret_cast<cplx*>(impl_->multipole.data()); }
 cplx* GpuFarField::local() { return reinterpret_cast<cplx*>(impl_->local.data()); }
 

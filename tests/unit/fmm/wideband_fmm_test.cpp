@@ -110,6 +110,11 @@ TEST_P(WidebandFmm, MatchesTheDirectSum) {
                          : "box",
               2 * c.k, c.tolerance, s.order, s.levels, s.switch_level);
   for (int b : s.diagonal_bandwidths) std::printf(" %d", b);
+  if (!s.level_orders.empty()) {
+    std::printf(", level orders");
+    for (std::size_t l = std::size_t(s.switch_level + 1); l < s.level_orders.size(); ++l)
+      std::printf(" %d", s.level_orders[l]);
+  }
   std::printf(
       ", %zu diagonal pairs; error %.2e, of the far part %.2e; set-up %.2f s, apply %.2f s\n",
       s.diagonal_pairs, error, far_error, std::chrono::duration<double>(t1 - t0).count(),
@@ -119,6 +124,12 @@ TEST_P(WidebandFmm, MatchesTheDirectSum) {
   // pair summed directly.
   for (int leaf : fmm.tree().leaves()) EXPECT_GT(fmm.tree().cells()[leaf].level, s.switch_level);
   EXPECT_EQ(s.deferred_direct_pairs, 0u);
+  // Where p rose above the tolerance's for the coarsest low-frequency level, the finer ones keep
+  // theirs (their expansions truncated): the accuracy below holds with them.
+  if (s.order > order_for_tolerance(c.tolerance)) {
+    ASSERT_FALSE(s.level_orders.empty());
+    EXPECT_EQ(s.level_orders.back(), order_for_tolerance(c.tolerance));
+  }
   EXPECT_LT(error, c.tolerance);
   if (c.apart) EXPECT_LT(far_error, c.tolerance);
 }

@@ -117,6 +117,35 @@ TEST(WidebandPlan, EveryPairIsAccountedForOnce) {
   }
 }
 
+// Each low-frequency level's order is the smallest from the floor that the level's cells no
+// longer need more of (needs_high_frequency), at most the FMM's; the levels above keep the FMM's.
+TEST(WidebandPlan, LowFrequencyLevelOrdersAreTheSmallestTheCellsAllow) {
+  const std::vector<Vec3> points = surface_and_cluster(4000, 0, 5);
+  const Octree tree(points, points, OctreeOptions{.max_leaf = 8});
+  const double k = 32.0, eps = 1e-6;
+  const int order = 21, floor = 17, first = 3;
+  const std::vector<int> orders = low_frequency_level_orders(tree, order, floor, k, eps, first);
+  ASSERT_EQ(orders.size(), std::size_t(tree.levels()));
+  int raised = 0;
+  for (int level = 0; level < tree.levels(); ++level) {
+    const int p = orders[std::size_t(level)];
+    if (level < first) {
+      EXPECT_EQ(p, order) << "level " << level;
+      continue;
+    }
+    EXPECT_GE(p, floor);
+    EXPECT_LE(p, order);
+    if (p < order) EXPECT_FALSE(needs_high_frequency(k, tree.width(level), p, eps)) << level;
+    if (p > floor) EXPECT_TRUE(needs_high_frequency(k, tree.width(level), p - 1, eps)) << level;
+    raised += p > floor;
+  }
+  // The case has both: the conversion level needs more than the floor, the finer ones do not.
+  EXPECT_GT(raised, 0);
+  EXPECT_LT(orders.back(), order);
+  EXPECT_THROW(low_frequency_level_orders(tree, 0, floor, k, eps, first), Error);
+  EXPECT_THROW(low_frequency_level_orders(tree, order, 0, k, eps, first), Error);
+}
+
 TEST(WidebandPlan, BadInputIsAnError) {
   const std::vector<Vec3> points = surface_and_cluster(200, 0, 3);
   const Octree tree(points, points, OctreeOptions{.max_leaf = 8});
