@@ -7,6 +7,8 @@
 //               [-points DIR]   (point-source mode for the FMM3D comparison)
 //               [-sampled]      (point-source mode, no files written)
 //               [-dipoles]      (point mode: also charges + dipoles along the source normals)
+//               [-bm]           (with -dipoles: that sum with Burton-Miller's i/k times its
+//                                derivative along the target's element normal besides)
 //
 // -p 0 chooses the order from -eps (and a wideband FMM's diagonal levels where k needs them);
 // -max_leaf 0 takes the measured default for the device and order.
@@ -97,7 +99,7 @@ void write(std::ofstream& out, const T* data, std::size_t count) {
 struct Args {
   int level = 5, order = 8, max_leaf = 100, reps = 2;
   double k = 8.0, eps = 1e-6;
-  bool direct = false, gpu = false, dipoles = false;
+  bool direct = false, gpu = false, dipoles = false, burton_miller = false;
   std::string points_dir;
   bool points = false;
 };
@@ -130,6 +132,8 @@ Args parse(int argc, char** argv) {
       a.points = true;
     else if (key == "-dipoles")
       a.dipoles = true;
+    else if (key == "-bm")
+      a.burton_miller = true;
     else
       throw std::runtime_error("unknown argument " + key);
   }
@@ -168,17 +172,23 @@ void print_statistics(const fmm::FmmStatistics& s) {
 }
 
 // One point-mode sum at the centroids (label: the output line's first word): the FMM (with the
-// source normals where there are dipoles) timed, and its error on the sampled targets against the
-// direct sum, which it returns.
+// source normals where there are dipoles; with target_weight w != 0, phi + w dphi/dn_x along the
+// target's element normal) timed, and its error on the sampled targets against the direct sum,
+// which it returns.
 std::vector<cplx> sum_points(const Args& a, const Discretization& disc, const char* label,
                              std::span<const Vec3> normals, std::span<const cplx> charges,
-                             std::span<const cplx> dipoles, std::span<const std::int64_t> sample) {
+                             std::span<const cplx> dipoles, std::span<const std::int64_t> sample,
+                             cplx target_weight = 0.0) {
   const auto& sources = disc.quadrature_points();
   const auto& targets = disc.collocation_points();
+  const std::span<const Vec3> target_normals = target_weight == cplx(0.0)
+                                                   ? std::span<const Vec3>()
+                                                   : std::span<const Vec3>(disc.mesh().normals());
   PhaseTimer timer;
   const auto start = Clock::now();
-  const fmm::Fmm fmm(a.k, sources, normals, targets, fmm_options(a, disc.coincidence_radius()),
-                     &timer);
+  const fmm::Fmm fmm(a.k, sources, normals, targets, targets,
+                     fmm_options(a, disc.coincidence_radius()), &timer,
+                     fmm::TargetNormalDerivative{target_normals, target_weight});
   const double setup = seconds_since(start);
   std::vector<cplx> phi(targets.size());
   PhaseTimer best_phases;
@@ -189,8 +199,16 @@ std::vector<cplx> sum_points(const Args& a, const Discretization& disc, const ch
   const fmm::PointSources all(sources, normals, order, charges, dipoles);
   std::vector<cplx> reference(sample.size()), ours(sample.size());
 #pragma omp parallel for schedule(dynamic)
-  for (std::size_t s = 0; s < sample.size(); ++s)
-    reference[s] = all.potential(0, all.size(), a.k, targets[sample[s]], 0.0);
+  for (std::size_t s = 0; s < sample.size(); ++s) {
+    const std::size_t t = std::size_t(sample[s]);
+    if (target_weight == cplx(0.0)) {
+      reference[s] = all.potential(0, all.size(), a.k, targets[t], 0.0);
+      continue;
+    }
+    const auto both =
+        all.potential_and_normal_derivative(0, all.size(), a.k, targets[t], target_normals[t], 0.0);
+    reference[s] = both.value + target_weight * both.normal_derivative;
+  }
   for (std::size_t s = 0; s < sample.size(); ++s) ours[s] = phi[sample[s]];
   std::printf(
       "%s N %zu sources %zu targets %zu threads %d p %d set-up %.3f s apply %.3f s error "
@@ -228,6 +246,10 @@ int run_points(const Args& a, const Discretization& disc) {
     normals = quadrature_point_normals(disc);
     dipoles = point_strengths(disc, random_vector(disc.size(), 6));
     reference_cd = sum_points(a, disc, "points+dipoles", normals, charges, dipoles, sample);
+    // Burton-Miller's coupling i / k (i at k = 0), the derivative at the target's element normal.
+    if (a.burton_miller)
+      sum_points(a, disc, "points+dipoles+bm", normals, charges, dipoles, sample,
+                 a.k > 0.0 ? cplx(0.0, 1.0 / a.k) : cplx(0.0, 1.0));
   }
   if (!a.points_dir.empty()) {
     std::ofstream out(a.points_dir + "/points.bin", std::ios::binary);
