@@ -391,6 +391,57 @@ TEST(DistributedFmm, WidebandEqualsSerial) {
   EXPECT_LT(difference, std::max(1e-13, 4.0 * noise));
 }
 
+// A partition built without the sweep's largest k (FmmOptions::largest_wavenumber) may hold a
+// leaf above the conversion level (here a lone triangle far from the sphere), which a part
+// cannot split: the part's FMM stays low-frequency, the serial low-frequency FMM's answer on the
+// same tree; with the largest k given the partition's tree has no such leaf.
+TEST(DistributedFmm, WidebandPartOfATreeWithCoarseLeavesStaysLowFrequency) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Elements e;
+  add_surface(make_icosphere(3, 1.0), e);
+  Surface lone;
+  lone.vertices = {Vec3{1.8, 1.8, 0.1}, Vec3{1.83, 1.8, 0.1}, Vec3{1.8, 1.83, 0.1}};
+  lone.triangles = {Triangle{0, 1, 2}};
+  add_surface(lone, e);
+  const double k = 16.0;
+  FmmOptions options;
+  options.tolerance = 1e-4;
+  options.max_leaf = 8;
+  const FmmPartition partition(e.sources, e.targets, e.source_element, options, size);
+  const PartTargets part = targets_of_part(e, partition, rank);
+  const LocallyEssentialTree let = partition.partition().locally_essential_tree(rank);
+  Fmm fmm(k, e.sources, e.normals, part.targets, e.targets, options, nullptr, {},
+          FmmPart{let, &partition.tree()});
+  distribute(fmm, let, MPI_COMM_WORLD);
+  EXPECT_TRUE(fmm.statistics().diagonal_refused);
+  EXPECT_EQ(fmm.statistics().switch_level, -1);
+  FmmOptions low_frequency = options;
+  low_frequency.high_frequency = false;
+  const Fmm serial(k, e.sources, e.normals, e.targets, e.targets, low_frequency);
+  const std::size_t m = e.sources.size();
+  std::vector<cplx> charges(m), expected(e.targets.size()), potential(part.targets.size());
+  for (std::size_t s = 0; s < m; ++s) charges[s] = cplx(std::cos(double(s)), std::sin(0.3 * s));
+  serial.apply(charges, {}, expected);
+  fmm.apply(charges, {}, potential);
+  double largest = 0.0;
+  for (std::size_t i = 0; i < part.elements.size(); ++i)
+    largest = std::max(largest, std::abs(potential[i] - expected[part.elements[i]]) /
+                                    std::abs(expected[part.elements[i]]));
+  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_LT(largest, 1e-13);
+  // The partition for k: no leaf above the conversion level, the part's diagonal levels run.
+  options.largest_wavenumber = k;
+  const FmmPartition for_k(e.sources, e.targets, e.source_element, options, size);
+  const LocallyEssentialTree let_for_k = for_k.partition().locally_essential_tree(rank);
+  const PartTargets part_for_k = targets_of_part(e, for_k, rank);
+  Fmm wideband(k, e.sources, e.normals, part_for_k.targets, e.targets, options, nullptr, {},
+               FmmPart{let_for_k, &for_k.tree()});
+  EXPECT_FALSE(wideband.statistics().diagonal_refused);
+  EXPECT_GE(wideband.statistics().switch_level, 2);
+}
+
 TEST(DistributedFmm, GpuWidebandEqualsSerialCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
   Elements e;
