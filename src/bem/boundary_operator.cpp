@@ -46,6 +46,8 @@ void OperatorCoefficients::check_size(std::size_t elements) const {
 
 BoundaryOperator::BoundaryOperator(const LayerPotentials& layers, OperatorCoefficients coefficients)
     : layers_(&layers), coefficients_(std::move(coefficients)) {
+  if (layers.outputs() != 1)
+    throw Error("boundary operator: the layers give their normal derivatives apart");
   const std::span<const std::size_t> elements = layers.column_elements();
   std::size_t read = std::max(layers.rows().end, elements.empty() ? layers.columns() : 0);
   if (!elements.empty()) read = std::max(read, elements.back() + 1);

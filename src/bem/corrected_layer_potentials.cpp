@@ -83,21 +83,17 @@ std::unique_ptr<const DensityReconstruction> reconstruction_for(
 
 }  // namespace
 
-CorrectedLayerPotentials::CorrectedLayerPotentials(const Discretization& disc, double k,
-                                                   RowRange rows,
-                                                   const NearFieldOptions& near_options,
-                                                   cplx coupling, DensityModel double_density,
-                                                   std::span<const std::size_t> elements_read)
+CorrectedLayerPotentials::CorrectedLayerPotentials(
+    const Discretization& disc, double k, RowRange rows, const NearFieldOptions& near_options,
+    LayerCoupling coupling, DensityModel double_density, std::span<const std::size_t> elements_read)
     : CorrectedLayerPotentials(
           disc, k, rows, near_options, coupling, double_density, elements_read,
           part_refined_pattern(disc, rows, near_options, double_density, elements_read)) {}
 
-CorrectedLayerPotentials::CorrectedLayerPotentials(const Discretization& disc, double k,
-                                                   RowRange rows,
-                                                   const NearFieldOptions& near_options,
-                                                   cplx coupling, DensityModel double_density,
-                                                   std::span<const std::size_t> elements_read,
-                                                   const std::optional<NearFieldPattern>& refined)
+CorrectedLayerPotentials::CorrectedLayerPotentials(
+    const Discretization& disc, double k, RowRange rows, const NearFieldOptions& near_options,
+    LayerCoupling coupling, DensityModel double_density, std::span<const std::size_t> elements_read,
+    const std::optional<NearFieldPattern>& refined)
     : disc_(&disc),
       rows_(rows),
       k_(k),
@@ -180,14 +176,16 @@ void CorrectedLayerPotentials::apply(std::span<const cplx> double_density,
                                      std::span<cplx> y) const {
   const std::size_t n = columns();
   if ((!double_density.empty() && double_density.size() != n) ||
-      (!single_density.empty() && single_density.size() != n) || y.size() != rows_.size())
+      (!single_density.empty() && single_density.size() != n) ||
+      y.size() != rows_.size() * std::size_t(outputs()))
     throw Error("layer potentials: density or result of the wrong size");
   if (!resident_on_device()) {
     regular_sum(double_density, single_density, y);
     near_.add_to(double_density, single_density, y);
   } else {
 #if FMBEM_HAVE_CUDA
-    if (!device_) device_ = std::make_unique<DeviceBuffers>(n, rows_.size());
+    if (!device_)
+      device_ = std::make_unique<DeviceBuffers>(n, rows_.size() * std::size_t(outputs()));
     const cplx* dd = nullptr;
     const cplx* sd = nullptr;
     if (!double_density.empty()) {
@@ -202,7 +200,7 @@ void CorrectedLayerPotentials::apply(std::span<const cplx> double_density,
 #endif
   }
   if (!single_extra_.empty() && !single_density.empty())
-    add_single_extra(single_extra_, first_row_column(), y,
+    add_single_extra(single_extra_, first_row_column(), extra_rows(y),
                      [&](std::size_t at) { return single_density[at]; });
 }
 
@@ -213,12 +211,13 @@ void CorrectedLayerPotentials::apply_columns(std::span<const cplx> x,
   const std::size_t n = columns();
   if (!resident_on_device() || x.size() != n ||
       (!double_scale.empty() && double_scale.size() != n) ||
-      (!single_scale.empty() && single_scale.size() != n) || y.size() != rows_.size()) {
+      (!single_scale.empty() && single_scale.size() != n) ||
+      y.size() != rows_.size() * std::size_t(outputs())) {
     LayerPotentials::apply_columns(x, double_scale, single_scale, y, scales_id);
     return;
   }
 #if FMBEM_HAVE_CUDA
-  if (!device_) device_ = std::make_unique<DeviceBuffers>(n, rows_.size());
+  if (!device_) device_ = std::make_unique<DeviceBuffers>(n, rows_.size() * std::size_t(outputs()));
   DeviceBuffers& d = *device_;
   if (!d.x) d.x = std::make_unique<fmm::DeviceArray>(n);
   const auto upload_scale = [&](std::unique_ptr<fmm::DeviceArray>& buffer,
@@ -246,7 +245,7 @@ void CorrectedLayerPotentials::apply_columns(std::span<const cplx> x,
   sum_on_device(dd, sd, y);
 #endif
   if (!single_extra_.empty() && !single_scale.empty())
-    add_single_extra(single_extra_, first_row_column(), y,
+    add_single_extra(single_extra_, first_row_column(), extra_rows(y),
                      [&](std::size_t at) { return single_scale[at] * x[at]; });
 }
 
@@ -264,10 +263,19 @@ void CorrectedLayerPotentials::set_single_layer_diagonal_extra(std::vector<cplx>
   if (extra.size() != rows_.size()) throw Error("layer potentials: a diagonal of the wrong size");
   single_extra_ = std::move(extra);
   single_diagonal_ = near_.single_layer_diagonal();
-  for (std::size_t r = 0; r < rows_.size(); ++r) single_diagonal_[r] += single_extra_[r];
+  // The extra belongs to D' (apart: the derivative's rows, the last block).
+  const std::size_t block = (std::size_t(outputs()) - 1) * rows_.size();
+  for (std::size_t r = 0; r < rows_.size(); ++r) single_diagonal_[block + r] += single_extra_[r];
+}
+
+void CorrectedLayerPotentials::require_combined(const char* what) const {
+  if (coupling_.apart)
+    throw Error(std::string("layer potentials: ") + what +
+                " of layers with the normal derivatives apart (no one operator)");
 }
 
 std::vector<cplx> CorrectedLayerPotentials::near_block(const OperatorCoefficients& c) const {
+  require_combined("the near block");
   if (!near_.on_device()) return near_block_host(c);
   std::vector<cplx> block(near_.nonzeros());
 #if FMBEM_HAVE_CUDA
@@ -281,13 +289,16 @@ std::vector<cplx> CorrectedLayerPotentials::near_block(const OperatorCoefficient
 
 void CorrectedLayerPotentials::near_block_device(const OperatorCoefficients& c,
                                                  cplx* device_block) const {
+  require_combined("the near block");
   if (!near_.on_device())
     throw Error("layer potentials: the near block on the GPU needs the correction there");
-  near_.device()->near_block(*disc_, k_, rows_, coupling_, reconstruction_.get(), c, single_extra_,
-                             device_block);
+  near_.device()->near_block(*disc_, k_, rows_, coupling_.alpha, reconstruction_.get(), c,
+                             single_extra_, device_block);
 }
 
 std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoefficients& c) const {
+  require_combined("the near block");
+  const cplx coupling = coupling_.alpha;
   const Mesh& mesh = disc_->mesh();
   const auto row_start = near_.row_start();
   const auto columns = near_.columns();
@@ -317,7 +328,7 @@ std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoeffi
       // The constant read: each column's own element.
       for (std::size_t at = 0; at < regular.size(); ++at)
         regular[at] =
-            constant_read_regular(*disc_, k_, coupling_, std::size_t(row_begin[at]), x, n_x);
+            constant_read_regular(*disc_, k_, coupling, std::size_t(row_begin[at]), x, n_x);
       // The quadratic read: u_j enters the quadratic of every element l whose stencil holds j,
       // the elements of j's own stencil (vertex neighbourhoods are symmetric). Each such l's
       // rule integrals are formed once for the row and scattered to the row's columns in its
@@ -336,7 +347,7 @@ std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoeffi
               regular_monomial_moments(*disc_, *reconstruction_, k_, l, x, n_x);
           const auto stencil = reconstruction_->stencil(l);
           for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
-            const cplx weight = rule.double_layer[t] + coupling_ * rule.hypersingular[t];
+            const cplx weight = rule.double_layer[t] + coupling * rule.hypersingular[t];
             const auto coefficients = reconstruction_->coefficients(l, t);
             for (std::size_t s = 0; s < stencil.size(); ++s) {
               const std::int32_t* at = std::lower_bound(row_begin, row_end, stencil[s]);
@@ -363,7 +374,8 @@ std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoeffi
 RegularPair CorrectedLayerPotentials::regular_pair(std::size_t i, std::size_t j) const {
   const Mesh& mesh = disc_->mesh();
   const Vec3& x = mesh.centroids()[i];
-  RegularPair regular = constant_read_regular(*disc_, k_, coupling_, j, x, mesh.normals()[i]);
+  const cplx coupling = coupling_.alpha;
+  RegularPair regular = constant_read_regular(*disc_, k_, coupling, j, x, mesh.normals()[i]);
   if (reconstruction_) {
     // u_j also enters the quadratic of every element l whose stencil holds j (the stencils are
     // vertex neighbourhoods, so those are the elements of j's own stencil).
@@ -372,7 +384,7 @@ RegularPair CorrectedLayerPotentials::regular_pair(std::size_t i, std::size_t j)
       const MonomialMoments rule =
           regular_monomial_moments(*disc_, *reconstruction_, k_, l, x, mesh.normals()[i]);
       for (int t = 0; t < DensityReconstruction::kTerms; ++t)
-        regular.double_layer += (rule.double_layer[t] + coupling_ * rule.hypersingular[t]) *
+        regular.double_layer += (rule.double_layer[t] + coupling * rule.hypersingular[t]) *
                                 reconstruction_->coefficient(l, t, j);
     }
   }
@@ -381,6 +393,7 @@ RegularPair CorrectedLayerPotentials::regular_pair(std::size_t i, std::size_t j)
 
 cplx CorrectedLayerPotentials::regular_entry(const OperatorCoefficients& c, std::size_t i,
                                              std::size_t j) const {
+  require_combined("a regular entry");
   const RegularPair regular = regular_pair(i, j);
   return c.double_layer_of(j) * regular.double_layer + c.single_layer_of(j) * regular.single_layer;
 }

@@ -8,8 +8,8 @@
 namespace fmbem {
 
 DirectLayerPotentials::DirectLayerPotentials(const Discretization& disc, double k, RowRange rows,
-                                             const NearFieldOptions& near_options, cplx coupling,
-                                             DensityModel double_density)
+                                             const NearFieldOptions& near_options,
+                                             LayerCoupling coupling, DensityModel double_density)
     : CorrectedLayerPotentials(disc, k, rows, near_options, coupling, double_density),
       k_(k),
       normals_(quadrature_point_normals(disc)),
@@ -26,17 +26,22 @@ void DirectLayerPotentials::regular_sum(std::span<const cplx> double_density,
                                   double_layer_strengths(double_density));
   const double skip2 = disc.coincidence_radius() * disc.coincidence_radius();
   const RowRange r = rows();
-  const cplx alpha = coupling();
+  const LayerCoupling& coupling = layer_coupling();
   const auto& collocation_normals = disc.mesh().normals();
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::size_t i = r.begin; i < r.end; ++i) {
     const Vec3& x = disc.collocation_points()[i];
-    if (alpha == cplx(0.0)) {
+    if (!coupling.normal_derivatives()) {
       y[i - r.begin] = sources.potential(0, sources.size(), k_, x, skip2);
     } else {
       const auto both = sources.potential_and_normal_derivative(0, sources.size(), k_, x,
                                                                 collocation_normals[i], skip2);
-      y[i - r.begin] = both.value + alpha * both.normal_derivative;
+      if (coupling.apart) {
+        y[i - r.begin] = both.value;
+        y[r.size() + i - r.begin] = both.normal_derivative;
+      } else {
+        y[i - r.begin] = both.value + coupling.alpha * both.normal_derivative;
+      }
     }
   }
 }

@@ -24,7 +24,7 @@ NearFieldOptions with_device(NearFieldOptions near, const fmm::FmmOptions& fmm_o
 FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, RowRange rows,
                                        const NearFieldOptions& near_options,
                                        const fmm::FmmOptions& fmm_options,
-                                       fmm::FmmObserver* observer, cplx coupling,
+                                       fmm::FmmObserver* observer, LayerCoupling coupling,
                                        DensityModel double_density,
                                        const std::optional<fmm::FmmPart>& part)
     : FmmLayerPotentials(make_fmm(disc, k, rows, fmm_options, observer, coupling, part),
@@ -34,7 +34,7 @@ FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, Row
 FmmLayerPotentials::FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part,
                                        const Discretization& disc, double k, RowRange rows,
                                        const NearFieldOptions& near_options,
-                                       fmm::FmmObserver* observer, cplx coupling,
+                                       fmm::FmmObserver* observer, LayerCoupling coupling,
                                        DensityModel double_density)
     : CorrectedLayerPotentials(disc, k, rows, near_options, coupling, double_density,
                                elements_read(*fmm, part, disc)),
@@ -61,7 +61,8 @@ FmmLayerPotentials::FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part,
 std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& disc, double k,
                                                        RowRange rows,
                                                        const fmm::FmmOptions& fmm_options,
-                                                       fmm::FmmObserver* observer, cplx coupling,
+                                                       fmm::FmmObserver* observer,
+                                                       const LayerCoupling& coupling,
                                                        const std::optional<fmm::FmmPart>& part) {
   if (rows.begin > rows.end || rows.end > disc.size())
     throw Error("FMM layer potentials: rows out of range");
@@ -74,14 +75,16 @@ std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& dis
   options.strengths_of_sources_read = part.has_value();
   // All collocation points split the tree, so that every row block (MPI rank) builds the same
   // one and a leaf holds at most max_leaf elements whatever the number of ranks.
-  // Burton-Miller: the FMM adds alpha times the derivative along the collocation point's normal.
+  // Burton-Miller: the FMM adds alpha times the derivative along the collocation point's normal,
+  // or gives it apart.
   const std::span<const Vec3> target_normals =
-      coupling == cplx(0.0)
+      !coupling.normal_derivatives()
           ? std::span<const Vec3>{}
           : std::span<const Vec3>(disc.mesh().normals()).subspan(rows.begin, rows.size());
-  return std::make_unique<fmm::Fmm>(k, disc.quadrature_points(), quadrature_point_normals(disc),
-                                    targets, collocation_points, options, observer,
-                                    fmm::TargetNormalDerivative{target_normals, coupling}, part);
+  return std::make_unique<fmm::Fmm>(
+      k, disc.quadrature_points(), quadrature_point_normals(disc), targets, collocation_points,
+      options, observer,
+      fmm::TargetNormalDerivative{target_normals, coupling.alpha, coupling.apart}, part);
 }
 
 std::vector<std::size_t> FmmLayerPotentials::elements_read(const fmm::Fmm& fmm, bool part,

@@ -169,16 +169,17 @@ NearFieldPattern folded_pattern(const NearFieldPattern& refined,
 }
 
 NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
-                                         const NearFieldOptions& options, cplx coupling,
+                                         const NearFieldOptions& options, LayerCoupling coupling,
                                          const DensityReconstruction* reconstruction,
                                          const NearFieldPattern* refined_given)
-    : rows_(rows) {
+    : rows_(rows), outputs_(coupling.outputs()) {
   if (!(options.near_factor >= 1.0))
     throw Error("-bem_near_factor must be at least 1 (it is " +
                 std::to_string(options.near_factor) + ")");
   const Mesh& mesh = disc.mesh();
-  self_single_.resize(rows.size());
-  self_double_.resize(rows.size());
+  const std::size_t outputs = std::size_t(outputs_);
+  self_single_.resize(outputs * rows.size());
+  self_double_.resize(outputs * rows.size());
   const GaussLegendre angular(options.angular_points);
   if (reconstruction) {
     std::optional<NearFieldPattern> searched;
@@ -208,7 +209,7 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
   columns_ = std::move(pattern.columns);
 
   // Pass 2: accurate minus regular integrals, on the GPU or here.
-  const bool burton_miller = coupling != cplx(0.0);
+  const bool burton_miller = coupling.normal_derivatives();
   if (options.gpu) {
     fmm::require_gpu("the near-field correction on the GPU");
 #if FMBEM_HAVE_CUDA
@@ -217,8 +218,9 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
 #endif
     return;
   }
-  single_.resize(columns_.size());
-  double_.resize(columns_.size());
+  const std::size_t nonzeros = columns_.size();
+  single_.resize(outputs * nonzeros);
+  double_.resize(outputs * nonzeros);
 #pragma omp parallel for schedule(dynamic, 64)
   for (std::size_t i = rows.begin; i < rows.end; ++i) {
     const std::size_t r = i - rows.begin;
@@ -228,30 +230,34 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
       const std::size_t j = std::size_t(columns_[std::size_t(at)]);
       const Vec3 &a = mesh.corner(j, 0), &b = mesh.corner(j, 1), &c = mesh.corner(j, 2);
       const host_device::RegularRule rule = host_device::regular_rule(disc, j);
-      cplx exact_single, exact_double, regular_single, regular_double;
       if (burton_miller) {
         const HypersingularIntegrals exact = hypersingular_integrals(k, a, b, c, x, n_x, angular);
         const host_device::RegularSums<cplx> regular =
             host_device::regular_sums<cplx, host_device::kLayers | host_device::kNormalDerivatives>(
                 k, rule, x, n_x);
-        exact_single = exact.single_layer + coupling * exact.adjoint_double_layer;
-        exact_double = exact.double_layer + coupling * exact.hypersingular;
-        regular_single = regular.single_layer + coupling * regular.adjoint_double_layer;
-        regular_double = regular.double_layer + coupling * regular.hypersingular;
+        for (std::size_t o = 0; o < outputs; ++o) {
+          const cplx v = coupling.value_weight(int(o)), w = coupling.derivative_weight(int(o));
+          const cplx exact_single = v * exact.single_layer + w * exact.adjoint_double_layer;
+          const cplx exact_double = v * exact.double_layer + w * exact.hypersingular;
+          single_[o * nonzeros + std::size_t(at)] =
+              exact_single - (v * regular.single_layer + w * regular.adjoint_double_layer);
+          double_[o * nonzeros + std::size_t(at)] =
+              exact_double - (v * regular.double_layer + w * regular.hypersingular);
+          if (j == i) {
+            self_single_[o * rows.size() + r] = exact_single;
+            self_double_[o * rows.size() + r] = exact_double;
+          }
+        }
       } else {
         const PanelIntegrals exact = panel_integrals(k, a, b, c, x, angular);
         const host_device::RegularSums<cplx> regular =
             host_device::regular_sums<cplx, host_device::kLayers>(k, rule, x, n_x);
-        exact_single = exact.single_layer;
-        exact_double = exact.double_layer;
-        regular_single = regular.single_layer;
-        regular_double = regular.double_layer;
-      }
-      single_[std::size_t(at)] = exact_single - regular_single;
-      double_[std::size_t(at)] = exact_double - regular_double;
-      if (j == i) {
-        self_single_[r] = exact_single;
-        self_double_[r] = exact_double;
+        single_[std::size_t(at)] = exact.single_layer - regular.single_layer;
+        double_[std::size_t(at)] = exact.double_layer - regular.double_layer;
+        if (j == i) {
+          self_single_[r] = exact.single_layer;
+          self_double_[r] = exact.double_layer;
+        }
       }
     }
   }
@@ -260,19 +266,21 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
 void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double k,
                                               const NearFieldPattern& close,
                                               const NearFieldPattern& refined,
-                                              const GaussLegendre& angular, cplx coupling,
+                                              const GaussLegendre& angular,
+                                              const LayerCoupling& coupling,
                                               const DensityReconstruction& reconstruction) {
   const Mesh& mesh = disc.mesh();
   const RowRange rows = rows_;
+  const std::size_t outputs = std::size_t(outputs_), nonzeros = columns_.size();
   // The pattern (row_start_, columns_) is folded_pattern's.
-  single_.assign(columns_.size(), 0.0);
-  double_.assign(columns_.size(), 0.0);
+  single_.assign(outputs * nonzeros, 0.0);
+  double_.assign(outputs * nonzeros, 0.0);
 
   // Pass 2: per close or refined pair the constant entries as without a reconstruction, and the
   // monomials' accurate minus regular integrals times R's rows, added at the stencil's columns;
   // "accurate" is semi-analytic for the close pairs, the refined rule beyond them.
   const GaussLegendre radial(kMomentRadialPoints);
-  const bool burton_miller = coupling != cplx(0.0);
+  const bool burton_miller = coupling.normal_derivatives();
   constexpr unsigned kFolded = host_device::kLayers | host_device::kMoments;
   constexpr unsigned kFoldedBurtonMiller = kFolded | host_device::kNormalDerivatives;
 #pragma omp parallel
@@ -289,7 +297,7 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
                std::size_t(std::lower_bound(local.begin(), local.end(), std::int32_t(j)) -
                            local.begin());
       };
-      cplx diagonal{};
+      cplx diagonal[2] = {};
       // Both patterns' rows are ascending: a close element is met in `refined` in order.
       std::int64_t next_close = close.row_start[r];
       for (std::int64_t at = refined.row_start[r]; at < refined.row_start[r + 1]; ++at) {
@@ -320,34 +328,40 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
                 ? host_device::regular_sums<cplx, kFoldedBurtonMiller>(k, element_rule, x, n_x,
                                                                        frame)
                 : host_device::regular_sums<cplx, kFolded>(k, element_rule, x, n_x, frame);
-        cplx exact_single = exact.single_layer, exact_double = exact.double_layer;
-        cplx regular_single = regular.single_layer, regular_double = regular.double_layer;
-        if (burton_miller) {
-          exact_single += coupling * exact.adjoint_double_layer;
-          exact_double += coupling * exact.hypersingular;
-          regular_single += coupling * regular.adjoint_double_layer;
-          regular_double += coupling * regular.hypersingular;
-        }
         const std::size_t own = position(l);
-        single_[own] = exact_single - regular_single;
-        double_[own] += exact_double - regular_double;
-        if (l == i) {
-          self_single_[r] = exact_single;
-          diagonal += exact_double;
-        }
         const MonomialMoments& rule = regular.moments;
         const std::span<const std::int32_t> stencil = reconstruction.stencil(l);
-        for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
-          const cplx accurate_t = accurate.double_layer[t] + coupling * accurate.hypersingular[t];
-          const cplx entry = accurate_t - rule.double_layer[t] - coupling * rule.hypersingular[t];
-          const std::span<const double> coefficients = reconstruction.coefficients(l, t);
-          for (std::size_t s = 0; s < stencil.size(); ++s) {
-            double_[position(std::size_t(stencil[s]))] += entry * coefficients[s];
-            if (std::size_t(stencil[s]) == i) diagonal += accurate_t * coefficients[s];
+        for (std::size_t o = 0; o < outputs; ++o) {
+          const std::size_t base = o * nonzeros;
+          cplx exact_single = exact.single_layer, exact_double = exact.double_layer;
+          cplx regular_single = regular.single_layer, regular_double = regular.double_layer;
+          // Combined with alpha = 0 the derivatives are not formed; with them, output o is
+          // v (S, D) + w (D', N).
+          const cplx v = coupling.value_weight(int(o)), w = coupling.derivative_weight(int(o));
+          if (burton_miller) {
+            exact_single = v * exact_single + w * exact.adjoint_double_layer;
+            exact_double = v * exact_double + w * exact.hypersingular;
+            regular_single = v * regular_single + w * regular.adjoint_double_layer;
+            regular_double = v * regular_double + w * regular.hypersingular;
+          }
+          single_[base + own] = exact_single - regular_single;
+          double_[base + own] += exact_double - regular_double;
+          if (l == i) {
+            self_single_[o * rows.size() + r] = exact_single;
+            diagonal[o] += exact_double;
+          }
+          for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
+            const cplx accurate_t = v * accurate.double_layer[t] + w * accurate.hypersingular[t];
+            const cplx entry = accurate_t - v * rule.double_layer[t] - w * rule.hypersingular[t];
+            const std::span<const double> coefficients = reconstruction.coefficients(l, t);
+            for (std::size_t s = 0; s < stencil.size(); ++s) {
+              double_[base + position(std::size_t(stencil[s]))] += entry * coefficients[s];
+              if (std::size_t(stencil[s]) == i) diagonal[o] += accurate_t * coefficients[s];
+            }
           }
         }
       }
-      self_double_[r] = diagonal;
+      for (std::size_t o = 0; o < outputs; ++o) self_double_[o * rows.size() + r] = diagonal[o];
     }
   }
 }
@@ -357,8 +371,8 @@ NearFieldCorrection::~NearFieldCorrection() = default;
 void NearFieldCorrection::download_entries() const {
   if (!gpu_) return;
   std::call_once(downloaded_, [&] {
-    single_.resize(columns_.size());
-    double_.resize(columns_.size());
+    single_.resize(std::size_t(outputs_) * columns_.size());
+    double_.resize(std::size_t(outputs_) * columns_.size());
     gpu_->download_entries(single_, double_);
   });
 }
@@ -396,15 +410,21 @@ void NearFieldCorrection::add_to(std::span<const cplx> double_density,
                                  std::span<const cplx> single_density, std::span<cplx> y) const {
   download_entries();
   const bool with_double = !double_density.empty(), with_single = !single_density.empty();
+  const std::size_t nonzeros = columns_.size();
+  for (std::size_t o = 0; o < std::size_t(outputs_); ++o) {
+    const cplx* dbl = double_.data() + o * nonzeros;
+    const cplx* single = single_.data() + o * nonzeros;
+    cplx* out = y.data() + o * rows_.size();
 #pragma omp parallel for schedule(static)
-  for (std::size_t r = 0; r < rows_.size(); ++r) {
-    cplx sum{};
-    for (std::int64_t at = row_start_[r]; at < row_start_[r + 1]; ++at) {
-      const std::size_t j = std::size_t(columns_[at]);
-      if (with_double) sum += double_[at] * double_density[j];
-      if (with_single) sum += single_[at] * single_density[j];
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+      cplx sum{};
+      for (std::int64_t at = row_start_[r]; at < row_start_[r + 1]; ++at) {
+        const std::size_t j = std::size_t(columns_[at]);
+        if (with_double) sum += dbl[at] * double_density[j];
+        if (with_single) sum += single[at] * single_density[j];
+      }
+      out[r] += sum;
     }
-    y[r] += sum;
   }
 }
 

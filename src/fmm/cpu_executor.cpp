@@ -59,7 +59,8 @@ class Fmm::CpuExecutor final : public Executor {
         arrays.charges ? std::span<const cplx>(arrays.charges, sources) : std::span<const cplx>();
     dipoles_ =
         arrays.dipoles ? std::span<const cplx>(arrays.dipoles, sources) : std::span<const cplx>();
-    potential_ = std::span<cplx>(arrays.potential, fmm_.targets_.size());
+    potential_ = std::span<cplx>(arrays.potential,
+                                 fmm_.targets_.size() * std::size_t(fmm_.outputs_per_target()));
     const std::size_t coefficients =
         (fmm_.slot_.empty() ? fmm_.tree_->cells().size() : fmm_.num_slots_) * fmm_.order_ *
         fmm_.order_;
@@ -267,6 +268,8 @@ void Fmm::CpuExecutor::run_l2p(std::span<const cplx> local, std::span<cplx> pote
   const int p = fmm_.order_, size = p * p, extended = (p + 1) * (p + 1);
   const auto& leaves = fmm_.target_leaves_;
   const bool with_normals = !fmm_.target_normals_.empty();
+  const bool apart = fmm_.derivative_apart_;
+  const std::size_t targets = fmm_.targets_.size();
 #pragma omp parallel
   {
     // With target normals: grad Rhat_n^m = sum over terms of c g_q Rhat_a^(m-q) (degree a up to
@@ -303,9 +306,14 @@ void Fmm::CpuExecutor::run_l2p(std::span<const cplx> local, std::span<cplx> pote
           for (int c = 0; c < extended; ++c) {
             const cplx from_gradient =
                 w[0] * by_q[c] + w[1] * by_q[extended + c] + w[2] * by_q[2 * extended + c];
-            combined[c] = c < size ? lc[c] + from_gradient : from_gradient;
+            combined[c] = c < size && !apart ? lc[c] + from_gradient : from_gradient;
           }
           for (int c = 0; c < extended; ++c) sum += combined[c] * basis[c];
+          if (apart) {  // sum is n . grad phi; phi from the locals alone
+            potential[targets + t] += sum;
+            sum = 0.0;
+            for (int c = 0; c < size; ++c) sum += lc[c] * basis[c];
+          }
         }
         potential[t] += sum;
       }

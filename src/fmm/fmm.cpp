@@ -141,9 +141,13 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
                 std::to_string(normal_derivative.normals.size()) + " normals for " +
                 std::to_string(targets.size()) + " targets)");
   // Weight 0 asks for phi alone: the plan without normals gives it, at no extra cost.
-  if (!normal_derivative.normals.empty() && normal_derivative.weight != 0.0) {
+  if (normal_derivative.apart && normal_derivative.normals.empty())
+    throw Error("FMM: the normal derivative apart needs the target normals");
+  if (!normal_derivative.normals.empty() &&
+      (normal_derivative.weight != 0.0 || normal_derivative.apart)) {
     target_normals_.assign(normal_derivative.normals.begin(), normal_derivative.normals.end());
-    target_normal_weight_ = normal_derivative.weight;
+    target_normal_weight_ = normal_derivative.apart ? 1.0 : normal_derivative.weight;
+    derivative_apart_ = normal_derivative.apart;
   }
   const FmmTreeSize chosen = chosen_tree_size(options);
   order_ = chosen.order;
@@ -342,7 +346,8 @@ NearFieldLists Fmm::near_field_lists() const {
                         .offsets = near_offsets_,
                         .ranges = near_ranges_,
                         .target_normals = target_normals_,
-                        .target_normal_weight = target_normal_weight_};
+                        .target_normal_weight = target_normal_weight_,
+                        .derivative_apart = derivative_apart_};
 }
 
 void Fmm::build_near_lists() {
@@ -816,7 +821,7 @@ std::vector<char> Fmm::source_read_marks() const {
 
 void Fmm::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
                 std::span<cplx> potential, FmmObserver* observer) const {
-  if (potential.size() != targets_.size() ||
+  if (potential.size() != targets_.size() * std::size_t(outputs_per_target()) ||
       (!charges.empty() && charges.size() != source_count_) ||
       (!dipoles.empty() && dipoles.size() != source_count_))
     throw Error("FMM: charges, dipoles or potentials of the wrong size");
@@ -884,7 +889,9 @@ std::string Fmm::describe() const {
       << s.leaves << " leaves; " << targets_.size() << " targets in " << s.target_leaves
       << " of them (max " << s.max_leaf_targets << ", mean " << std::fixed << std::setprecision(1)
       << s.mean_leaf_targets << " a leaf)\n";
-  if (!target_normals_.empty())
+  if (derivative_apart_)
+    out << "  output phi and dphi/dn_t apart (target normals)\n";
+  else if (!target_normals_.empty())
     out << "  output phi + w dphi/dn_t (target normals), w = " << std::defaultfloat
         << std::setprecision(6) << target_normal_weight_.real()
         << (target_normal_weight_.imag() < 0 ? " - " : " + ")

@@ -47,7 +47,12 @@ void add_near_field_cpu(const NearFieldLists& lists, std::span<const cplx> charg
           value += v.value;
           derivative += v.normal_derivative;
         }
-        sum = value + weight * derivative;
+        if (lists.derivative_apart) {
+          potential[lists.targets.size() + t] += derivative;
+          sum = value;
+        } else {
+          sum = value + weight * derivative;
+        }
       }
       potential[t] += sum;
     }

@@ -302,7 +302,15 @@ ErrorNorms error_norms(const ErrorSums &sums) {
 }
 
 const char *formulation_name(Formulation formulation) {
-  return formulation == Formulation::BurtonMiller ? "bm" : "cbie";
+  switch (formulation) {
+    case Formulation::BurtonMiller:
+      return "bm";
+    case Formulation::Regularised:
+      return "rbm";
+    case Formulation::Conventional:
+      break;
+  }
+  return "cbie";
 }
 
 cplx default_bm_alpha(double k) { return cplx(0.0, 1.0 / k); }
@@ -370,6 +378,19 @@ SurfaceFacts surface_facts(MPI_Comm comm, const MeshSlab &slab, const ProblemSpe
   return facts;
 }
 
+namespace {
+
+// u = a x + u0 and q = b x + q0 on an element of the class: a = 1, b = robin where u is the
+// unknown, a = 0, b = 1 where the pressure is given.
+struct UnknownWeights {
+  cplx a, b;
+};
+UnknownWeights unknown_weights(const ClassData &d) {
+  return d.pressure_given ? UnknownWeights{0.0, 1.0} : UnknownWeights{1.0, d.robin};
+}
+
+}  // namespace
+
 Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRange> exact_rows,
                  const SurfaceFacts *whole)
     : mesh_(&mesh), spec_(spec), exact_rows_(exact_rows.value_or(RowRange{0, mesh.size()})) {
@@ -377,11 +398,12 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
     throw Error("the exact solution's rows run past the mesh's elements");
   if (!std::isfinite(spec.k) || spec.k < 0.0)
     throw Error("the wavenumber k must be finite and >= 0 (k = 0 is Laplace)");
-  if (spec.formulation == Formulation::BurtonMiller) {
+  if (spec.formulation != Formulation::Conventional) {
     if (spec.k == 0.0)
-      throw Error(
-          "the Burton-Miller formulation needs k > 0 (Laplace has no fictitious frequencies: use "
-          "-bem_formulation cbie)");
+      throw Error(std::string("the ") +
+                  (spec.formulation == Formulation::Regularised ? "regularised " : "") +
+                  "Burton-Miller formulation needs k > 0 (Laplace has no fictitious frequencies: "
+                  "use -bem_formulation cbie)");
     coupling_ = spec.bm_alpha == cplx(0.0) ? default_bm_alpha(spec.k) : spec.bm_alpha;
     if (!std::isfinite(coupling_.real()) || !std::isfinite(coupling_.imag()) ||
         coupling_.imag() == 0.0)
@@ -390,7 +412,8 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
           "alpha does not remove the fictitious frequencies; the default is i/k)");
   } else if (spec.bm_alpha != cplx(0.0)) {
     throw Error(
-        "-bem_bm_alpha applies to the Burton-Miller formulation only (-bem_formulation bm)");
+        "-bem_bm_alpha applies to the Burton-Miller formulations only (-bem_formulation bm or "
+        "rbm)");
   }
   if (whole == nullptr && mesh.is_part())
     throw Error("a problem on a part of the mesh needs the whole surface's facts");
@@ -502,29 +525,132 @@ void Problem::set_surface_exact_solution(const SurfaceFacts &facts) {
   exact_name_ = "admittance sphere series (" + std::to_string(series.terms()) + " terms)";
 }
 
+std::shared_ptr<ElementCoefficients> Problem::element_coefficients(cplx coupling) const {
+  auto per_element = std::make_shared<ElementCoefficients>();
+  const std::size_t n = mesh_->size();
+  per_element->identity.resize(n);
+  per_element->double_layer.resize(n);
+  per_element->single_layer.resize(n);
+  for (std::size_t e = 0; e < n; ++e) {
+    const UnknownWeights w = unknown_weights(class_data_[std::size_t(element_class(e))]);
+    per_element->identity[e] = 0.5 * (w.a + coupling * w.b);
+    per_element->double_layer[e] = -w.a;
+    per_element->single_layer[e] = w.b;
+  }
+  return per_element;
+}
+
 OperatorCoefficients Problem::coefficients() const {
+  if (spec_.formulation == Formulation::Regularised)
+    throw Error("the regularised formulation's coefficients are regularised_coefficients()");
   if (spec_.kind == ProblemKind::Surface) {
     // Row i: (a_i + alpha b_i) / 2; column j: -a_j (D + alpha N) and b_j (S + alpha D').
-    auto per_element = std::make_shared<ElementCoefficients>();
-    const std::size_t n = mesh_->size();
-    per_element->identity.resize(n);
-    per_element->double_layer.resize(n);
-    per_element->single_layer.resize(n);
-    for (std::size_t e = 0; e < n; ++e) {
-      const ClassData &d = class_data_[std::size_t(element_class(e))];
-      const cplx a = d.pressure_given ? 0.0 : 1.0, b = d.pressure_given ? 1.0 : d.robin;
-      per_element->identity[e] = 0.5 * (a + coupling_ * b);
-      per_element->double_layer[e] = -a;
-      per_element->single_layer[e] = b;
-    }
     OperatorCoefficients c;
-    c.per_element = std::move(per_element);
+    c.per_element = element_coefficients(coupling_);
     return c;
   }
   // The layers carry alpha D' and alpha N; only the identity's share is added here: the
   // Dirichlet equation's alpha (1/2) q (the jump of the single layer's normal derivative).
   if (spec_.bc == BoundaryCondition::Neumann) return {0.5, -1.0, 0.0, nullptr};
   return {0.5 * coupling_, 0.0, 1.0, nullptr};
+}
+
+LayerCoupling Problem::layer_coupling() const {
+  if (spec_.formulation == Formulation::Regularised) return LayerCoupling::derivative_apart();
+  return coupling_;
+}
+
+RegularisedCoefficients Problem::regularised_coefficients() const {
+  if (spec_.formulation != Formulation::Regularised)
+    throw Error("regularised coefficients of a problem in another formulation");
+  RegularisedCoefficients r;
+  r.alpha = coupling_;
+  r.beta = regulariser_beta;
+  if (spec_.kind == ProblemKind::Surface) {
+    // Row i: C's identity a_i / 2, H's b_i / 2; column j: -a_j (D, N) and b_j (S, D'); the rows
+    // where u is unknown (a_i = 1) regularised.
+    r.value.per_element = element_coefficients(0.0);
+    const std::size_t n = mesh_->size();
+    r.derivative_identity.resize(n);
+    r.regularised.resize(n);
+    for (std::size_t e = 0; e < n; ++e) {
+      const ClassData &d = class_data_[std::size_t(element_class(e))];
+      r.derivative_identity[e] = 0.5 * unknown_weights(d).b;
+      r.regularised[e] = d.pressure_given ? 0 : 1;
+    }
+    return r;
+  }
+  // Neumann (u unknown): C = 1/2 - D, H = -N, every row regularised. Dirichlet (q unknown):
+  // C = S, H = 1/2 + D', no row regularised (Burton-Miller's rows).
+  if (spec_.bc == BoundaryCondition::Neumann) {
+    r.value = {0.5, -1.0, 0.0, nullptr};
+  } else {
+    r.value = {0.0, 0.0, 1.0, nullptr};
+    r.derivative_identity_uniform = 0.5;
+    r.regularised.assign(mesh_->size(), 0);
+  }
+  return r;
+}
+
+Problem::RightHandSideParts Problem::right_hand_side_parts(const LayerPotentials &layers) const {
+  if (spec_.formulation != Formulation::Regularised || layers.outputs() != 2)
+    throw Error(
+        "right-hand side parts: a regularised problem and layers with the normal derivatives "
+        "apart are needed");
+  const RowRange rows = layers.rows();
+  const std::size_t count = rows.size(), first = layers.first_row_column();
+  const auto &x = mesh_->centroids();
+  const auto &normals = mesh_->normals();
+  RightHandSideParts f{std::vector<cplx>(count, cplx(0.0)), std::vector<cplx>(count, cplx(0.0))};
+  const bool incident = spec_.kind == ProblemKind::Scattering ||
+                        (spec_.kind == ProblemKind::Surface && spec_.incident_wave);
+  if (incident)
+    for (std::size_t i = rows.begin; i < rows.end; ++i) {
+      f.value[i - rows.begin] = exact::incident_field(spec_.k, spec_.incident, x[i]);
+      f.derivative[i - rows.begin] =
+          exact::incident_normal_derivative(spec_.k, spec_.incident, x[i], normals[i]);
+    }
+  // The known boundary data move to f: C and H applied to them.
+  std::vector<cplx> known_double, known_single;
+  std::vector<cplx> known_u(count, cplx(0.0)), known_q(count, cplx(0.0));  // on the rows
+  if (spec_.kind == ProblemKind::Radiation) {
+    // The monopole's data: Neumann (u unknown) knows q_s, Dirichlet knows u_s.
+    const bool neumann = spec_.bc == BoundaryCondition::Neumann;
+    const std::vector<cplx> data = column_density(layers, [&](std::size_t e) -> cplx {
+      return neumann ? exact::monopole_normal_derivative(spec_.k, spec_.source, x[e], normals[e])
+                     : exact::monopole(spec_.k, spec_.source, x[e]);
+    });
+    (neumann ? known_single : known_double) = data;
+    for (std::size_t r = 0; r < count; ++r) (neumann ? known_q : known_u)[r] = data[first + r];
+  } else if (spec_.kind == ProblemKind::Surface) {
+    bool any_u0 = false, any_q0 = false;
+    for (const ClassData &d : class_data_) {
+      if (d.value == cplx(0.0)) continue;
+      (d.pressure_given ? any_u0 : any_q0) = true;
+    }
+    const auto known = [&](bool pressure) {
+      return column_density(layers, [&](std::size_t e) -> cplx {
+        const ClassData &d = class_data_[std::size_t(element_class(e))];
+        return d.pressure_given == pressure ? d.value : cplx(0.0);
+      });
+    };
+    if (any_u0) known_double = known(true);
+    if (any_q0) known_single = known(false);
+    for (std::size_t r = 0; r < count; ++r) {
+      if (any_u0) known_u[r] = known_double[first + r];
+      if (any_q0) known_q[r] = known_single[first + r];
+    }
+  }
+  if (known_double.empty() && known_single.empty()) return f;
+  // C u0,q0 = (1/2) u0 - D u0 + S q0 and H = (1/2) q0 - N u0 + D' q0, moved to f.
+  for (cplx &v : known_double) v = -v;
+  std::vector<cplx> parts(2 * count);
+  layers.apply(known_double, known_single, parts);
+  for (std::size_t r = 0; r < count; ++r) {
+    f.value[r] -= parts[r] + 0.5 * known_u[r];
+    f.derivative[r] -= parts[count + r] + 0.5 * known_q[r];
+  }
+  return f;
 }
 
 bool Problem::uses_single_layer() const {
@@ -576,7 +702,9 @@ std::vector<cplx> Problem::surface_right_hand_side(const LayerPotentials &layers
 }
 
 std::vector<cplx> Problem::right_hand_side(const LayerPotentials &layers) const {
-  if (layers.coupling() != coupling_)
+  if (spec_.formulation == Formulation::Regularised)
+    throw Error("the regularised formulation's right-hand side is right_hand_side_parts()");
+  if (layers.coupling() != coupling_ || layers.outputs() != 1)
     throw Error("right-hand side: the layer potentials' coupling is not the problem's");
   if (spec_.kind == ProblemKind::Surface) return surface_right_hand_side(layers);
   const RowRange rows = layers.rows();
@@ -645,6 +773,14 @@ std::string Problem::formulation_description() const {
   if (coupling_ == cplx(0.0)) return "conventional equation (cbie)";
   char alpha[96];
   std::snprintf(alpha, sizeof alpha, "%.6g%+.6gi", coupling_.real(), coupling_.imag());
+  if (spec_.formulation == Formulation::Regularised) {
+    char beta[96];
+    std::snprintf(beta, sizeof beta, "%.6g%+.6gi", regulariser_beta.real(),
+                  regulariser_beta.imag());
+    return std::string("regularised Burton-Miller (rbm), beta = ") + beta +
+           " with the Laplace single layer where u is unknown, alpha = " + alpha +
+           " where the pressure is given";
+  }
   return std::string("Burton-Miller (bm), alpha = ") + alpha;
 }
 

@@ -25,6 +25,7 @@
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/distributed_mesh.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
+#include "fmbem/bem/regularised_operator.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/fmm/distributed.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
@@ -46,7 +47,8 @@ namespace {
 struct LogEvents {
   // curvature: the curvature correction's set-up (its two Laplace FMMs), inside near_setup.
   // partition: rank 0's read and the mesh's distribution (partition and halo, issue 13).
-  PetscLogEvent near_setup, curvature, operator_apply, partition;
+  // regulariser: the regularised formulation's product S~ H x, inside operator_apply.
+  PetscLogEvent near_setup, curvature, operator_apply, regulariser, partition;
   // The leaf-block PC's set-up: grouping the rows (with the rings), forming and inverting.
   PetscLogEvent pc_groups, pc_blocks;
   // After the solve: the gather to rank 0 (when an output needs it) and the files.
@@ -84,7 +86,7 @@ using DistributionEvents = PhaseEvents<fmm::DistributionPhase>;
 // x_columns holds the operator's columns (LayerPotentials::column_elements): every element, or
 // with the distributed FMM the rank's rows and halo alone, and `gather` moves those.
 struct ShellContext {
-  const BoundaryOperator *op;
+  const SurfaceOperator *op;
   VecScatter gather;
   Vec x_columns;
   LogEvents events;
@@ -703,9 +705,9 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   if (opt.operator_backend == "fmm") {
     std::unique_ptr<FmmLayerPotentials> fast;
     on_every_rank(comm, [&] {
-      fast =
-          std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, opt.fmm, &sweep.fmm_events,
-                                               problem.coupling(), opt.double_density, fmm_part);
+      fast = std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, opt.fmm,
+                                                  &sweep.fmm_events, problem.layer_coupling(),
+                                                  opt.double_density, fmm_part);
     });
     if (sweep.distribution) {
       // Each rank forms the partial multipoles of its own leaves and exchanges those its peers'
@@ -722,13 +724,46 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     layer_potentials = std::move(fast);
   } else {
     layer_potentials = std::make_unique<DirectLayerPotentials>(
-        disc, k, rows, opt.near, problem.coupling(), opt.double_density);
+        disc, k, rows, opt.near, problem.layer_coupling(), opt.double_density);
   }
+  const bool regularised = problem.spec().formulation == Formulation::Regularised;
   if (opt.curvature_correction) {
+    // Of D' itself where the layers give it apart, else of alpha D'.
     const std::vector<double> &c = *sweep.curvature_correction;
+    const cplx scale = regularised ? cplx(1.0) : problem.coupling();
     std::vector<cplx> extra(c.size());
-    for (std::size_t r = 0; r < c.size(); ++r) extra[r] = problem.coupling() * c[r];
+    for (std::size_t r = 0; r < c.size(); ++r) extra[r] = scale * c[r];
     layer_potentials->set_single_layer_diagonal_extra(std::move(extra));
+  }
+  // The regularised formulation's S~: the Laplace single layer (positive definite, so the
+  // equation stays unique), on the same rows and FMM tree, its product timed apart.
+  // S~ need not be accurate (the same S~ in the operator and in f keeps the exact solution; its
+  // error moves the iterations alone): a looser FMM tolerance. It keeps the operator's rule: the
+  // distributed FMM's parts are cut from a tree of those points, and a rank count must not
+  // change the discrete equation.
+  std::unique_ptr<CorrectedLayerPotentials> regulariser;
+  if (regularised) {
+    fmm::FmmOptions regulariser_fmm = opt.fmm;
+    regulariser_fmm.order = 0;
+    regulariser_fmm.tolerance = std::max(opt.fmm.tolerance, 1e-3);
+    if (opt.operator_backend == "fmm") {
+      std::unique_ptr<FmmLayerPotentials> laplace;
+      on_every_rank(comm, [&] {
+        laplace =
+            std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, regulariser_fmm,
+                                                 nullptr, 0.0, DensityModel::constant, fmm_part);
+      });
+      if (sweep.distribution)
+        laplace->distribute(sweep.distribution->local->locally_essential_tree(), comm);
+      else if (size > 1)
+        laplace->share_upward_pass(rank, size, [comm](std::span<cplx> multipoles) {
+          MPI_Allreduce(MPI_IN_PLACE, multipoles.data(), int(multipoles.size()),
+                        MPI_C_DOUBLE_COMPLEX, MPI_SUM, comm);
+        });
+      regulariser = std::move(laplace);
+    } else {
+      regulariser = std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near, 0.0);
+    }
   }
   PetscCall(PetscLogEventEnd(events.near_setup, 0, 0, 0, 0));
   const CorrectedLayerPotentials &layers = *layer_potentials;
@@ -742,8 +777,59 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                             "may exceed -fmm_eps. Raise -fmm_p or use -bem_operator direct.\n",
                             stats.max_kappa, stats.order));
   }
-  const OperatorCoefficients coefficients = problem.coefficients();
-  const BoundaryOperator op(layers, coefficients);
+  const OperatorCoefficients coefficients =
+      regularised ? OperatorCoefficients{} : problem.coefficients();
+  // H x on the rows to the regulariser's columns: through a vector of x's layout and a scatter
+  // to those columns (every element, or a part's), as x itself moves.
+  Vec h_rows = nullptr, h_columns = nullptr;
+  VecScatter h_scatter = nullptr;
+  std::unique_ptr<SurfaceOperator> op;
+  if (regularised) {
+    PetscCall(VecDuplicate(x, &h_rows));
+    const std::span<const std::size_t> columns = regulariser->column_elements();
+    const std::size_t count = regulariser->columns();
+    std::vector<PetscInt> indices(count);
+    for (std::size_t j = 0; j < count; ++j) {
+      const std::size_t e = columns.empty() ? j : columns[j];
+      indices[j] = PetscInt(sweep.distribution ? solver_elements[e] : e);
+    }
+    IS from, to;
+    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, PetscInt(count), indices.data(), PETSC_COPY_VALUES,
+                              &from));
+    PetscCall(ISCreateStride(PETSC_COMM_SELF, PetscInt(count), 0, 1, &to));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, PetscInt(count), &h_columns));
+    PetscCall(VecScatterCreate(h_rows, from, h_columns, to, &h_scatter));
+    PetscCall(ISDestroy(&from));
+    PetscCall(ISDestroy(&to));
+    // Called inside MatMult: PETSc errors become exceptions there (shell_mult turns them back).
+    const auto gather = [&](std::span<const cplx> on_rows, std::span<cplx> on_columns) {
+      const auto check = [](PetscErrorCode code) {
+        if (code)
+          throw Error("the regulariser's gather failed (PETSc error " + std::to_string(int(code)) +
+                      ")");
+      };
+      PetscScalar *ha;
+      check(VecGetArray(h_rows, &ha));
+      std::copy(on_rows.begin(), on_rows.end(), ha);
+      check(VecRestoreArray(h_rows, &ha));
+      check(VecScatterBegin(h_scatter, h_rows, h_columns, INSERT_VALUES, SCATTER_FORWARD));
+      check(VecScatterEnd(h_scatter, h_rows, h_columns, INSERT_VALUES, SCATTER_FORWARD));
+      const PetscScalar *ca;
+      check(VecGetArrayRead(h_columns, &ca));
+      std::copy(ca, ca + on_columns.size(), on_columns.begin());
+      check(VecRestoreArrayRead(h_columns, &ca));
+    };
+    const PetscLogEvent regulariser_event = events.regulariser;
+    const auto timed = [regulariser_event](const std::function<void()> &work) {
+      PetscCallAbort(PETSC_COMM_SELF, PetscLogEventBegin(regulariser_event, 0, 0, 0, 0));
+      work();
+      PetscCallAbort(PETSC_COMM_SELF, PetscLogEventEnd(regulariser_event, 0, 0, 0, 0));
+    };
+    op = std::make_unique<RegularisedOperator>(layers, *regulariser,
+                                               problem.regularised_coefficients(), gather, timed);
+  } else {
+    op = std::make_unique<BoundaryOperator>(layers, coefficients);
+  }
 
   // The distributed FMM's densities hold its columns alone (column_elements, elements of the
   // rank's part): x moves only those (their solver indices), into a vector that long.
@@ -764,15 +850,23 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     PetscCall(ISDestroy(&from));
     PetscCall(ISDestroy(&to));
   }
-  ShellContext ctx{&op, density_scatter ? density_scatter : sweep.gather,
+  ShellContext ctx{op.get(), density_scatter ? density_scatter : sweep.gather,
                    x_columns ? x_columns : sweep.x_all, events};
   Mat A;
   PetscCall(MatCreateShell(comm, row_end - row_begin, row_end - row_begin, n, n, &ctx, &A));
   PetscCall(MatShellSetOperation(A, MATOP_MULT, (void (*)(void))shell_mult));
-  PetscCall(MatShellSetOperation(A, MATOP_GET_DIAGONAL, (void (*)(void))shell_diagonal));
+  if (op->has_diagonal())
+    PetscCall(MatShellSetOperation(A, MATOP_GET_DIAGONAL, (void (*)(void))shell_diagonal));
 
   {
-    const std::vector<cplx> f = problem.right_hand_side(layers);
+    std::vector<cplx> f;
+    if (regularised) {
+      const Problem::RightHandSideParts parts = problem.right_hand_side_parts(layers);
+      f = static_cast<const RegularisedOperator &>(*op).right_hand_side(parts.value,
+                                                                        parts.derivative);
+    } else {
+      f = problem.right_hand_side(layers);
+    }
     PetscScalar *ba;
     PetscCall(VecGetArray(b, &ba));
     std::copy(f.begin(), f.end(), ba);
@@ -788,7 +882,8 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   PetscCall(KSPGetPC(ksp, &pc));
   // The default PC (point Jacobi, or the leaf blocks for bm) is chosen in options.cpp;
   // -pc_type overrides Jacobi.
-  PetscCall(PCSetType(pc, opt.pc == "leaf_block" ? PCSHELL : PCJACOBI));
+  // The regularised operator has neither a diagonal nor a near-field block: no PC by default.
+  PetscCall(PCSetType(pc, opt.pc == "leaf_block" ? PCSHELL : regularised ? PCNONE : PCJACOBI));
   PetscCall(KSPSetTolerances(ksp, 1e-5, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
   PetscCall(KSPSetFromOptions(ksp));
@@ -806,6 +901,11 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     PetscCall(PCGetType(pc, &pc_type));
     const std::string type = pc_type ? pc_type : "";
     pc_name = opt.pc == "leaf_block" ? opt.pc : type;
+    if (regularised && type != PCNONE)
+      throw Error("-pc_type " + type +
+                  ": the regularised Burton-Miller operator (rbm) has no diagonal and no "
+                  "near-field matrix to build a preconditioner from; it converges without one "
+                  "(-pc_type none, its default)");
     const bool matrix_free = type == PCJACOBI || type == PCNONE || opt.pc == "leaf_block";
     const bool assemble = opt.near_matrix == "on" || (opt.near_matrix == "auto" && !matrix_free);
     if (!assemble && !matrix_free)
@@ -1303,6 +1403,9 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
 
   PetscCall(VecScatterDestroy(&density_scatter));
   PetscCall(VecDestroy(&x_columns));
+  PetscCall(VecScatterDestroy(&h_scatter));
+  PetscCall(VecDestroy(&h_columns));
+  PetscCall(VecDestroy(&h_rows));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&A));
   PetscCall(MatDestroy(&near_matrix));
@@ -1324,6 +1427,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(PetscLogEventRegister("BEMCurvature", class_id, &events.curvature));
   PetscCall(PetscLogEventRegister("BEMPartition", class_id, &events.partition));
   PetscCall(PetscLogEventRegister("BEMOperator", class_id, &events.operator_apply));
+  PetscCall(PetscLogEventRegister("BEMRegulariser", class_id, &events.regulariser));
   PetscCall(PetscLogEventRegister("BEMPCGroups", class_id, &events.pc_groups));
   PetscCall(PetscLogEventRegister("BEMPCBlocks", class_id, &events.pc_blocks));
   PetscCall(PetscLogEventRegister("BEMOutput", class_id, &events.outputs));

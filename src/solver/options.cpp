@@ -71,11 +71,12 @@ constexpr OptionSpec kOptions[] = {
      "A TOML project file: the medium and the groups' conditions (README, Surface groups)"},
     {"bem_formulation", "auto",
      "cbie (conventional; fails near the body's interior eigenfrequencies), bm (Burton-Miller, "
-     "unique at every k > 0; see README), or auto (bm for k > 0, cbie for Laplace and for "
-     "sweeps that include k = 0)"},
+     "unique at every k > 0; see README), rbm (regularised Burton-Miller: as unique, iterations "
+     "flat under refinement, no preconditioner), or auto (bm for k > 0, cbie for Laplace and "
+     "for sweeps that include k = 0)"},
     {"bem_bm_alpha", "i/k",
      "Burton-Miller coupling alpha, a complex number (0.125i, 0.1+0.2i) with a non-zero imaginary "
-     "part"},
+     "part (rbm: on the rows where the pressure is given)"},
     {"bem_double_density", "auto",
      "How the double-layer density is read on each element: constant, quadratic (fitted to the "
      "neighbours' values; makes bm's hypersingular operator consistent), or auto (quadratic with "
@@ -531,20 +532,25 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   // measured, README, Formulation); Laplace has no fictitious frequencies and keeps cbie. A
   // sweep is solved with one formulation, cbie when it includes k = 0.
   const std::string formulation_choice =
-      choose("-bem_formulation", text_or("bem_formulation", "auto"), {"auto", "cbie", "bm"});
+      choose("-bem_formulation", text_or("bem_formulation", "auto"), {"auto", "cbie", "bm", "rbm"});
   const std::string formulation = formulation_choice != "auto" ? formulation_choice
                                   : k > 0                      ? "bm"
                                                                : "cbie";
-  if (formulation == "bm" && k == 0)
-    throw Error(
-        "-bem_formulation bm needs k > 0 (Laplace has no fictitious frequencies: use "
-        "-bem_formulation cbie)");
-  const bool burton_miller = formulation == "bm";
-  opt->problem.formulation = burton_miller ? Formulation::BurtonMiller : Formulation::Conventional;
+  if (formulation != "cbie" && k == 0)
+    throw Error("-bem_formulation " + formulation +
+                " needs k > 0 (Laplace has no fictitious frequencies: use -bem_formulation cbie)");
+  // The regularised formulation reads the layers as Burton-Miller does (the quadratic read,
+  // the curvature correction of D').
+  const bool regularised = formulation == "rbm";
+  const bool burton_miller = formulation == "bm" || regularised;
+  opt->problem.formulation = regularised     ? Formulation::Regularised
+                             : burton_miller ? Formulation::BurtonMiller
+                                             : Formulation::Conventional;
   if (value("bem_bm_alpha")) {
     if (!burton_miller)
       throw Error(
-          "-bem_bm_alpha applies only to the Burton-Miller formulation (-bem_formulation bm)");
+          "-bem_bm_alpha applies only to the Burton-Miller formulations (-bem_formulation bm or "
+          "rbm)");
     opt->problem.bm_alpha = parse_complex("-bem_bm_alpha", *value("bem_bm_alpha"));
     const cplx alpha = opt->problem.bm_alpha;
     if (alpha.imag() == 0.0)
@@ -635,9 +641,17 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
       PetscOptionsGetString(nullptr, nullptr, "-pc_type", pc_type, sizeof pc_type, &pc_type_set));
   const std::string pc_choice =
       choose("-bem_pc", text_or("bem_pc", "auto"), {"auto", "petsc", "leaf_block"});
-  opt->pc = pc_choice != "auto"             ? pc_choice
-            : burton_miller && !pc_type_set ? "leaf_block"
-                                            : "petsc";
+  opt->pc = pc_choice != "auto"                             ? pc_choice
+            : burton_miller && !regularised && !pc_type_set ? "leaf_block"
+                                                            : "petsc";
+  if (regularised && opt->pc == "leaf_block")
+    throw Error(
+        "-bem_pc leaf_block: the regularised Burton-Miller operator (rbm) has no near-field "
+        "block to invert; it converges without a preconditioner");
+  if (regularised && value("bem_near_matrix") && *value("bem_near_matrix") == "on")
+    throw Error(
+        "-bem_near_matrix on: the regularised Burton-Miller operator (rbm) has no near-field "
+        "matrix (its S~ H part couples every pair)");
   for (const char *block_option : {"bem_pc_block", "bem_pc_overlap", "bem_pc_block_entries"})
     if (value(block_option) && opt->pc != "leaf_block")
       throw Error(dashed(block_option) + " applies only to -bem_pc leaf_block");

@@ -1542,6 +1542,70 @@ elif CASE == "pvtu":
                        os.path.join(WORK, "d_field.vtu")], mpi=2)
     check(os.path.exists(os.path.join(WORK, "d_field.vtu")),
           "-bem_csv d_field.vtu beside -o d.pvtu is not a piece: written")
+elif CASE == "regularised":
+    # The regularised Burton-Miller formulation (-bem_formulation rbm): on the rows where u is
+    # unknown CBIE + beta S~ (its normal derivative), S~ the Laplace single layer, no PC.
+    import statistics
+    # Uniqueness at the zero of j_3 (k = 6.98793, burton_miller's case): the rigid sphere and
+    # the Neumann radiation problem stay within 1.5 times the neighbours' median.
+    ico3 = ["-mesh", "icosphere:3"]
+    zero, around = 6.98793, (6.8, 6.9, 7.1, 7.2)
+    for name, args in [("rigid", ["-bem_bc", "neumann"]),
+                       ("radiation, Neumann data", ["-bem_problem", "radiation", "-bem_bc",
+                                                    "neumann", "-bem_source", "0.4,0.3,-0.3"])]:
+        at_zero = summary(ico3 + args + ["-k", str(zero), "-bem_formulation", "rbm"])
+        near = statistics.median(
+            summary(ico3 + args + ["-k", str(k), "-bem_formulation", "rbm"])["l2"] for k in around)
+        check(at_zero["l2"] / near < 1.5,
+              f"{name} rbm at the zero of j_3: L2 error {at_zero['l2']:.3e}, "
+              f"{at_zero['l2'] / near:.2f} times the neighbours' median {near:.3e} (< 1.5)")
+    # The rigid sphere at k = 8 under refinement: rbm's iterations stay flat and below bm's without
+    # a PC, its error within 1.1 times bm's (measured 2026-12-02 on icosphere:3 / 4:
+    # rbm 11 / 11 iterations, bm 9 / 11 with the leaf blocks, 14 / 19 without a PC; errors 0.92
+    # and 0.94 times bm's).
+    rbm = [summary(["-mesh", f"icosphere:{L}", "-k", "8", "-bem_formulation", "rbm"])
+           for L in (3, 4)]
+    bm = [summary(["-mesh", f"icosphere:{L}", "-k", "8", "-bem_formulation", "bm"])
+          for L in (3, 4)]
+    bm_none = [summary(["-mesh", f"icosphere:{L}", "-k", "8", "-bem_formulation", "bm",
+                        "-pc_type", "none"]) for L in (3, 4)]
+    check("regularised Burton-Miller (rbm), beta = 0+1i" in rbm[0]["out"],
+          "the summary names the formulation and beta")
+    check(rbm[1]["its"] <= rbm[0]["its"] + 1,
+          f"rbm's iterations flat from icosphere:3 to 4: {rbm[0]['its']}, {rbm[1]['its']}")
+    check(bm_none[1]["its"] > bm_none[0]["its"] + 2,
+          f"bm's without a PC grow: {bm_none[0]['its']}, {bm_none[1]['its']}")
+    for L, r, b, b0 in zip((3, 4), rbm, bm, bm_none):
+        check(r["its"] < b0["its"] and r["l2"] < 1.1 * b["l2"],
+              f"icosphere:{L}: rbm {r['its']} iterations (bm {b['its']} with the leaf blocks, "
+              f"{b0['its']} without), L2 error {r['l2']:.3e} within 1.1 times bm's {b['l2']:.3e}")
+    # Soft scattering: no row is regularised, so rbm is bm (the same operator and right-hand
+    # side; both without a PC: the same iterations and solution).
+    soft = ["-mesh", "icosphere:3", "-k", "5", "-bem_bc", "dirichlet", "-ksp_rtol", "1e-10"]
+    a_csv, b_csv = os.path.join(WORK, "soft_rbm.csv"), os.path.join(WORK, "soft_bm.csv")
+    a = summary(soft + ["-bem_formulation", "rbm", "-bem_csv", a_csv])
+    b = summary(soft + ["-bem_formulation", "bm", "-pc_type", "none", "-bem_csv", b_csv])
+    d = rel_diff(read_csv(a_csv), read_csv(b_csv))
+    check(a["its"] == b["its"] and d < 1e-9,
+          f"soft: rbm is bm ({a['its']} / {b['its']} iterations, rel. diff {d:.1e})")
+    # Ranks: sharing the tree (3 ranks) and the distributed FMM (2 ranks) give the 1-rank solve
+    # (the regulariser's H x gathered to its columns each MatMult).
+    base = ["-mesh", "icosphere:3", "-k", "6", "-bem_formulation", "rbm", "-ksp_rtol", "1e-10"]
+    one = os.path.join(WORK, "rbm1.csv")
+    r1 = summary(base + ["-bem_csv", one])
+    for ranks, extra in ((3, ["-fmm_distribute", "false"]), (2, [])):
+        path = os.path.join(WORK, f"rbm{ranks}.csv")
+        r = summary(base + extra + ["-bem_csv", path], mpi=ranks)
+        d = rel_diff(read_csv(path), read_csv(one))
+        check(d < 1e-8 and abs(r["its"] - r1["its"]) <= 1,
+              f"rbm on {ranks} ranks {' '.join(extra)}: the 1-rank solution (rel. diff {d:.1e}, "
+              f"{r['its']} / {r1['its']} iterations)")
+    # What it cannot take: a PC (no diagonal, no near-field block), Laplace.
+    ico2 = ["-mesh", "icosphere:2", "-k", "4", "-bem_formulation", "rbm"]
+    expect_error(ico2 + ["-pc_type", "jacobi"], "no diagonal and no near-field matrix")
+    expect_error(ico2 + ["-bem_pc", "leaf_block"], "no near-field block")
+    expect_error(ico2 + ["-bem_near_matrix", "on"], "no near-field matrix")
+    expect_error(["-mesh", "icosphere:2", "-k", "0", "-bem_formulation", "rbm"], "needs k > 0")
 elif CASE == "wideband":
     # The wideband FMM: at k D = 24 the level-2 cells are too large for p = 11 at the default
     # -fmm_eps, so they translate in the diagonal form; the solve must be the direct operator's

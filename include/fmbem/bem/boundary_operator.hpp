@@ -40,17 +40,30 @@ struct OperatorCoefficients {
   void check_size(std::size_t elements) const;
 };
 
-class BoundaryOperator {
+// An operator on the surface's densities as the solver applies it: y (the rows of this process)
+// = A x, x the density in the layers' columns (LayerPotentials::column_elements: every element,
+// or a part's rows and halo).
+class SurfaceOperator {
  public:
-  // Throws fmbem::Error when per-element coefficients miss an element the layers read.
+  virtual ~SurfaceOperator() = default;
+  virtual void apply(std::span<const cplx> x, std::span<cplx> y) const = 0;
+  // Whether diagonal() gives the operator's diagonal (else it throws fmbem::Error).
+  virtual bool has_diagonal() const { return true; }
+  virtual std::vector<cplx> diagonal() const = 0;
+  virtual RowRange rows() const = 0;
+  virtual std::size_t size() const = 0;
+};
+
+class BoundaryOperator final : public SurfaceOperator {
+ public:
+  // Throws fmbem::Error when per-element coefficients miss an element the layers read, or when
+  // the layers give their normal derivatives apart (RegularisedOperator reads those).
   BoundaryOperator(const LayerPotentials& layers, OperatorCoefficients coefficients);
 
-  // y (the rows of this process) = A x, x the density in the layers' columns (LayerPotentials::
-  // column_elements: every element, or a part's rows and halo).
-  void apply(std::span<const cplx> x, std::span<cplx> y) const;
-  std::vector<cplx> diagonal() const;
-  RowRange rows() const { return layers_->rows(); }
-  std::size_t size() const { return layers_->columns(); }
+  void apply(std::span<const cplx> x, std::span<cplx> y) const override;
+  std::vector<cplx> diagonal() const override;
+  RowRange rows() const override { return layers_->rows(); }
+  std::size_t size() const override { return layers_->columns(); }
 
  private:
   std::size_t column_element(std::size_t j) const {

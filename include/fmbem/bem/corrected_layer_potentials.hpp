@@ -45,7 +45,9 @@ class CorrectedLayerPotentials : public LayerPotentials {
     return columns_restricted_ ? column_elements_.size() : disc_->size();
   }
   std::span<const std::size_t> column_elements() const final { return column_elements_; }
-  cplx coupling() const final { return coupling_; }
+  cplx coupling() const final { return coupling_.alpha; }
+  int outputs() const final { return coupling_.outputs(); }
+  const LayerCoupling& layer_coupling() const { return coupling_; }
   // The correction; its columns() are entries of the column space (column_elements).
   const NearFieldCorrection& near_field() const { return near_; }
   // The accurate entries of the close pairs of the operator c.identity I + c.double_layer
@@ -61,6 +63,8 @@ class CorrectedLayerPotentials : public LayerPotentials {
   // near_field().device()->device_row_start(), device_columns(); returns when written. Throws
   // fmbem::Error unless near_field().on_device().
   void near_block_device(const OperatorCoefficients& c, cplx* device_block) const;
+  // (near_block, near_block_host, near_block_device and regular_entry: of combined layers; an
+  // error for layers with the derivatives apart, which have no one operator.)
   // That operator's regular-rule entry for row i (of rows()) and column j, identity left out:
   // its entry wherever (i, j) is not a close pair (preconditioners that take more pairs).
   cplx regular_entry(const OperatorCoefficients& c, std::size_t i, std::size_t j) const;
@@ -69,8 +73,8 @@ class CorrectedLayerPotentials : public LayerPotentials {
   // Adds extra[r] to the single-layer operator's diagonal entry of row rows().begin + r, in
   // apply (after the regular sum and the correction, on the host: the same on the GPU-resident
   // path, which downloads y first), in single_layer_diagonal() and in near_block: the curvature
-  // correction of D' (adjoint_double_layer_curvature_correction, times alpha). Replaces an
-  // earlier extra.
+  // correction of D' (adjoint_double_layer_curvature_correction, times alpha; apart: of D' alone,
+  // added to the derivative's rows). Replaces an earlier extra.
   void set_single_layer_diagonal_extra(std::vector<cplx> extra);
   // Whether apply runs on the GPU with the densities and y copied once (never in a build
   // without CUDA).
@@ -84,7 +88,7 @@ class CorrectedLayerPotentials : public LayerPotentials {
   // for them and the rows' correction columns, grown by two vertex neighbourhoods (what the
   // fold and the near blocks read), instead of for every element. Empty: every element.
   CorrectedLayerPotentials(const Discretization& disc, double k, RowRange rows,
-                           const NearFieldOptions& near_options, cplx coupling = 0.0,
+                           const NearFieldOptions& near_options, LayerCoupling coupling = {},
                            DensityModel double_density = DensityModel::constant,
                            std::span<const std::size_t> elements_read = {});
   const Discretization& discretization() const { return *disc_; }
@@ -122,12 +126,17 @@ class CorrectedLayerPotentials : public LayerPotentials {
   // refined: the rows' pattern out to the refined radius, searched once for a part's fits and
   // given to the correction (nullopt: no part, or no quadratic read).
   CorrectedLayerPotentials(const Discretization& disc, double k, RowRange rows,
-                           const NearFieldOptions& near_options, cplx coupling,
+                           const NearFieldOptions& near_options, LayerCoupling coupling,
                            DensityModel double_density, std::span<const std::size_t> elements_read,
                            const std::optional<NearFieldPattern>& refined);
 
   // The regular rule's S + alpha D' and D + alpha N for row i and column j.
   RegularPair regular_pair(std::size_t i, std::size_t j) const;
+  void require_combined(const char* what) const;
+  // The rows of y the curvature correction's extra goes to: D''s (apart: the last block).
+  std::span<cplx> extra_rows(std::span<cplx> y) const {
+    return y.subspan((std::size_t(outputs()) - 1) * rows_.size(), rows_.size());
+  }
 
   struct DeviceBuffers;
   // The resident apply's tail, of the densities on the device (null: zero): the regular sum and
@@ -141,7 +150,7 @@ class CorrectedLayerPotentials : public LayerPotentials {
   bool columns_restricted_ = false;
   std::vector<std::size_t> column_elements_;
   double k_;
-  cplx coupling_;
+  LayerCoupling coupling_;
   // Before near_, which reads it.
   std::unique_ptr<const DensityReconstruction> reconstruction_;
   std::unique_ptr<ReconstructedPointStrengths> reconstructed_strengths_;

@@ -9,7 +9,7 @@ namespace fmbem {
 class DirectLayerPotentials final : public CorrectedLayerPotentials {
  public:
   DirectLayerPotentials(const Discretization& disc, double k, RowRange rows,
-                        const NearFieldOptions& near_options, cplx coupling = 0.0,
+                        const NearFieldOptions& near_options, LayerCoupling coupling = {},
                         DensityModel double_density = DensityModel::constant);
 
  private:

@@ -26,7 +26,7 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   // with the quadratic read their stencils, the correction's columns and the rows).
   FmmLayerPotentials(const Discretization& disc, double k, RowRange rows,
                      const NearFieldOptions& near_options, const fmm::FmmOptions& fmm_options,
-                     fmm::FmmObserver* observer = nullptr, cplx coupling = 0.0,
+                     fmm::FmmObserver* observer = nullptr, LayerCoupling coupling = {},
                      DensityModel double_density = DensityModel::constant,
                      const std::optional<fmm::FmmPart>& part = std::nullopt);
   ~FmmLayerPotentials() override;
@@ -49,10 +49,12 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   // The FMM is built first (the fits of a part follow the sources it reads); then the rest.
   FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part, const Discretization& disc, double k,
                      RowRange rows, const NearFieldOptions& near_options,
-                     fmm::FmmObserver* observer, cplx coupling, DensityModel double_density);
+                     fmm::FmmObserver* observer, LayerCoupling coupling,
+                     DensityModel double_density);
   static std::unique_ptr<fmm::Fmm> make_fmm(const Discretization& disc, double k, RowRange rows,
                                             const fmm::FmmOptions& fmm_options,
-                                            fmm::FmmObserver* observer, cplx coupling,
+                                            fmm::FmmObserver* observer,
+                                            const LayerCoupling& coupling,
                                             const std::optional<fmm::FmmPart>& part);
   // The elements whose densities a part's FMM reads (empty unless part).
   static std::vector<std::size_t> elements_read(const fmm::Fmm& fmm, bool part,

@@ -60,10 +60,13 @@ class GpuNearFieldCorrection {
 
 // row_start (rows.size() + 1 offsets) and columns: the close elements of each row, as
 // NearFieldCorrection's pass 1 found them; with a coupling alpha != 0 the entries are
-// Burton-Miller's S + alpha D' and D + alpha N.
+// Burton-Miller's S + alpha D' and D + alpha N, apart the two outputs' (output-major, as
+// NearFieldCorrection holds them; the self terms likewise, and apply_device adds output o to
+// device_y's o-th block of rows).
 std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
     const Discretization& disc, double k, RowRange rows, std::span<const std::int64_t> row_start,
-    std::span<const std::int32_t> columns, const GaussLegendre& angular, cplx coupling = 0.0);
+    std::span<const std::int32_t> columns, const GaussLegendre& angular,
+    const LayerCoupling& coupling = {});
 // The entries with the quadratic read of the double density (NearFieldCorrection's
 // fold_reconstruction): `folded` is the pattern (the close and refined elements of each row
 // and their stencils), close and refined the pairs; radial the moments' radial rule;
@@ -71,8 +74,8 @@ std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
 std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
     const Discretization& disc, double k, RowRange rows, const NearFieldPattern& folded,
     const NearFieldPattern& close, const NearFieldPattern& refined, const GaussLegendre& angular,
-    const GaussLegendre& radial, cplx coupling, const DensityReconstruction& reconstruction,
-    std::int64_t chunk_pairs);
+    const GaussLegendre& radial, const LayerCoupling& coupling,
+    const DensityReconstruction& reconstruction, std::int64_t chunk_pairs);
 
 // point_strengths on the GPU: strengths[q] = weight_q * density[e] for the quadrature points
 // q of element e (the quadrature weights are uploaded once); or ReconstructedPointStrengths'

@@ -17,6 +17,31 @@ struct RowRange {
   std::size_t size() const { return end - begin; }
 };
 
+// What layers with Burton-Miller's normal derivatives output: combined, one output a row,
+// D + alpha N and S + alpha D' (alpha 0: the conventional D and S, no derivative formed), or
+// apart, two outputs a row: D u + S q at [0, rows) and N u + D' q at [rows, 2 rows) (the
+// regularised Burton-Miller equation applies an operator to the second alone). Output o is
+// value_weight(o) times the operators plus derivative_weight(o) times their normal derivatives.
+struct LayerCoupling {
+  cplx alpha = 0.0;
+  bool apart = false;
+  // Implicit: a coupling given as a number is combined.
+  LayerCoupling(cplx combined = 0.0) : alpha(combined) {}  // NOLINT(google-explicit-constructor)
+  LayerCoupling(double combined) : alpha(combined) {}      // NOLINT(google-explicit-constructor)
+  static LayerCoupling derivative_apart() {
+    LayerCoupling c;
+    c.apart = true;
+    return c;
+  }
+  // Whether the normal derivatives are formed (Burton-Miller's integrals).
+  bool normal_derivatives() const { return apart || alpha != cplx(0.0); }
+  int outputs() const { return apart ? 2 : 1; }
+  cplx value_weight(int output) const { return apart && output == 1 ? 0.0 : 1.0; }
+  cplx derivative_weight(int output) const {
+    return apart ? (output == 1 ? cplx(1.0) : cplx(0.0)) : alpha;
+  }
+};
+
 // Discrete single and double layer operators of piecewise-constant
 // collocation, S_ij = integral over element j of G(x_i - y) and
 // D_ij = integral over element j of dG/dn_y (x_i, y), for the rows of one
@@ -34,8 +59,9 @@ class LayerPotentials {
   virtual ~LayerPotentials() = default;
 
   // y[i - rows().begin] = sum_j (D + alpha N)_ij double_density[j] +
-  // (S + alpha D')_ij single_density[j]. Densities have columns() entries, one per element of
-  // column_elements(); an empty span skips that layer.
+  // (S + alpha D')_ij single_density[j]; apart (outputs() 2): y[i - rows().begin] that of D and
+  // S, y[rows().size() + i - rows().begin] that of N and D'. Densities have columns() entries, one
+  // per element of column_elements(); an empty span skips that layer.
   virtual void apply(std::span<const cplx> double_density, std::span<const cplx> single_density,
                      std::span<cplx> y) const = 0;
 
@@ -67,8 +93,11 @@ class LayerPotentials {
     return std::size_t(std::lower_bound(elements.begin(), elements.end(), rows().begin) -
                        elements.begin());
   }
-  // alpha (0: the conventional operators).
+  // alpha (0: the conventional operators, or the normal derivatives apart).
   virtual cplx coupling() const = 0;
+  // 2 where the normal derivatives are output apart (LayerCoupling): apply's y then holds
+  // 2 rows().size() entries, and the diagonals the value's rows then the derivative's.
+  virtual int outputs() const { return 1; }
 };
 
 // Each element's entry in a column space (its elements ascending, each once): the one lookup

@@ -65,8 +65,10 @@ NearFieldPattern folded_pattern(const NearFieldPattern& refined,
 // With a Burton-Miller coupling alpha != 0 the entries are those of S + alpha D' and
 // D + alpha N (LayerPotentials): accurate integrals by hypersingular_integrals, regular ones by
 // regular_integrals and regular_burton_miller_integrals, combined once, so that the SpMV costs
-// what the conventional one does. With options.gpu every kind of entry is computed on the GPU
-// (GpuNearFieldCorrection); the patterns are formed on the CPU.
+// what the conventional one does. With the normal derivatives apart (LayerCoupling) each pair
+// holds two entries a layer, the operator's and its normal derivative's (entry arrays of
+// outputs() x nonzeros(), output-major), from the same integrals. With options.gpu every kind of
+// entry is computed on the GPU (GpuNearFieldCorrection); the patterns are formed on the CPU.
 //
 // With a reconstruction (DensityModel::quadratic) the double density is read as
 // DensityReconstruction's quadratic on every element: each close pair (i, l) adds, besides its
@@ -81,14 +83,15 @@ NearFieldPattern folded_pattern(const NearFieldPattern& refined,
 class NearFieldCorrection {
  public:
   NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
-                      const NearFieldOptions& options, cplx coupling = 0.0,
+                      const NearFieldOptions& options, LayerCoupling coupling = {},
                       const DensityReconstruction* reconstruction = nullptr,
                       const NearFieldPattern* refined = nullptr);
   ~NearFieldCorrection();
   NearFieldCorrection(const NearFieldCorrection&) = delete;
   NearFieldCorrection& operator=(const NearFieldCorrection&) = delete;
 
-  // y[i - rows.begin] += sum over close j of dD_ij dd[j] + dS_ij sd[j].
+  // y[o rows.size() + i - rows.begin] += sum over close j of dD_ij dd[j] + dS_ij sd[j] for each
+  // output o (outputs()).
   void add_to(std::span<const cplx> double_density, std::span<const cplx> single_density,
               std::span<cplx> y) const;
 
@@ -108,10 +111,11 @@ class NearFieldCorrection {
                     cplx* device_y) const;
 
   // S_ii + alpha D'_ii and D_ii + alpha N_ii (accurate; with a reconstruction the folded
-  // double-layer entry of the close pairs).
+  // double-layer entry of the close pairs); apart: S_ii then D'_ii, D_ii then N_ii (2 rows).
   const std::vector<cplx>& single_layer_diagonal() const { return self_single_; }
   const std::vector<cplx>& double_layer_diagonal() const { return self_double_; }
   std::size_t nonzeros() const { return columns_.size(); }
+  int outputs() const { return outputs_; }
   // Host bytes (the entries counted once they are on the host) and device bytes.
   std::size_t memory_bytes() const;
   std::size_t device_bytes() const;
@@ -130,7 +134,8 @@ class NearFieldCorrection {
   // columns_ (folded_pattern's).
   void fold_reconstruction(const Discretization& disc, double k, const NearFieldPattern& close,
                            const NearFieldPattern& refined, const GaussLegendre& angular,
-                           cplx coupling, const DensityReconstruction& reconstruction);
+                           const LayerCoupling& coupling,
+                           const DensityReconstruction& reconstruction);
   // Gauss-Legendre points in the radius (per unit of k rho) for the monomials' Helmholtz
   // remainders: measured within 1e-10 of subdivision (tests/unit/bem/moment_integrals_test.cpp).
   static constexpr int kMomentRadialPoints = 6;
@@ -139,6 +144,7 @@ class NearFieldCorrection {
   std::vector<std::int64_t> row_start_;
   std::vector<std::int32_t> columns_;
   // With the entries on the GPU these stay empty until download_entries.
+  int outputs_ = 1;
   mutable std::vector<cplx> single_, double_;
   std::vector<cplx> self_single_, self_double_;
   std::unique_ptr<GpuNearFieldCorrection> gpu_;

@@ -195,10 +195,14 @@ struct FmmStatistics {
 // target, input order) the output is phi + weight * n_t . grad phi, the normal derivative formed
 // in the same pass (L2P differentiates the local expansion, the near field sums the kernels'
 // derivatives). Burton-Miller's operators S + alpha D' and D + alpha N in one FMM. Without
-// normals (the default) the output is phi.
+// normals (the default) the output is phi. apart (with normals; weight unused): the output holds
+// two entries per target, phi at [0, targets) and n_t . grad phi at [targets, 2 targets): the
+// regularised Burton-Miller equation applies an operator to the normal derivative alone, still
+// from one pass.
 struct TargetNormalDerivative {
   std::span<const Vec3> normals;
   cplx weight = 0.0;
+  bool apart = false;
 };
 
 // Whether the expansions of order p converge on the coarsest M2L level: the
@@ -237,18 +241,19 @@ class Fmm {
   Fmm(const Fmm&) = delete;
   Fmm& operator=(const Fmm&) = delete;
 
-  // potential has one entry per target (phi, or phi + weight n_t . grad phi with a
-  // TargetNormalDerivative); charges or dipoles may be empty.
+  // potential has outputs_per_target() entries per target (phi, or phi + weight n_t . grad phi
+  // with a TargetNormalDerivative, or phi and n_t . grad phi apart); charges or dipoles may be
+  // empty.
   void apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
              std::span<cplx> potential, FmmObserver* observer = nullptr) const;
 
   // Whether every phase of apply runs on the GPU (the device-resident plan): then apply_device
   // may be called, and apply copies the strengths in and the potentials out once.
   bool runs_on_gpu() const;
-  // apply on device arrays in input order (null charges or dipoles: zero); device_potential (one
-  // entry per target) is overwritten. Enqueued on the CUDA default stream, so later work there
-  // sees the result; with an observer each phase is synchronised at its end (phase timings).
-  // Throws fmbem::Error unless runs_on_gpu().
+  // apply on device arrays in input order (null charges or dipoles: zero); device_potential
+  // (outputs_per_target() entries per target) is overwritten. Enqueued on the CUDA default stream,
+  // so later work there sees the result; with an observer each phase is synchronised at its end
+  // (phase timings). Throws fmbem::Error unless runs_on_gpu().
   void apply_device(const cplx* device_charges, const cplx* device_dipoles, cplx* device_potential,
                     FmmObserver* observer = nullptr) const;
 
@@ -323,6 +328,8 @@ class Fmm {
   std::span<const std::size_t> strength_sources() const { return read_sources_; }
 
   int order() const { return order_; }
+  // 2 where the normal derivative is given apart (TargetNormalDerivative::apart), else 1.
+  int outputs_per_target() const { return derivative_apart_ ? 2 : 1; }
   const Octree& tree() const { return *tree_; }
   const FmmStatistics& statistics() const { return statistics_; }
   // The near lists (views of this FMM's arrays), for the GPU executor and for tests.
@@ -416,6 +423,7 @@ class Fmm {
   // and the weight of n_t . grad phi.
   std::vector<Vec3> target_normals_;
   cplx target_normal_weight_ = 0.0;
+  bool derivative_apart_ = false;
   std::unique_ptr<Octree> tree_;
   std::vector<Level> levels_;
   // The leaves holding targets, ascending: L2P and the near field visit only these.

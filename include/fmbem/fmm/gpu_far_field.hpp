@@ -60,6 +60,9 @@ struct GpuFarFieldPlan {
   // n_t . grad phi (TargetNormalDerivative); empty: phi.
   std::span<const Vec3> target_normals;
   cplx target_normal_weight = 0.0;
+  // With target normals: phi and n_t . grad phi apart (TargetNormalDerivative::apart), the
+  // potentials two per target.
+  bool derivative_apart = false;
 };
 
 // A level's cells, [first_cell, first_cell + cells), whose expansions keep their leading `kept`

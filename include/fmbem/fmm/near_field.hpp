@@ -37,6 +37,9 @@ struct NearFieldLists {
   // d^2G/dn_x dn_y for the dipoles (TargetNormalDerivative).
   std::span<const Vec3> target_normals;
   cplx target_normal_weight = 0.0;
+  // With target normals: phi at potential[t] and n_t . grad phi at potential[targets.size() + t]
+  // (TargetNormalDerivative::apart; the weight unused).
+  bool derivative_apart = false;
 
   // Source-target point pairs (skipped ones included).
   std::size_t pair_count() const;

@@ -9,6 +9,7 @@
 
 #include "fmbem/bem/boundary_operator.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
+#include "fmbem/bem/regularised_operator.hpp"
 #include "fmbem/exact/incident.hpp"
 #include "fmbem/mesh/mesh.hpp"
 #include "fmbem/problem/element_conditions.hpp"
@@ -21,9 +22,12 @@ enum class ProblemKind { Scattering, Radiation, Surface };
 enum class BoundaryCondition { Neumann, Dirichlet };  // rigid / soft for scattering
 // Conventional: the boundary integral equation (CBIE) alone, which fails at the interior
 // eigenfrequencies of the body; BurtonMiller: CBIE + alpha times its normal derivative
-// (docs/burton-miller.md), unique at every k > 0.
-enum class Formulation { Conventional, BurtonMiller };
-const char *formulation_name(Formulation formulation);  // "cbie" / "bm"
+// (docs/burton-miller.md), unique at every k > 0. Regularised: where u is unknown, CBIE +
+// beta S~ (its normal derivative), S~ a single layer (RegularisedOperator): as unique, and a
+// second-kind equation whose iterations stay flat under refinement; where q is unknown
+// Burton-Miller's rows (already second kind).
+enum class Formulation { Conventional, BurtonMiller, Regularised };
+const char *formulation_name(Formulation formulation);  // "cbie" / "bm" / "rbm"
 
 struct ProblemSpec {
   ProblemKind kind = ProblemKind::Scattering;
@@ -45,6 +49,9 @@ struct ProblemSpec {
 
 // The default Burton-Miller coupling i / k.
 cplx default_bm_alpha(double k);
+// The regularised formulation's beta: i (the unit sphere's spectral model and the icospheres'
+// measurements, bench/results/bm_regularised.md, find it best among |beta| = 1).
+inline constexpr cplx regulariser_beta{0.0, 1.0};
 
 // Centre and radius when all vertices lie on one sphere (relative 1e-6).
 struct SphereFit {
@@ -113,13 +120,26 @@ class Problem {
           std::optional<RowRange> exact_rows = std::nullopt, const SurfaceFacts *whole = nullptr);
 
   const ProblemSpec &spec() const { return spec_; }
-  // Burton-Miller's alpha (the spec's or the default), 0 for the conventional equation: the
-  // coupling the layer potentials must be built with.
+  // Burton-Miller's alpha (the spec's or the default), 0 for the conventional equation; the
+  // regularised formulation's alpha on the rows where q is unknown.
   cplx coupling() const { return coupling_; }
+  // What the layer potentials must be built with: coupling(), or for the regularised
+  // formulation the normal derivatives apart.
+  LayerCoupling layer_coupling() const;
+  // The operator's coefficients (not for the regularised formulation: regularised_coefficients).
   OperatorCoefficients coefficients() const;
   // f for the rows of `layers` (radiation applies the layer operators); layers.coupling() must
-  // be coupling().
+  // be coupling() (not for the regularised formulation: right_hand_side_parts).
   std::vector<cplx> right_hand_side(const LayerPotentials &layers) const;
+  // The regularised formulation's coefficients (RegularisedOperator): C's identity and the
+  // column scales, H's identity, the rows where u is unknown, alpha and beta.
+  RegularisedCoefficients regularised_coefficients() const;
+  // The right-hand sides of C x = f_C and H x = f_H for the rows of `layers`, which give their
+  // normal derivatives apart (layer_coupling() of the regularised formulation).
+  struct RightHandSideParts {
+    std::vector<cplx> value, derivative;
+  };
+  RightHandSideParts right_hand_side_parts(const LayerPotentials &layers) const;
   // Whether the operator or f applies the single layer (S + alpha D') to some density: where
   // Burton-Miller's curvature correction of D' matters.
   bool uses_single_layer() const;
@@ -148,6 +168,8 @@ class Problem {
 
  private:
   std::vector<cplx> surface_right_hand_side(const LayerPotentials &layers) const;
+  // Surface conditions: per element the identity (a + coupling b) / 2 and the layers' -a and b.
+  std::shared_ptr<ElementCoefficients> element_coefficients(cplx coupling) const;
   // The exact solution of surface conditions where SurfaceFacts found one.
   void set_surface_exact_solution(const SurfaceFacts &facts);
   const Mesh *mesh_;

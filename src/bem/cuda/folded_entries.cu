@@ -107,7 +107,8 @@ struct PairArgs {
   Geometry g;
   Frames f;
   double k = 0.0;
-  Z coupling{0.0, 0.0};
+  // The output's weights of (S, D) and (D', N) (burton_miller; else S, D alone).
+  Z value_weight{1.0, 0.0}, derivative_weight{0.0, 0.0};
   bool burton_miller = false;
   std::int64_t row_begin = 0;   // collocation point of row 0
   std::int64_t first_row = 0;   // the chunk's first row
@@ -155,11 +156,12 @@ __global__ void __launch_bounds__(128) pair_entries(PairArgs a) {
                                        host_device::kMoments>(a.k, g.rule(l), x, n_x, frame);
   Z exact_single = exact.single_layer, exact_double = exact.double_layer;
   Z regular_single = regular.single_layer, regular_double = regular.double_layer;
+  const Z v = a.value_weight, w = a.derivative_weight;
   if (a.burton_miller) {
-    exact_single += a.coupling * exact.adjoint_double_layer;
-    exact_double += a.coupling * exact.hypersingular;
-    regular_single += a.coupling * regular.adjoint_double_layer;
-    regular_double += a.coupling * regular.hypersingular;
+    exact_single = v * exact_single + w * exact.adjoint_double_layer;
+    exact_double = v * exact_double + w * exact.hypersingular;
+    regular_single = v * regular_single + w * regular.adjoint_double_layer;
+    regular_double = v * regular_double + w * regular.hypersingular;
   }
   a.out.constant_single[slot] = exact_single - regular_single;
   a.out.constant_double[slot] = exact_double - regular_double;
@@ -170,9 +172,9 @@ __global__ void __launch_bounds__(128) pair_entries(PairArgs a) {
   const Moments& rule = regular.moments;
 #pragma unroll
   for (int t = 0; t < kTerms; ++t) {
-    const Z accurate_t = accurate.double_layer[t] + a.coupling * accurate.hypersingular[t];
+    const Z accurate_t = v * accurate.double_layer[t] + w * accurate.hypersingular[t];
     a.out.entry[t * a.out.stride + slot] =
-        accurate_t - rule.double_layer[t] - a.coupling * rule.hypersingular[t];
+        accurate_t - v * rule.double_layer[t] - w * rule.hypersingular[t];
     a.out.accurate[t * a.out.stride + slot] = accurate_t;
   }
 }
@@ -338,7 +340,7 @@ __global__ void __launch_bounds__(128) near_block_entries(BlockArgs a) {
 void folded_entries(const Discretization& disc, double k, RowRange rows,
                     const NearFieldPattern& close, const NearFieldPattern& refined,
                     const std::int64_t* device_row_start, const std::int32_t* device_columns,
-                    const GaussLegendre& angular, const GaussLegendre& radial, cplx coupling,
+                    const GaussLegendre& angular, const GaussLegendre& radial,
                     const DensityReconstruction& reconstruction, std::int64_t chunk_pairs,
                     const FoldedOutputs& out) {
   const std::size_t n_rows = rows.size();
@@ -406,8 +408,9 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
   pair.g = geometry.view();
   pair.f = frames;
   pair.k = k;
-  pair.coupling = Z{coupling.real(), coupling.imag()};
-  pair.burton_miller = coupling != cplx(0.0);
+  pair.value_weight = out.value_weight;
+  pair.derivative_weight = out.derivative_weight;
+  pair.burton_miller = out.normal_derivatives;
   pair.row_begin = std::int64_t(rows.begin);
   pair.refined_columns = d_refined_columns.data();
   pair.radial = {d_radial_nodes.data(), d_radial_weights.data(), int(radial.size())};

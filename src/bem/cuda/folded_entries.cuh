@@ -15,9 +15,12 @@ namespace fmbem::bem_cuda {
 
 // Device arrays the entries go to: single and dbl one per nonzero of the folded pattern,
 // self_single and self_double one per row.
+// The entries are value_weight (S, D) + derivative_weight (D', N) (normal_derivatives; else S, D).
 struct FoldedOutputs {
   Z *single = nullptr, *dbl = nullptr, *self_single = nullptr, *self_double = nullptr;
   std::int64_t nonzeros = 0;
+  Z value_weight{1.0, 0.0}, derivative_weight{0.0, 0.0};
+  bool normal_derivatives = false;
 };
 
 // NearFieldCorrection::fold_reconstruction's entries for the folded pattern (device_row_start,
@@ -27,7 +30,7 @@ struct FoldedOutputs {
 void folded_entries(const Discretization& disc, double k, RowRange rows,
                     const NearFieldPattern& close, const NearFieldPattern& refined,
                     const std::int64_t* device_row_start, const std::int32_t* device_columns,
-                    const GaussLegendre& angular, const GaussLegendre& radial, cplx coupling,
+                    const GaussLegendre& angular, const GaussLegendre& radial,
                     const DensityReconstruction& reconstruction, std::int64_t chunk_pairs,
                     const FoldedOutputs& out);
 

@@ -65,7 +65,10 @@ struct EntryArgs {
   const std::int64_t* row_start = nullptr;
   const std::int32_t* columns = nullptr;
   double k = 0.0;
-  Z coupling{0.0, 0.0};
+  // kBurtonMiller: output o (of `outputs`, entry arrays output-major) is value_weight[o] (S, D)
+  // + derivative_weight[o] (D', N) (LayerCoupling).
+  int outputs = 1;
+  Z value_weight[2] = {}, derivative_weight[2] = {};
   Z *single = nullptr, *dbl = nullptr, *self_single = nullptr, *self_double = nullptr;
 };
 
@@ -84,26 +87,31 @@ __global__ void correction_entries(EntryArgs a) {
       kBurtonMiller ? host_device::kLayers | host_device::kNormalDerivatives : host_device::kLayers;
   const host_device::RegularSums<Z> regular =
       host_device::regular_sums<Z, kSums>(a.k, g.rule(j), x, n_x);
-  Z exact_single, exact_double, regular_single = regular.single_layer,
-                                regular_double = regular.double_layer;
   if constexpr (kBurtonMiller) {
     const BasicHypersingularIntegrals<Z> exact =
         host_device::hypersingular_integrals<Z>(a.k, va, vb, vc, x, n_x, g.angular);
-    exact_single = exact.single_layer + a.coupling * exact.adjoint_double_layer;
-    exact_double = exact.double_layer + a.coupling * exact.hypersingular;
-    regular_single += a.coupling * regular.adjoint_double_layer;
-    regular_double += a.coupling * regular.hypersingular;
+    for (int o = 0; o < a.outputs; ++o) {
+      const Z v = a.value_weight[o], w = a.derivative_weight[o];
+      const Z exact_single = v * exact.single_layer + w * exact.adjoint_double_layer;
+      const Z exact_double = v * exact.double_layer + w * exact.hypersingular;
+      a.single[o * a.nonzeros + at] =
+          exact_single - (v * regular.single_layer + w * regular.adjoint_double_layer);
+      a.dbl[o * a.nonzeros + at] =
+          exact_double - (v * regular.double_layer + w * regular.hypersingular);
+      if (j == i) {
+        a.self_single[o * a.rows + r] = exact_single;
+        a.self_double[o * a.rows + r] = exact_double;
+      }
+    }
   } else {
     const BasicPanelIntegrals<Z> exact =
         host_device::panel_integrals<Z>(a.k, va, vb, vc, x, g.angular);
-    exact_single = exact.single_layer;
-    exact_double = exact.double_layer;
-  }
-  a.single[at] = exact_single - regular_single;
-  a.dbl[at] = exact_double - regular_double;
-  if (j == i) {
-    a.self_single[r] = exact_single;
-    a.self_double[r] = exact_double;
+    a.single[at] = exact.single_layer - regular.single_layer;
+    a.dbl[at] = exact.double_layer - regular.double_layer;
+    if (j == i) {
+      a.self_single[r] = exact.single_layer;
+      a.self_double[r] = exact.double_layer;
+    }
   }
 }
 
@@ -196,11 +204,11 @@ class CudaNearFieldCorrection final : public GpuNearFieldCorrection {
   CudaNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
                           std::span<const std::int64_t> row_start,
                           std::span<const std::int32_t> columns, const GaussLegendre& angular,
-                          cplx coupling);
+                          const LayerCoupling& coupling);
   CudaNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
                           const NearFieldPattern& folded, const NearFieldPattern& close,
                           const NearFieldPattern& refined, const GaussLegendre& angular,
-                          const GaussLegendre& radial, cplx coupling,
+                          const GaussLegendre& radial, const LayerCoupling& coupling,
                           const DensityReconstruction& reconstruction, std::int64_t chunk_pairs);
   void download_entries(std::span<cplx> single, std::span<cplx> dbl) const override;
   void download_self_terms(std::span<cplx> single, std::span<cplx> dbl) const override;
@@ -217,24 +225,28 @@ class CudaNearFieldCorrection final : public GpuNearFieldCorrection {
 
  private:
   std::int64_t rows_ = 0;
+  int outputs_ = 1;
   Buffer<std::int64_t> row_start_;
   Buffer<std::int32_t> columns_;
   Buffer<Z> single_, dbl_, self_single_, self_double_;
   // After renumber_columns: the element of each column entry (empty: entry j is element j).
   Buffer<std::int32_t> column_elements_;
 
-  // The pattern uploaded and the entry arrays allocated (the self terms one per row).
+  // The pattern uploaded and the entry arrays allocated (the self terms one per row), for each
+  // output.
   void allocate(RowRange range, std::span<const std::int64_t> starts,
-                std::span<const std::int32_t> cols) {
+                std::span<const std::int32_t> cols, int outputs) {
     if (starts.size() != range.size() + 1 || std::size_t(starts.back()) != cols.size())
       throw Error("GPU near-field correction: CSR pattern of the wrong size");
     rows_ = std::int64_t(range.size());
+    outputs_ = outputs;
+    const std::size_t n = std::size_t(outputs);
     row_start_ = Buffer<std::int64_t>(starts.data(), starts.size(), "near-field rows");
     columns_ = Buffer<std::int32_t>(cols.data(), cols.size(), "near-field columns");
-    single_ = Buffer<Z>(cols.size(), "near-field single-layer entries");
-    dbl_ = Buffer<Z>(cols.size(), "near-field double-layer entries");
-    self_single_ = Buffer<Z>(range.size(), "self terms");
-    self_double_ = Buffer<Z>(range.size(), "self terms");
+    single_ = Buffer<Z>(n * cols.size(), "near-field single-layer entries");
+    dbl_ = Buffer<Z>(n * cols.size(), "near-field double-layer entries");
+    self_single_ = Buffer<Z>(n * range.size(), "self terms");
+    self_double_ = Buffer<Z>(n * range.size(), "self terms");
   }
 };
 
@@ -242,8 +254,9 @@ CudaNearFieldCorrection::CudaNearFieldCorrection(const Discretization& disc, dou
                                                  RowRange rows,
                                                  std::span<const std::int64_t> row_start,
                                                  std::span<const std::int32_t> columns,
-                                                 const GaussLegendre& angular, cplx coupling) {
-  allocate(rows, row_start, columns);
+                                                 const GaussLegendre& angular,
+                                                 const LayerCoupling& coupling) {
+  allocate(rows, row_start, columns, coupling.outputs());
   const DeviceGeometry geometry(disc, angular);  // for this computation only
   EntryArgs a;
   a.g = geometry.view();
@@ -253,7 +266,12 @@ CudaNearFieldCorrection::CudaNearFieldCorrection(const Discretization& disc, dou
   a.row_start = row_start_.data();
   a.columns = columns_.data();
   a.k = k;
-  a.coupling = Z{coupling.real(), coupling.imag()};
+  a.outputs = coupling.outputs();
+  for (int o = 0; o < a.outputs; ++o) {
+    const cplx v = coupling.value_weight(o), w = coupling.derivative_weight(o);
+    a.value_weight[o] = Z{v.real(), v.imag()};
+    a.derivative_weight[o] = Z{w.real(), w.imag()};
+  }
   a.single = single_.data();
   a.dbl = dbl_.data();
   a.self_single = self_single_.data();
@@ -261,7 +279,7 @@ CudaNearFieldCorrection::CudaNearFieldCorrection(const Discretization& disc, dou
   // Every row has its self element, so every self term is written.
   if (a.nonzeros > 0) {
     constexpr int threads = 128;
-    if (coupling != cplx(0.0))
+    if (coupling.normal_derivatives())
       correction_entries<true><<<blocks(a.nonzeros, threads), threads>>>(a);
     else
       correction_entries<false><<<blocks(a.nonzeros, threads), threads>>>(a);
@@ -274,17 +292,26 @@ CudaNearFieldCorrection::CudaNearFieldCorrection(const Discretization& disc, dou
 CudaNearFieldCorrection::CudaNearFieldCorrection(
     const Discretization& disc, double k, RowRange rows, const NearFieldPattern& folded,
     const NearFieldPattern& close, const NearFieldPattern& refined, const GaussLegendre& angular,
-    const GaussLegendre& radial, cplx coupling, const DensityReconstruction& reconstruction,
-    std::int64_t chunk_pairs) {
-  allocate(rows, folded.row_start, folded.columns);
-  FoldedOutputs out;
-  out.single = single_.data();
-  out.dbl = dbl_.data();
-  out.self_single = self_single_.data();
-  out.self_double = self_double_.data();
-  out.nonzeros = std::int64_t(folded.columns.size());
-  folded_entries(disc, k, rows, close, refined, row_start_.data(), columns_.data(), angular, radial,
-                 coupling, reconstruction, chunk_pairs, out);
+    const GaussLegendre& radial, const LayerCoupling& coupling,
+    const DensityReconstruction& reconstruction, std::int64_t chunk_pairs) {
+  allocate(rows, folded.row_start, folded.columns, coupling.outputs());
+  // Each output's entries by a pass of their own (apart: the integrals formed twice; a pass
+  // holding both outputs would save that set-up time).
+  const std::int64_t nonzeros = std::int64_t(folded.columns.size());
+  for (int o = 0; o < coupling.outputs(); ++o) {
+    FoldedOutputs out;
+    out.single = single_.data() + o * nonzeros;
+    out.dbl = dbl_.data() + o * nonzeros;
+    out.self_single = self_single_.data() + o * rows_;
+    out.self_double = self_double_.data() + o * rows_;
+    out.nonzeros = nonzeros;
+    const cplx v = coupling.value_weight(o), w = coupling.derivative_weight(o);
+    out.value_weight = Z{v.real(), v.imag()};
+    out.derivative_weight = Z{w.real(), w.imag()};
+    out.normal_derivatives = coupling.normal_derivatives();
+    folded_entries(disc, k, rows, close, refined, row_start_.data(), columns_.data(), angular,
+                   radial, reconstruction, chunk_pairs, out);
+  }
 }
 
 void CudaNearFieldCorrection::download_entries(std::span<cplx> single, std::span<cplx> dbl) const {
@@ -311,18 +338,22 @@ void CudaNearFieldCorrection::apply_device(const cplx* device_double_density,
   const auto* dd = reinterpret_cast<const double2*>(device_double_density);
   const auto* sd = reinterpret_cast<const double2*>(device_single_density);
   auto* y = reinterpret_cast<double2*>(device_y);
-  const auto* s = reinterpret_cast<const double2*>(single_.data());
-  const auto* db = reinterpret_cast<const double2*>(dbl_.data());
-  if (dd && sd)
-    correction_spmv<true, true>
-        <<<grid, threads>>>(rows_, row_start_.data(), columns_.data(), s, db, dd, sd, y);
-  else if (dd)
-    correction_spmv<true, false>
-        <<<grid, threads>>>(rows_, row_start_.data(), columns_.data(), s, db, dd, sd, y);
-  else
-    correction_spmv<false, true>
-        <<<grid, threads>>>(rows_, row_start_.data(), columns_.data(), s, db, dd, sd, y);
-  check(cudaGetLastError(), "the near-field SpMV kernel");
+  const std::size_t nonzeros = columns_.size();
+  for (int o = 0; o < outputs_; ++o) {  // output o's entries into y's o-th block of rows
+    const auto* s = reinterpret_cast<const double2*>(single_.data()) + o * nonzeros;
+    const auto* db = reinterpret_cast<const double2*>(dbl_.data()) + o * nonzeros;
+    double2* yo = y + o * rows_;
+    if (dd && sd)
+      correction_spmv<true, true>
+          <<<grid, threads>>>(rows_, row_start_.data(), columns_.data(), s, db, dd, sd, yo);
+    else if (dd)
+      correction_spmv<true, false>
+          <<<grid, threads>>>(rows_, row_start_.data(), columns_.data(), s, db, dd, sd, yo);
+    else
+      correction_spmv<false, true>
+          <<<grid, threads>>>(rows_, row_start_.data(), columns_.data(), s, db, dd, sd, yo);
+    check(cudaGetLastError(), "the near-field SpMV kernel");
+  }
 }
 
 std::size_t CudaNearFieldCorrection::device_bytes() const {
@@ -347,6 +378,8 @@ void CudaNearFieldCorrection::near_block(const Discretization& disc, double k, R
                                          cplx* device_block) const {
   if (std::int64_t(rows.size()) != rows_)
     throw Error("GPU near block: rows other than the correction's");
+  if (outputs_ != 1)
+    throw Error("GPU near block: the layers give their normal derivatives apart (no one block)");
   NearBlockInputs in;
   in.row_start = row_start_.data();
   in.columns = columns_.data();
@@ -369,7 +402,8 @@ void CudaNearFieldCorrection::near_block(const Discretization& disc, double k, R
 
 std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
     const Discretization& disc, double k, RowRange rows, std::span<const std::int64_t> row_start,
-    std::span<const std::int32_t> columns, const GaussLegendre& angular, cplx coupling) {
+    std::span<const std::int32_t> columns, const GaussLegendre& angular,
+    const LayerCoupling& coupling) {
   return std::make_unique<CudaNearFieldCorrection>(disc, k, rows, row_start, columns, angular,
                                                    coupling);
 }
@@ -377,8 +411,8 @@ std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
 std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
     const Discretization& disc, double k, RowRange rows, const NearFieldPattern& folded,
     const NearFieldPattern& close, const NearFieldPattern& refined, const GaussLegendre& angular,
-    const GaussLegendre& radial, cplx coupling, const DensityReconstruction& reconstruction,
-    std::int64_t chunk_pairs) {
+    const GaussLegendre& radial, const LayerCoupling& coupling,
+    const DensityReconstruction& reconstruction, std::int64_t chunk_pairs) {
   return std::make_unique<CudaNearFieldCorrection>(disc, k, rows, folded, close, refined, angular,
                                                    radial, coupling, reconstruction, chunk_pairs);
 }

@@ -282,11 +282,12 @@ __global__ void l2p_kernel(const L2PArgs a) {
         double2 v = cmul(w[0], lq[c]);
         cadd(v, cmul(w[1], lq[extended + c]));
         cadd(v, cmul(w[2], lq[2 * extended + c]));
-        if (n < a.order) v = make_double2(local[c].x + v.x, local[c].y + v.y);
+        if (n < a.order && !a.apart) v = make_double2(local[c].x + v.x, local[c].y + v.y);
         return v;
       }
     };
-    double2 sum = make_double2(0, 0), e = make_double2(1.0, 0.0);
+    // kNormal and apart: sum is n . grad phi, value phi.
+    double2 sum = make_double2(0, 0), value = make_double2(0, 0), e = make_double2(1.0, 0.0);
     double p_mm = a.legendre.p00;
     for (int m = 0; m <= max_n; ++m) {
       if (m > 0) {
@@ -306,11 +307,23 @@ __global__ void l2p_kernel(const L2PArgs a) {
           p_cur = p_next;
         }
         const int c = n * n + n;
-        cadd(sum, cmul(coefficient(c + m, n), basis_value(m, p_cur, e, radial[n])));
-        if (m > 0) cadd(sum, cmul(coefficient(c - m, n), basis_value(-m, p_cur, e, radial[n])));
+        const double2 plus = basis_value(m, p_cur, e, radial[n]);
+        cadd(sum, cmul(coefficient(c + m, n), plus));
+        const double2 minus = m > 0 ? basis_value(-m, p_cur, e, radial[n]) : make_double2(0, 0);
+        if (m > 0) cadd(sum, cmul(coefficient(c - m, n), minus));
+        if (kNormal && a.apart && n < a.order) {
+          cadd(value, cmul(local[c + m], plus));
+          if (m > 0) cadd(value, cmul(local[c - m], minus));
+        }
       }
     }
-    double2& out = a.potential[a.target_order[i]];
+    const int t = a.target_order[i];
+    if (kNormal && a.apart) {
+      double2& derivative = a.potential[std::size_t(a.targets) + t];
+      derivative = make_double2(derivative.x + sum.x, derivative.y + sum.y);
+      sum = value;
+    }
+    double2& out = a.potential[t];
     out = make_double2(out.x + sum.x, out.y + sum.y);
   }
 }

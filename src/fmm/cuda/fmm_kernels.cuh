@@ -69,6 +69,10 @@ struct L2PArgs {
   const LocalGradientItem* gradient = nullptr;
   double2 weight{0.0, 0.0};
   double2 gx[3] = {}, gy[3] = {}, gz[3] = {};
+  // With target normals, apart: potential[target] += phi and potential[targets + target] +=
+  // n . grad phi (the weight unused).
+  bool apart = false;
+  int targets = 0;
 };
 void launch_l2p(const L2PArgs& args, int leaves, cudaStream_t stream);
 

@@ -154,7 +154,8 @@ Fmm::GpuExecutor::GpuExecutor(const Fmm& fmm, FmmStatistics& statistics) : fmm_(
                        .levels = {},
                        .memory_limit = limit > 0 ? limit - statistics.gpu_bytes : 0,
                        .target_normals = fmm.target_normals_,
-                       .target_normal_weight = fmm.target_normal_weight_};
+                       .target_normal_weight = fmm.target_normal_weight_,
+                       .derivative_apart = fmm.derivative_apart_};
   if (limit > 0 && plan.memory_limit == 0) plan.memory_limit = 1;
   // P2M's points: the near store by tree positions where it holds every source, else those of
   // the leaves P2M visits gathered from both stores (host copies for the upload only).
@@ -221,7 +222,8 @@ Fmm::GpuExecutor::GpuExecutor(const Fmm& fmm, FmmStatistics& statistics) : fmm_(
     statistics.gpu_bytes += diagonal_->device_bytes();
     check_limit("the diagonal levels");
   }
-  device_potential_ = std::make_unique<DeviceArray>(fmm.targets_.size());
+  device_potential_ =
+      std::make_unique<DeviceArray>(fmm.targets_.size() * std::size_t(fmm.outputs_per_target()));
   statistics.gpu_bytes += device_potential_->size() * sizeof(cplx);
   check_limit("device arrays");
 }
@@ -257,7 +259,8 @@ void Fmm::GpuExecutor::near_field() {
   // On the host after the far field (never overlapped: the exchange is not, where the near field
   // is the CPU's), adding to the downloaded potentials.
   const std::size_t sources = fmm_.source_count_;
-  const std::span<cplx> potential(host_.potential, fmm_.targets_.size());
+  const std::span<cplx> potential(host_.potential,
+                                  fmm_.targets_.size() * std::size_t(fmm_.outputs_per_target()));
   device_potential_->download(potential.data());
   downloaded_ = true;
   add_near_field_cpu(

@@ -72,6 +72,7 @@ struct GpuFarField::Impl {
   DeviceVector<int> l2p_gradient_offsets;
   DeviceVector<cuda::LocalGradientItem> l2p_gradient;
   cplx target_normal_weight = 0.0;
+  bool derivative_apart = false;
   DeviceVector<int> source_order, target_order;
   DeviceVector<cuda::LeafItem> p2m_leaves, l2p_leaves;
   std::vector<std::size_t> p2m_leaf_index;  // per P2M item: its index into tree.leaves()
@@ -122,6 +123,7 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
   if (!plan.target_normals.empty() && plan.target_normals.size() != plan.targets.size())
     throw Error("GPU FMM: one target normal per target is needed");
   d.target_normal_weight = plan.target_normal_weight;
+  d.derivative_apart = plan.derivative_apart && !plan.target_normals.empty();
   d.tile = cuda::shift_parents_per_block(p);
   checked_int(kExecutor, cells.size() * size, "expansion coefficients");
 
@@ -467,6 +469,8 @@ void GpuFarField::l2p(cplx* device_potential) {
     a.gradient_offsets = d.l2p_gradient_offsets.data();
     a.gradient = d.l2p_gradient.data();
     a.weight = double2{d.target_normal_weight.real(), d.target_normal_weight.imag()};
+    a.apart = d.derivative_apart;
+    a.targets = int(d.tx.size());
     for (int q = -1; q <= 1; ++q) {
       const HarmonicGradient g = harmonic_gradient(q);
       a.gx[q + 1] = double2{g.x.real(), g.x.imag()};
@@ -478,7 +482,9 @@ void GpuFarField::l2p(cplx* device_potential) {
 }
 
 void GpuFarField::zero_potential(cplx* device_potential) {
-  cuda::check(cudaMemsetAsync(device_potential, 0, impl_->tx.size() * sizeof(double2), nullptr),
+  cuda::check(cudaMemsetAsync(
+                  device_potential, 0,
+                  impl_->tx.size() * (impl_->derivative_apart ? 2 : 1) * sizeof(double2), nullptr),
               "memset");
 }
 

@@ -59,6 +59,7 @@ struct GpuNearField::Impl {
   // The target normal derivative: the targets' normals in tree order (empty: phi alone).
   DeviceVector<double> tnx, tny, tnz;
   cplx target_normal_weight = 0.0;
+  bool derivative_apart = false;
   DeviceVector<int> source_order, target_order;
   DeviceVector<int4> items;
   DeviceVector<int2> ranges;
@@ -112,6 +113,7 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
     upload_sorted(lists.target_normals, lists.target_order, d.tnx, d.tny, d.tnz,
                   "near-field target normals");
     d.target_normal_weight = lists.target_normal_weight;
+    d.derivative_apart = lists.derivative_apart;
   }
   const auto to_int = [](std::span<const std::size_t> v) {
     return std::vector<int>(v.begin(), v.end());
@@ -222,6 +224,8 @@ void GpuNearField::apply_device(const cplx* device_charges, const cplx* device_d
     a.tny = d.tny.data();
     a.tnz = d.tnz.data();
     a.weight = double2{d.target_normal_weight.real(), d.target_normal_weight.imag()};
+    a.apart = d.derivative_apart;
+    a.targets = d.num_targets;
   }
   cuda::launch_near_field(a, d.num_items, d.options.threads, d.options.targets_per_thread, nullptr);
 }
@@ -229,7 +233,8 @@ void GpuNearField::apply_device(const cplx* device_charges, const cplx* device_d
 void GpuNearField::apply(std::span<const cplx> charges, std::span<const cplx> dipoles,
                          std::span<cplx> potential) {
   Impl& d = *impl_;
-  if (potential.size() != std::size_t(d.num_targets) ||
+  const std::size_t outputs = std::size_t(d.num_targets) * (d.derivative_apart ? 2 : 1);
+  if (potential.size() != outputs ||
       (!charges.empty() && charges.size() != std::size_t(d.num_sources)) ||
       (!dipoles.empty() && dipoles.size() != std::size_t(d.num_sources)))
     throw Error("GPU near field: charges, dipoles or potentials of the wrong size");
@@ -237,7 +242,7 @@ void GpuNearField::apply(std::span<const cplx> charges, std::span<const cplx> di
     throw Error("GPU near field: dipoles need source normals");
   if (charges.empty() && dipoles.empty()) return;
   if (d.host_potential.size() == 0) {
-    const std::size_t ns = std::size_t(d.num_sources), nt = std::size_t(d.num_targets);
+    const std::size_t ns = std::size_t(d.num_sources), nt = outputs;
     d.host_charges.allocate(ns, "near-field charges");
     if (d.with_normals) d.host_dipoles.allocate(ns, "near-field dipoles");
     d.host_potential.allocate(nt, "near-field potentials");

@@ -234,8 +234,16 @@ __global__ void __launch_bounds__(kNearFieldMaxThreads) near_field_kernel(const 
         dre += v.x;
         dim += v.y;
       }
-      re -= a.weight.x * dre - a.weight.y * dim;
-      im -= a.weight.x * dim + a.weight.y * dre;
+      if (a.apart) {
+        double2* out = a.potential + std::size_t(a.targets) + a.target_order[item.z + u];
+        double2 v = *out;
+        v.x -= dre * kInv4Pi;
+        v.y -= dim * kInv4Pi;
+        *out = v;
+      } else {
+        re -= a.weight.x * dre - a.weight.y * dim;
+        im -= a.weight.x * dim + a.weight.y * dre;
+      }
     }
     double2* out = a.potential + a.target_order[item.z + u];
     double2 value = *out;

@@ -27,6 +27,10 @@ struct NearFieldArgs {
   // the kernels dG/dn_x for the charges and d^2G/dn_x dn_y for the dipoles added.
   const double *tnx = nullptr, *tny = nullptr, *tnz = nullptr;
   double2 weight{0.0, 0.0};
+  // With target normals, apart: potential[target] += phi and potential[targets + target] +=
+  // dphi/dn_t (the weight unused).
+  bool apart = false;
+  int targets = 0;
 };
 
 // One block of `threads` threads per item; the kernel that k != 0, charges and dipoles (non-null

@@ -106,5 +106,77 @@ TEST(BurtonMillerLayers, FmmMatchesDirect) {
   }
 }
 
+// The normal derivatives apart (LayerCoupling::derivative_apart: D u + S q, then N u + D' q).
+// Direct, every pair close: against the dense accurate operators (the derivative part as the
+// dense coupling-1 operator minus the coupling-0 one, exact in exact arithmetic), at the first
+// test's 1e-12. Then, for both backends and both reads of the double density, the two outputs
+// against the combined layers: value + alpha derivative against the coupling-alpha layers, value
+// against the conventional ones, and the diagonals likewise. The same integrals and sums grouped
+// apart differ only by rounding (sums of at most a few hundred terms of the row's scale, and the
+// same FMM pass): 1e-12 relative, against changes of 1e-3 and more for a misplaced part.
+TEST(BurtonMillerLayers, ApartGivesTheOperatorsAndTheirDerivatives) {
+  const LayerCoupling apart = LayerCoupling::derivative_apart();
+  {
+    const Mesh mesh = Mesh::from_surface(make_icosphere(1, 1.0), "icosphere");
+    const Discretization disc(mesh, 3);
+    const std::size_t n = disc.size();
+    NearFieldOptions near;
+    near.near_factor = 10.0;
+    const GaussLegendre angular(near.angular_points);
+    const auto dd = random_density(n, 5), sd = random_density(n, 6);
+    const double k = 8.0;
+    const DirectLayerPotentials layers(disc, k, RowRange{0, n}, near, apart);
+    EXPECT_EQ(layers.outputs(), 2);
+    EXPECT_EQ(layers.coupling(), cplx(0.0));
+    std::vector<cplx> y(2 * n), short_y(n);
+    EXPECT_THROW(layers.apply(dd, sd, short_y), Error);
+    layers.apply(dd, sd, y);
+    const std::vector<cplx> value = dense_reference(mesh, k, 0.0, dd, sd, angular);
+    const std::vector<cplx> with_one = dense_reference(mesh, k, 1.0, dd, sd, angular);
+    std::vector<cplx> derivative(n);
+    for (std::size_t i = 0; i < n; ++i) derivative[i] = with_one[i] - value[i];
+    EXPECT_LT(relative_error(std::vector<cplx>(y.begin(), y.begin() + n), value), 1e-12);
+    EXPECT_LT(relative_error(std::vector<cplx>(y.begin() + n, y.end()), derivative), 1e-12);
+  }
+  const Mesh mesh = Mesh::from_surface(make_icosphere(3, 1.0), "icosphere");
+  const std::size_t n = mesh.size();
+  const RowRange rows{0, n};
+  const NearFieldOptions near;
+  const double k = 8.0;
+  const cplx alpha(0.0, 1.0 / k);
+  const auto dd = random_density(n, 7), sd = random_density(n, 8);
+  for (const DensityModel model : {DensityModel::constant, DensityModel::quadratic}) {
+    const Discretization disc(mesh, model == DensityModel::quadratic ? 6 : 3);
+    const auto check = [&](const LayerPotentials& plain, const LayerPotentials& combined,
+                           const LayerPotentials& parts, const char* backend) {
+      std::vector<cplx> y0(n), y_alpha(n), y(2 * n), joined(n);
+      plain.apply(dd, sd, y0);
+      combined.apply(dd, sd, y_alpha);
+      parts.apply(dd, sd, y);
+      for (std::size_t i = 0; i < n; ++i) joined[i] = y[i] + alpha * y[n + i];
+      const bool quadratic = model == DensityModel::quadratic;
+      EXPECT_LT(relative_error(std::vector<cplx>(y.begin(), y.begin() + n), y0), 1e-12)
+          << backend << " " << quadratic;
+      EXPECT_LT(relative_error(joined, y_alpha), 1e-12) << backend << " " << quadratic;
+      std::vector<cplx> single(n), dbl(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        single[i] = parts.single_layer_diagonal()[i] + alpha * parts.single_layer_diagonal()[n + i];
+        dbl[i] = parts.double_layer_diagonal()[i] + alpha * parts.double_layer_diagonal()[n + i];
+      }
+      EXPECT_LT(relative_error(single, combined.single_layer_diagonal()), 1e-12) << backend;
+      EXPECT_LT(relative_error(dbl, combined.double_layer_diagonal()), 1e-12) << backend;
+    };
+    check(DirectLayerPotentials(disc, k, rows, near, 0.0, model),
+          DirectLayerPotentials(disc, k, rows, near, alpha, model),
+          DirectLayerPotentials(disc, k, rows, near, apart, model), "direct");
+    const fmm::FmmOptions options{12, 0.0, 30};
+    const FmmLayerPotentials fmm_apart(disc, k, rows, near, options, nullptr, apart, model);
+    check(FmmLayerPotentials(disc, k, rows, near, options, nullptr, 0.0, model),
+          FmmLayerPotentials(disc, k, rows, near, options, nullptr, alpha, model), fmm_apart,
+          "fmm");
+    EXPECT_THROW(fmm_apart.near_block(OperatorCoefficients{}), Error);
+  }
+}
+
 }  // namespace
 }  // namespace fmbem

@@ -380,30 +380,38 @@ TEST(GpuNearFieldCorrection, FmmLayerPotentialsWithGpuOptions) {
   gpu_options.device = fmm::FmmOptions::Device::automatic;
   // The conventional operators, then Burton-Miller's (the FMM's target-normal derivative and the
   // correction's entries on the GPU), then Burton-Miller's with the quadratic read of the double
-  // density (its point strengths and the folded correction formed on the GPU).
+  // density (its point strengths and the folded correction formed on the GPU), then both with the
+  // normal derivatives apart (two outputs a row: the FMM's and the correction's; each output
+  // held to the same bound).
   struct Case {
-    cplx coupling;
+    LayerCoupling coupling;
     DensityModel model;
   };
+  const LayerCoupling apart = LayerCoupling::derivative_apart();
   for (const Case c :
        {Case{0.0, DensityModel::constant}, Case{cplx(0.0, 0.125), DensityModel::constant},
-        Case{cplx(0.0, 0.125), DensityModel::quadratic}}) {
-    const cplx coupling = c.coupling;
+        Case{cplx(0.0, 0.125), DensityModel::quadratic}, Case{apart, DensityModel::constant},
+        Case{apart, DensityModel::quadratic}}) {
+    const LayerCoupling coupling = c.coupling;
+    const std::size_t outputs = std::size_t(coupling.outputs());
     const FmmLayerPotentials cpu(disc, 8.0, rows, {}, cpu_options, nullptr, coupling, c.model);
     const FmmLayerPotentials gpu(disc, 8.0, rows, {}, gpu_options, nullptr, coupling, c.model);
     EXPECT_FALSE(cpu.near_field().on_device());
     EXPECT_TRUE(gpu.near_field().on_device());
     EXPECT_EQ(gpu.resident_on_device(), gpu.fmm().runs_on_gpu());
     const auto dd = random_density(mesh.size(), 7), sd = random_density(mesh.size(), 8);
-    std::vector<cplx> a(rows.size()), b(rows.size());
+    std::vector<cplx> a(outputs * rows.size()), b(outputs * rows.size());
     cpu.apply(dd, sd, a);
     gpu.apply(dd, sd, b);
-    double num = 0.0, den = 0.0;
-    for (std::size_t r = 0; r < a.size(); ++r) {
-      num += std::norm(a[r] - b[r]);
-      den += std::norm(a[r]);
+    for (std::size_t o = 0; o < outputs; ++o) {
+      double num = 0.0, den = 0.0;
+      for (std::size_t r = o * rows.size(); r < (o + 1) * rows.size(); ++r) {
+        num += std::norm(a[r] - b[r]);
+        den += std::norm(a[r]);
+      }
+      EXPECT_LE(std::sqrt(num / den), 1e-10)
+          << "coupling " << coupling.alpha << " apart " << coupling.apart << " output " << o;
     }
-    EXPECT_LE(std::sqrt(num / den), 1e-10) << "coupling " << coupling;
   }
 }
 

@@ -397,6 +397,55 @@ INSTANTIATE_TEST_SUITE_P(Geometries, FmmNormalDerivative,
                                            NormalCase{false, 0.0, 8}, NormalCase{false, 8.0, 8},
                                            NormalCase{false, 0.0, 16}, NormalCase{false, 8.0, 16}));
 
+// apart: phi and dphi/dn_t in one pass, two outputs a target. phi is the plain FMM's and
+// phi + w dphi/dn_t the combined output's to rounding: the same terms grouped apart, each
+// output a sum of at most a few thousand terms of size O(|output|) (random strengths, scaled
+// expansions: gpu_fmm_test's argument), so within 1e-13 of its largest value; dphi/dn_t is held
+// to the direct sum at MatchesTheDirectSum's bound. A wrong half or a dropped part is O(1).
+TEST(FmmNormalDerivative, ApartGivesPhiAndTheDerivative) {
+  const PointSet set = make_points(true, 6000, 1500, 31);
+  const cplx weight(0.0, 0.125);
+  for (const double k : {0.0, 8.0}) {
+    const FmmOptions options{12, 0.0, 40, skip_radius};
+    const Fmm plain(k, set.sources, set.normals, set.targets, set.targets, options);
+    const Fmm combined(k, set.sources, set.normals, set.targets, set.targets, options, nullptr,
+                       TargetNormalDerivative{set.target_normals, weight});
+    const Fmm apart(k, set.sources, set.normals, set.targets, set.targets, options, nullptr,
+                    TargetNormalDerivative{set.target_normals, 0.0, true});
+    EXPECT_EQ(apart.outputs_per_target(), 2);
+    EXPECT_EQ(combined.outputs_per_target(), 1);
+    EXPECT_NE(apart.describe().find("dphi/dn_t apart"), std::string::npos) << apart.describe();
+    const std::size_t nt = set.targets.size();
+    std::vector<cplx> phi(nt), out(nt), both(2 * nt);
+    EXPECT_THROW(apart.apply(set.charges, set.dipoles, phi), Error);
+    plain.apply(set.charges, set.dipoles, phi);
+    combined.apply(set.charges, set.dipoles, out);
+    apart.apply(set.charges, set.dipoles, both);
+    const std::vector<cplx> value(both.begin(), both.begin() + nt),
+        derivative(both.begin() + nt, both.end());
+    std::vector<cplx> joined(nt);
+    for (std::size_t i = 0; i < nt; ++i) joined[i] = value[i] + weight * derivative[i];
+    const auto max_difference = [](const std::vector<cplx>& a, const std::vector<cplx>& b) {
+      double diff = 0.0, scale = 0.0;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        diff = std::max(diff, std::abs(a[i] - b[i]));
+        scale = std::max(scale, std::abs(b[i]));
+      }
+      return diff / scale;
+    };
+    EXPECT_LE(max_difference(value, phi), 1e-13) << "k " << k;
+    EXPECT_LE(max_difference(joined, out), 1e-13) << "k " << k;
+    std::vector<cplx> exact_value, exact_derivative;
+    direct_with_normals(k, set, set.charges, set.dipoles, exact_value, exact_derivative);
+    EXPECT_LE(relative_error(derivative, exact_derivative), 10.0 * potential_error_bound(12))
+        << "k " << k;
+  }
+  EXPECT_THROW(
+      Fmm(1.0, set.sources, set.normals, set.targets, set.targets,
+          FmmOptions{6, 0.0, 40, skip_radius}, nullptr, TargetNormalDerivative{{}, 0.0, true}),
+      Error);
+}
+
 // Weight 0 asks for phi: the same numbers as without normals, to the bit, and no normals in the
 // near lists.
 TEST(FmmNormalDerivative, WeightZeroIsThePlainFmm) {

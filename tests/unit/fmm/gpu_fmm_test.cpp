@@ -218,6 +218,55 @@ TEST_P(GpuFmmNormalTest, EveryPhaseMatchesTheCpu) {
   }
 }
 
+// The normal derivative apart (two outputs a target): the same kernels with the value and the
+// derivative summed into two outputs, each against the CPU's at kTolerance (the argument above,
+// per output), apply_device to the bit.
+TEST_P(GpuFmmNormalTest, ApartMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const Case c = GetParam();
+  const testing::Cloud cloud =
+      c.adaptive ? testing::two_sphere_cloud() : testing::icosphere_cloud(4);
+  const std::vector<Vec3> normals = unit_normals(cloud.sources),
+                          target_normals = unit_normals(cloud.targets);
+  const TargetNormalDerivative derivative{target_normals, 0.0, true};
+  const int max_leaf = c.adaptive ? 32 : 60;
+  using D = FmmOptions::Device;
+  const auto make = [&](FmmOptions::Device device, bool gpu_near) {
+    return std::make_unique<Fmm>(c.k, cloud.sources, normals, cloud.targets, cloud.targets,
+                                 options_for(c.order, max_leaf, device, gpu_near), nullptr,
+                                 derivative);
+  };
+  const auto cpu = make(D::cpu, true), gpu = make(D::gpu, true), gpu_far = make(D::gpu, false);
+  ASSERT_TRUE(gpu->runs_on_gpu());
+  const std::size_t ns = cloud.sources.size(), nt = cloud.targets.size();
+  const std::vector<cplx> charges = testing::random_coefficients(ns, 13 + c.order),
+                          dipoles = testing::random_coefficients(ns, 29 + c.order);
+  std::vector<cplx> reference(2 * nt), whole(2 * nt, cplx(7.0)), far_mode(2 * nt, cplx(7.0));
+  cpu->apply(charges, dipoles, reference);
+  gpu->apply(charges, dipoles, whole);
+  gpu_far->apply(charges, dipoles, far_mode);
+  for (int half = 0; half < 2; ++half) {
+    const auto part = [&](const std::vector<cplx>& v) {
+      return std::vector<cplx>(v.begin() + half * nt, v.begin() + (half + 1) * nt);
+    };
+    const Errors e = compare(part(whole), part(reference), part(reference));
+    const Errors f = compare(part(far_mode), part(reference), part(reference));
+    std::printf("[ gpu fmm ] %s %s: %.2e %.2e (GPU near field), %.2e %.2e (CPU's)\n",
+                label(c, Strengths::both, "").c_str(), half ? "dphi/dn" : "phi", e.norm, e.max,
+                f.norm, f.max);
+    EXPECT_LE(e.max, kTolerance) << half;
+    EXPECT_LE(f.max, kTolerance) << half;
+  }
+  DeviceArray d_charges(ns), d_dipoles(ns), d_potential(2 * nt);
+  d_charges.upload(charges.data());
+  d_dipoles.upload(dipoles.data());
+  std::vector<cplx> device(2 * nt, cplx(3.0));
+  d_potential.upload(device.data());  // poisoned
+  gpu->apply_device(d_charges.data(), d_dipoles.data(), d_potential.data());
+  d_potential.download(device.data());
+  EXPECT_EQ(device, whole);
+}
+
 INSTANTIATE_TEST_SUITE_P(Trees, GpuFmmNormalTest,
                          ::testing::Values(Case{false, 8, 0.0}, Case{false, 8, 8.0},
                                            Case{false, 16, 0.0}, Case{false, 16, 8.0},
