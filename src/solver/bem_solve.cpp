@@ -589,6 +589,8 @@ struct SweepContext {
   Vec x_all;
   LogEvents events;
   FmmEvents &fmm_events;
+  // The regularised formulation's S~ FMM (phases named BEMRegFMM...).
+  FmmEvents &regulariser_fmm_events;
   FieldStage &field_stage;
   // The curvature correction's c_i of this rank's rows (Laplace: the same for every k), formed
   // by the first solve_at that needs it.
@@ -749,9 +751,9 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     if (opt.operator_backend == "fmm") {
       std::unique_ptr<FmmLayerPotentials> laplace;
       on_every_rank(comm, [&] {
-        laplace =
-            std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, regulariser_fmm,
-                                                 nullptr, 0.0, DensityModel::constant, fmm_part);
+        laplace = std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, regulariser_fmm,
+                                                       &sweep.regulariser_fmm_events, 0.0,
+                                                       DensityModel::constant, fmm_part);
       });
       if (sweep.distribution)
         laplace->distribute(sweep.distribution->local->locally_essential_tree(), comm);
@@ -825,8 +827,11 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
       work();
       PetscCallAbort(PETSC_COMM_SELF, PetscLogEventEnd(regulariser_event, 0, 0, 0, 0));
     };
-    op = std::make_unique<RegularisedOperator>(layers, *regulariser,
-                                               problem.regularised_coefficients(), gather, timed);
+    // One process holding every row needs no gather: H x is on the columns already.
+    const bool whole = size == 1 && !sweep.distribution;
+    op = std::make_unique<RegularisedOperator>(
+        layers, *regulariser, problem.regularised_coefficients(),
+        whole ? RegularisedOperator::Gather{} : RegularisedOperator::Gather(gather), timed);
   } else {
     op = std::make_unique<BoundaryOperator>(layers, coefficients);
   }
@@ -1642,6 +1647,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   const Discretization disc(mesh, opt.quadrature_points);
 
   FmmEvents fmm_events(class_id, "FMM");
+  FmmEvents regulariser_fmm_events(class_id, "BEMRegFMM");
   VecScatter gather = nullptr;
   Vec x_all = nullptr;
   // The whole density on every rank, unless each rank's operator reads its columns alone.
@@ -1663,6 +1669,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                            x_all,
                            events,
                            fmm_events,
+                           regulariser_fmm_events,
                            field_stage,
                            curvature_correction,
                            distribution.get(),

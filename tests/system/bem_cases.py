@@ -601,7 +601,7 @@ elif CASE == "hostile_options":
             (["-k", "0", "-bem_bm_alpha", "0.1i"], "applies only"),
             (["-bem_formulation", "bm", "-k", "0"], "needs k > 0"),
             (["-bem_formulation", "cbie", "-bem_bm_alpha", "0.1i"], "applies only"),
-            (["-bem_formulation", "bem"], "-bem_formulation bem is not known (choose auto, cbie, bm)")]:
+            (["-bem_formulation", "bem"], "-bem_formulation bem is not known (choose auto, cbie, bm, rbm)")]:
         one_line_error(ico + args, needle)
     # The field and far field (issue 11): bad points, planes and outputs are refused before the
     # solve, one line, nothing written.
