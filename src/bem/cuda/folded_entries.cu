@@ -107,8 +107,9 @@ struct PairArgs {
   Geometry g;
   Frames f;
   double k = 0.0;
-  // The output's weights of (S, D) and (D', N) (burton_miller; else S, D alone).
-  Z value_weight{1.0, 0.0}, derivative_weight{0.0, 0.0};
+  // Each output's weights of (S, D) and (D', N) (burton_miller; else S, D alone).
+  int outputs = 1;
+  Z value_weight[kMaxFoldedOutputs] = {}, derivative_weight[kMaxFoldedOutputs] = {};
   bool burton_miller = false;
   std::int64_t row_begin = 0;   // collocation point of row 0
   std::int64_t first_row = 0;   // the chunk's first row
@@ -119,9 +120,9 @@ struct PairArgs {
   std::int64_t count = 0;
   const std::int32_t* slots = nullptr;
   const std::int32_t* rows = nullptr;
-  Scratch out;
-  Z* self_single = nullptr;  // per row: the accurate S_ii
-  Z* self_double = nullptr;  // per row: the accurate D_ii, until fold_rows replaces it
+  Scratch out[kMaxFoldedOutputs];
+  Z* self_single[kMaxFoldedOutputs] = {};  // per row: the accurate S_ii
+  Z* self_double[kMaxFoldedOutputs] = {};  // per row: the accurate D_ii, until fold_rows's
 };
 
 // One thread a pair: the body of fold_reconstruction's pair loop up to the scatter.
@@ -154,28 +155,31 @@ __global__ void __launch_bounds__(128) pair_entries(PairArgs a) {
   const host_device::RegularSums<Z> regular =
       host_device::regular_sums<Z, host_device::kLayers | host_device::kNormalDerivatives |
                                        host_device::kMoments>(a.k, g.rule(l), x, n_x, frame);
-  Z exact_single = exact.single_layer, exact_double = exact.double_layer;
-  Z regular_single = regular.single_layer, regular_double = regular.double_layer;
-  const Z v = a.value_weight, w = a.derivative_weight;
-  if (a.burton_miller) {
-    exact_single = v * exact_single + w * exact.adjoint_double_layer;
-    exact_double = v * exact_double + w * exact.hypersingular;
-    regular_single = v * regular_single + w * regular.adjoint_double_layer;
-    regular_double = v * regular_double + w * regular.hypersingular;
-  }
-  a.out.constant_single[slot] = exact_single - regular_single;
-  a.out.constant_double[slot] = exact_double - regular_double;
-  if (l == i) {
-    a.self_single[r] = exact_single;
-    a.self_double[r] = exact_double;
-  }
   const Moments& rule = regular.moments;
+  for (int o = 0; o < a.outputs; ++o) {
+    Z exact_single = exact.single_layer, exact_double = exact.double_layer;
+    Z regular_single = regular.single_layer, regular_double = regular.double_layer;
+    const Z v = a.value_weight[o], w = a.derivative_weight[o];
+    if (a.burton_miller) {
+      exact_single = v * exact_single + w * exact.adjoint_double_layer;
+      exact_double = v * exact_double + w * exact.hypersingular;
+      regular_single = v * regular_single + w * regular.adjoint_double_layer;
+      regular_double = v * regular_double + w * regular.hypersingular;
+    }
+    const Scratch& out = a.out[o];
+    out.constant_single[slot] = exact_single - regular_single;
+    out.constant_double[slot] = exact_double - regular_double;
+    if (l == i) {
+      a.self_single[o][r] = exact_single;
+      a.self_double[o][r] = exact_double;
+    }
 #pragma unroll
-  for (int t = 0; t < kTerms; ++t) {
-    const Z accurate_t = v * accurate.double_layer[t] + w * accurate.hypersingular[t];
-    a.out.entry[t * a.out.stride + slot] =
-        accurate_t - v * rule.double_layer[t] - w * rule.hypersingular[t];
-    a.out.accurate[t * a.out.stride + slot] = accurate_t;
+    for (int t = 0; t < kTerms; ++t) {
+      const Z accurate_t = v * accurate.double_layer[t] + w * accurate.hypersingular[t];
+      out.entry[t * out.stride + slot] =
+          accurate_t - v * rule.double_layer[t] - w * rule.hypersingular[t];
+      out.accurate[t * out.stride + slot] = accurate_t;
+    }
   }
 }
 
@@ -379,8 +383,13 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
 
   const Frames frames = device_frames.view();
 
-  check(cudaMemset(out.single, 0, std::size_t(out.nonzeros) * sizeof(Z)), "near-field entries");
-  check(cudaMemset(out.dbl, 0, std::size_t(out.nonzeros) * sizeof(Z)), "near-field entries");
+  if (out.outputs < 1 || out.outputs > kMaxFoldedOutputs)
+    throw Error("GPU near-field correction: 1 or 2 outputs of the folded entries");
+  for (int o = 0; o < out.outputs; ++o) {
+    check(cudaMemset(out.single[o], 0, std::size_t(out.nonzeros) * sizeof(Z)),
+          "near-field entries");
+    check(cudaMemset(out.dbl[o], 0, std::size_t(out.nonzeros) * sizeof(Z)), "near-field entries");
+  }
 
   // The chunk: at most chunk_pairs pairs, at least the largest row.
   const std::vector<std::int64_t>& pair_start = refined.row_start;
@@ -393,30 +402,39 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
   if (largest_row > INT32_MAX)
     throw Error("GPU near-field correction: a row with more than 2^31 corrected pairs");
   if (stride == 0) return;
-  Buffer<Z> constant_single(std::size_t(stride), "near-field pair scratch");
-  Buffer<Z> constant_double(std::size_t(stride), "near-field pair scratch");
-  Buffer<Z> entry(std::size_t(stride) * kTerms, "near-field pair scratch");
-  Buffer<Z> accurate(std::size_t(stride) * kTerms, "near-field pair scratch");
+  // Each output's scratch, one after the other.
+  const std::size_t outputs = std::size_t(out.outputs);
+  Buffer<Z> constant_single(outputs * std::size_t(stride), "near-field pair scratch");
+  Buffer<Z> constant_double(outputs * std::size_t(stride), "near-field pair scratch");
+  Buffer<Z> entry(outputs * std::size_t(stride) * kTerms, "near-field pair scratch");
+  Buffer<Z> accurate(outputs * std::size_t(stride) * kTerms, "near-field pair scratch");
   Buffer<std::int32_t> close_slots(std::size_t(stride), "near-field pair lists");
   Buffer<std::int32_t> close_rows(std::size_t(stride), "near-field pair lists");
   Buffer<std::int32_t> far_slots(std::size_t(stride), "near-field pair lists");
   Buffer<std::int32_t> far_rows(std::size_t(stride), "near-field pair lists");
-  const Scratch scratch{constant_single.data(), constant_double.data(), entry.data(),
-                        accurate.data(), stride};
+  Scratch scratch[kMaxFoldedOutputs];
+  for (std::size_t o = 0; o < outputs; ++o)
+    scratch[o] = Scratch{constant_single.data() + o * std::size_t(stride),
+                         constant_double.data() + o * std::size_t(stride),
+                         entry.data() + o * std::size_t(stride) * kTerms,
+                         accurate.data() + o * std::size_t(stride) * kTerms, stride};
 
   PairArgs pair;
   pair.g = geometry.view();
   pair.f = frames;
   pair.k = k;
-  pair.value_weight = out.value_weight;
-  pair.derivative_weight = out.derivative_weight;
+  pair.outputs = out.outputs;
+  for (std::size_t o = 0; o < outputs; ++o) {
+    pair.value_weight[o] = out.value_weight[o];
+    pair.derivative_weight[o] = out.derivative_weight[o];
+    pair.out[o] = scratch[o];
+    pair.self_single[o] = out.self_single[o];
+    pair.self_double[o] = out.self_double[o];
+  }
   pair.burton_miller = out.normal_derivatives;
   pair.row_begin = std::int64_t(rows.begin);
   pair.refined_columns = d_refined_columns.data();
   pair.radial = {d_radial_nodes.data(), d_radial_weights.data(), int(radial.size())};
-  pair.out = scratch;
-  pair.self_single = out.self_single;
-  pair.self_double = out.self_double;
 
   FoldArgs fold;
   fold.f = frames;
@@ -425,10 +443,6 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
   fold.refined_columns = d_refined_columns.data();
   fold.row_start = device_row_start;
   fold.columns = device_columns;
-  fold.in = scratch;
-  fold.single = out.single;
-  fold.dbl = out.dbl;
-  fold.self_double = out.self_double;
 
   for (std::size_t first = 0; first < n_rows;) {
     // The rows [first, last) whose pairs fit in the scratch.
@@ -474,8 +488,14 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
     fold.first_row = std::int64_t(first);
     fold.rows = chunk_rows;
     fold.first_pair = pair_start[first];
-    fold_rows<<<blocks(chunk_rows, 128), 128>>>(fold);
-    check(cudaGetLastError(), "the near-field fold kernel");
+    for (std::size_t o = 0; o < outputs; ++o) {
+      fold.in = scratch[o];
+      fold.single = out.single[o];
+      fold.dbl = out.dbl[o];
+      fold.self_double = out.self_double[o];
+      fold_rows<<<blocks(chunk_rows, 128), 128>>>(fold);
+      check(cudaGetLastError(), "the near-field fold kernel");
+    }
     first = last;
   }
   // The scratch and the uploaded arrays are freed on return: wait for the kernels first.

@@ -15,11 +15,16 @@ namespace fmbem::bem_cuda {
 
 // Device arrays the entries go to: single and dbl one per nonzero of the folded pattern,
 // self_single and self_double one per row.
-// The entries are value_weight (S, D) + derivative_weight (D', N) (normal_derivatives; else S, D).
+// Output o's entries are value_weight[o] (S, D) + derivative_weight[o] (D', N)
+// (normal_derivatives; else S, D), for outputs (1 or 2) outputs from one pass of the integrals.
+constexpr int kMaxFoldedOutputs = 2;
 struct FoldedOutputs {
-  Z *single = nullptr, *dbl = nullptr, *self_single = nullptr, *self_double = nullptr;
+  int outputs = 1;
+  Z *single[kMaxFoldedOutputs] = {}, *dbl[kMaxFoldedOutputs] = {};
+  Z *self_single[kMaxFoldedOutputs] = {}, *self_double[kMaxFoldedOutputs] = {};
+  Z value_weight[kMaxFoldedOutputs] = {Z{1.0, 0.0}, Z{1.0, 0.0}};
+  Z derivative_weight[kMaxFoldedOutputs] = {};
   std::int64_t nonzeros = 0;
-  Z value_weight{1.0, 0.0}, derivative_weight{0.0, 0.0};
   bool normal_derivatives = false;
 };
 

@@ -295,23 +295,23 @@ CudaNearFieldCorrection::CudaNearFieldCorrection(
     const GaussLegendre& radial, const LayerCoupling& coupling,
     const DensityReconstruction& reconstruction, std::int64_t chunk_pairs) {
   allocate(rows, folded.row_start, folded.columns, coupling.outputs());
-  // Each output's entries by a pass of their own (apart: the integrals formed twice; a pass
-  // holding both outputs would save that set-up time).
+  // Every output's entries from one pass of the integrals.
   const std::int64_t nonzeros = std::int64_t(folded.columns.size());
-  for (int o = 0; o < coupling.outputs(); ++o) {
-    FoldedOutputs out;
-    out.single = single_.data() + o * nonzeros;
-    out.dbl = dbl_.data() + o * nonzeros;
-    out.self_single = self_single_.data() + o * rows_;
-    out.self_double = self_double_.data() + o * rows_;
-    out.nonzeros = nonzeros;
+  FoldedOutputs out;
+  out.outputs = coupling.outputs();
+  for (int o = 0; o < out.outputs; ++o) {
+    out.single[o] = single_.data() + o * nonzeros;
+    out.dbl[o] = dbl_.data() + o * nonzeros;
+    out.self_single[o] = self_single_.data() + o * rows_;
+    out.self_double[o] = self_double_.data() + o * rows_;
     const cplx v = coupling.value_weight(o), w = coupling.derivative_weight(o);
-    out.value_weight = Z{v.real(), v.imag()};
-    out.derivative_weight = Z{w.real(), w.imag()};
-    out.normal_derivatives = coupling.normal_derivatives();
-    folded_entries(disc, k, rows, close, refined, row_start_.data(), columns_.data(), angular,
-                   radial, reconstruction, chunk_pairs, out);
+    out.value_weight[o] = Z{v.real(), v.imag()};
+    out.derivative_weight[o] = Z{w.real(), w.imag()};
   }
+  out.nonzeros = nonzeros;
+  out.normal_derivatives = coupling.normal_derivatives();
+  folded_entries(disc, k, rows, close, refined, row_start_.data(), columns_.data(), angular, radial,
+                 reconstruction, chunk_pairs, out);
 }
 
 void CudaNearFieldCorrection::download_entries(std::span<cplx> single, std::span<cplx> dbl) const {
