@@ -6,7 +6,9 @@
 #   solve   bem_solve on the rigid sphere against the Mie series: cbie, bm (its leaf-block PC) and
 #           rbm (no PC) at k = 8 on icosphere:5..8, and at about 10 elements a wavelength
 #           (k D = 32, 64, 100, 200 on icosphere:5..8), on the GPU; CASES="L_k ..." picks them,
-#           FORMS="cbie bm rbm" the formulations, DEVICE=cpu|gpu the FMM's device.
+#           FORMS="cbie bm rbm" the formulations, DEVICE=cpu|gpu the FMM's device;
+#   ranks   rbm on icosphere:5, k = 8, rtol 1e-10: the GPU's solution against the CPU's, and
+#           mpiexec -n 2 on the GPU (distributed, and sharing the tree) against one rank's.
 # Tables on stdout, logs in $OUT.
 #   source .devrt/device-env && scripts/device_regularised.sh check|solve
 set -uo pipefail
@@ -49,5 +51,25 @@ solve)
            "| $(awk "BEGIN { printf \"%.1f\", $end - $start }")$( [ $status -ne 0 ] && echo " (exit $status)") |"
     done
   done
+  ;;
+ranks)
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  base="-mesh icosphere:5 -k 8 -bem_formulation rbm -ksp_rtol 1e-10"
+  # The relative 2-norm difference of two -bem_csv solutions (columns re, im).
+  diff() {
+    paste -d, "$1" "$2" | awk -F, 'NR > 1 { dr = $4 - $9; di = $5 - $10; d += dr * dr + di * di;
+      n += $4 * $4 + $5 * $5 } END { printf "%.2e", sqrt(d / n) }'
+  }
+  run() {  # name, then the command
+    name=$1
+    shift
+    "$@" -bem_csv "$out/$name.csv" > "$out/$name.log" 2>&1
+    echo "$name: exit $?, $(sed -n 's/.*solver *\([0-9]*\) iterations.*/\1 iterations/p' "$out/$name.log"), $(sed -n 's/.*relative L2 = \(.*\)/L2 error \1/p' "$out/$name.log")"
+  }
+  run cpu bem_solve $base -fmm_device cpu
+  run gpu bem_solve $base -fmm_device gpu
+  run gpu2 mpiexec --bind-to none -n 2 bem_solve $base -fmm_device gpu
+  run gpu2shared mpiexec --bind-to none -n 2 bem_solve $base -fmm_device gpu -fmm_distribute false
+  echo "gpu vs cpu $(diff "$out/gpu.csv" "$out/cpu.csv"), 2 ranks distributed vs 1 $(diff "$out/gpu2.csv" "$out/gpu.csv"), 2 ranks sharing the tree vs 1 $(diff "$out/gpu2shared.csv" "$out/gpu.csv")"
   ;;
 esac
