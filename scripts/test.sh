@@ -18,6 +18,7 @@ if [ "${SANITIZE:-1}" != 0 ]; then
   heavy='ErrorFallsWithOrder|FmmNormalDerivative.MatchesTheDirectSum|MatchesDirectOperator/box'
   heavy+='|HypersingularOperatorConvergesOnTheSphere|DensityReconstruction.FmmMatchesDirect'
   heavy+='|FoldedCorrectionEqualsDenseAccurateOperator|AdjointDoubleLayerConvergesOnTheSphere'
+  heavy+='|RegularisedProblem.SolvesTheMixedMonopole'
   # The wideband FMM's p = 21 case (dense translations' set-up), the rotations against every
   # dense matrix (the translations' and the M2L plan's) and the two-level diagonal chain: the same
   # paths as their smaller siblings.
