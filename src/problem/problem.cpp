@@ -592,64 +592,88 @@ RegularisedCoefficients Problem::regularised_coefficients() const {
   return r;
 }
 
-Problem::RightHandSideParts Problem::right_hand_side_parts(const LayerPotentials &layers) const {
-  if (spec_.formulation != Formulation::Regularised || layers.outputs() != 2)
-    throw Error(
-        "right-hand side parts: a regularised problem and layers with the normal derivatives "
-        "apart are needed");
-  const RowRange rows = layers.rows();
-  const std::size_t count = rows.size(), first = layers.first_row_column();
-  const auto &x = mesh_->centroids();
-  const auto &normals = mesh_->normals();
-  RightHandSideParts f{std::vector<cplx>(count, cplx(0.0)), std::vector<cplx>(count, cplx(0.0))};
+Problem::RightHandSideParts Problem::incident_at(RowRange rows, bool with_derivative) const {
+  RightHandSideParts f{std::vector<cplx>(rows.size(), cplx(0.0)),
+                       std::vector<cplx>(with_derivative ? rows.size() : 0, cplx(0.0))};
   const bool incident = spec_.kind == ProblemKind::Scattering ||
                         (spec_.kind == ProblemKind::Surface && spec_.incident_wave);
-  if (incident)
-    for (std::size_t i = rows.begin; i < rows.end; ++i) {
-      f.value[i - rows.begin] = exact::incident_field(spec_.k, spec_.incident, x[i]);
+  if (!incident) return f;
+  const auto &x = mesh_->centroids();
+  for (std::size_t i = rows.begin; i < rows.end; ++i) {
+    f.value[i - rows.begin] = exact::incident_field(spec_.k, spec_.incident, x[i]);
+    if (with_derivative)
       f.derivative[i - rows.begin] =
-          exact::incident_normal_derivative(spec_.k, spec_.incident, x[i], normals[i]);
-    }
-  // The known boundary data move to f: C and H applied to them.
-  std::vector<cplx> known_double, known_single;
-  std::vector<cplx> known_u(count, cplx(0.0)), known_q(count, cplx(0.0));  // on the rows
+          exact::incident_normal_derivative(spec_.k, spec_.incident, x[i], mesh_->normals()[i]);
+  }
+  return f;
+}
+
+Problem::KnownData Problem::known_data(const LayerPotentials &layers) const {
+  KnownData known;
+  const auto &x = mesh_->centroids();
   if (spec_.kind == ProblemKind::Radiation) {
-    // The monopole's data: Neumann (u unknown) knows q_s, Dirichlet knows u_s.
+    // The monopole's data on every element the layers read: Neumann (u unknown) knows q_s,
+    // Dirichlet knows u_s.
     const bool neumann = spec_.bc == BoundaryCondition::Neumann;
-    const std::vector<cplx> data = column_density(layers, [&](std::size_t e) -> cplx {
-      return neumann ? exact::monopole_normal_derivative(spec_.k, spec_.source, x[e], normals[e])
+    (neumann ? known.q0 : known.u0) = column_density(layers, [&](std::size_t e) -> cplx {
+      return neumann ? exact::monopole_normal_derivative(spec_.k, spec_.source, x[e],
+                                                         mesh_->normals()[e])
                      : exact::monopole(spec_.k, spec_.source, x[e]);
     });
-    (neumann ? known_single : known_double) = data;
-    for (std::size_t r = 0; r < count; ++r) (neumann ? known_q : known_u)[r] = data[first + r];
   } else if (spec_.kind == ProblemKind::Surface) {
+    // u0 where the pressure is given, q0 elsewhere (where some class has a value).
     bool any_u0 = false, any_q0 = false;
     for (const ClassData &d : class_data_) {
       if (d.value == cplx(0.0)) continue;
       (d.pressure_given ? any_u0 : any_q0) = true;
     }
-    const auto known = [&](bool pressure) {
+    const auto known_where = [&](bool pressure) {
       return column_density(layers, [&](std::size_t e) -> cplx {
         const ClassData &d = class_data_[std::size_t(element_class(e))];
         return d.pressure_given == pressure ? d.value : cplx(0.0);
       });
     };
-    if (any_u0) known_double = known(true);
-    if (any_q0) known_single = known(false);
-    for (std::size_t r = 0; r < count; ++r) {
-      if (any_u0) known_u[r] = known_double[first + r];
-      if (any_q0) known_q[r] = known_single[first + r];
+    if (any_u0) known.u0 = known_where(true);
+    if (any_q0) known.q0 = known_where(false);
+  }
+  return known;
+}
+
+void Problem::subtract_known(const LayerPotentials &layers, const LayerCoupling &coupling,
+                             KnownData known, std::span<cplx> f) const {
+  if (known.u0.empty() && known.q0.empty()) return;
+  const std::size_t rows = layers.rows().size(), first = layers.first_row_column();
+  // C and H of the known data are (1/2) u0 - D u0 + S q0 and (1/2) q0 - N u0 + D' q0: each output
+  // of the layers applied to (-u0, q0), with the identities weighted as the output is.
+  std::vector<cplx> parts(f.size());
+  std::vector<cplx> minus_u0 = std::move(known.u0);
+  for (cplx &v : minus_u0) v = -v;
+  layers.apply(minus_u0, known.q0, parts);
+  for (int o = 0; o < coupling.outputs(); ++o) {
+    const cplx v = coupling.value_weight(o), w = coupling.derivative_weight(o);
+    const std::size_t block = std::size_t(o) * rows;
+    for (std::size_t r = 0; r < rows; ++r) {
+      cplx &out = f[block + r];
+      out -= parts[block + r];
+      if (!minus_u0.empty() && v != cplx(0.0)) out -= 0.5 * v * -minus_u0[first + r];
+      if (!known.q0.empty() && w != cplx(0.0)) out -= 0.5 * w * known.q0[first + r];
     }
   }
-  if (known_double.empty() && known_single.empty()) return f;
-  // C u0,q0 = (1/2) u0 - D u0 + S q0 and H = (1/2) q0 - N u0 + D' q0, moved to f.
-  for (cplx &v : known_double) v = -v;
-  std::vector<cplx> parts(2 * count);
-  layers.apply(known_double, known_single, parts);
-  for (std::size_t r = 0; r < count; ++r) {
-    f.value[r] -= parts[r] + 0.5 * known_u[r];
-    f.derivative[r] -= parts[count + r] + 0.5 * known_q[r];
-  }
+}
+
+Problem::RightHandSideParts Problem::right_hand_side_parts(const LayerPotentials &layers) const {
+  if (spec_.formulation != Formulation::Regularised || layers.outputs() != 2)
+    throw Error(
+        "right-hand side parts: a regularised problem and layers with the normal derivatives "
+        "apart are needed");
+  const std::size_t count = layers.rows().size();
+  RightHandSideParts f = incident_at(layers.rows(), true);
+  std::vector<cplx> both(2 * count);
+  std::copy(f.value.begin(), f.value.end(), both.begin());
+  std::copy(f.derivative.begin(), f.derivative.end(), both.begin() + std::ptrdiff_t(count));
+  subtract_known(layers, LayerCoupling::derivative_apart(), known_data(layers), both);
+  std::copy(both.begin(), both.begin() + std::ptrdiff_t(count), f.value.begin());
+  std::copy(both.begin() + std::ptrdiff_t(count), both.end(), f.derivative.begin());
   return f;
 }
 
@@ -661,81 +685,20 @@ bool Problem::uses_single_layer() const {
   return false;
 }
 
-std::vector<cplx> Problem::surface_right_hand_side(const LayerPotentials &layers) const {
-  const RowRange rows = layers.rows();
-  const auto &x = mesh_->centroids();
-  std::vector<cplx> f(rows.size(), cplx(0.0));
-  if (spec_.incident_wave)
-    for (std::size_t i = rows.begin; i < rows.end; ++i) {
-      f[i - rows.begin] = exact::incident_field(spec_.k, spec_.incident, x[i]);
-      if (coupling_ != cplx(0.0))
-        f[i - rows.begin] += coupling_ * exact::incident_normal_derivative(
-                                             spec_.k, spec_.incident, x[i], mesh_->normals()[i]);
-    }
-  // The known parts: u0 where the pressure is given, q0 elsewhere; f -= (1/2) u0 + (alpha/2) q0
-  // - (D + alpha N) u0 + (S + alpha D') q0.
-  bool any_u0 = false, any_q0 = false;
-  for (const ClassData &d : class_data_) {
-    if (d.value == cplx(0.0)) continue;
-    (d.pressure_given ? any_u0 : any_q0) = true;
-  }
-  if (!any_u0 && !any_q0) return f;
-  const auto known = [&](bool pressure) {
-    return column_density(layers, [&](std::size_t e) -> cplx {
-      const ClassData &d = class_data_[std::size_t(element_class(e))];
-      return d.pressure_given == pressure ? d.value : cplx(0.0);
-    });
-  };
-  std::vector<cplx> u0 = any_u0 ? known(true) : std::vector<cplx>(),
-                    q0 = any_q0 ? known(false) : std::vector<cplx>();
-  std::vector<cplx> layer_part(rows.size());
-  std::vector<cplx> minus_u0 = u0;
-  for (cplx &v : minus_u0) v = -v;
-  layers.apply(minus_u0, q0, layer_part);
-  const std::size_t first = layers.first_row_column();
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    f[r] -= layer_part[r];
-    if (any_u0) f[r] -= 0.5 * u0[first + r];
-    if (any_q0) f[r] -= 0.5 * coupling_ * q0[first + r];
-  }
-  return f;
-}
-
 std::vector<cplx> Problem::right_hand_side(const LayerPotentials &layers) const {
   if (spec_.formulation == Formulation::Regularised)
     throw Error("the regularised formulation's right-hand side is right_hand_side_parts()");
   if (layers.coupling() != coupling_ || layers.outputs() != 1)
     throw Error("right-hand side: the layer potentials' coupling is not the problem's");
-  if (spec_.kind == ProblemKind::Surface) return surface_right_hand_side(layers);
-  const RowRange rows = layers.rows();
-  const auto &x = mesh_->centroids();
-  std::vector<cplx> f(rows.size());
-  if (spec_.kind == ProblemKind::Scattering) {
-    for (std::size_t i = rows.begin; i < rows.end; ++i) {
-      f[i - rows.begin] = exact::incident_field(spec_.k, spec_.incident, x[i]);
-      if (coupling_ != cplx(0.0))
-        f[i - rows.begin] += coupling_ * exact::incident_normal_derivative(
-                                             spec_.k, spec_.incident, x[i], mesh_->normals()[i]);
-    }
-    return f;
-  }
-  // Radiation: the monopole's boundary data on every element the layers read (their columns),
-  // then the layer operator the known half of the BIE needs.
-  const std::vector<cplx> data = column_density(layers, [&](std::size_t e) -> cplx {
-    return spec_.bc == BoundaryCondition::Neumann
-               ? -exact::monopole_normal_derivative(spec_.k, spec_.source, x[e],
-                                                    mesh_->normals()[e])  // -S q
-               : exact::monopole(spec_.k, spec_.source, x[e]);            // D u - u/2
-  });
-  const std::size_t first = layers.first_row_column();
-  if (spec_.bc == BoundaryCondition::Neumann) {
-    layers.apply({}, data, f);
-    if (coupling_ != cplx(0.0))  // -(alpha/2) q_s
-      for (std::size_t r = 0; r < rows.size(); ++r) f[r] += 0.5 * coupling_ * data[first + r];
-  } else {
-    layers.apply(data, {}, f);
-    for (std::size_t r = 0; r < rows.size(); ++r) f[r] -= 0.5 * data[first + r];
-  }
+  // u_inc + alpha du_inc/dn, then the known data (the radiating monopole's, the surface
+  // conditions' values) moved over: f -= (1/2) u0 + (alpha/2) q0 - (D + alpha N) u0 +
+  // (S + alpha D') q0.
+  const bool with_derivative = coupling_ != cplx(0.0);
+  RightHandSideParts incident = incident_at(layers.rows(), with_derivative);
+  std::vector<cplx> f = std::move(incident.value);
+  if (with_derivative)
+    for (std::size_t r = 0; r < f.size(); ++r) f[r] += coupling_ * incident.derivative[r];
+  subtract_known(layers, coupling_, known_data(layers), f);
   return f;
 }
 

@@ -167,7 +167,20 @@ class Problem {
   const SurfaceFacts &facts() const { return facts_; }
 
  private:
-  std::vector<cplx> surface_right_hand_side(const LayerPotentials &layers) const;
+  // u_inc and (with_derivative) du_inc/dn at the rows' collocation points; zero without an
+  // incident wave.
+  RightHandSideParts incident_at(RowRange rows, bool with_derivative) const;
+  // The boundary data the problem knows, on the layers' columns (empty where none): u0 (the
+  // radiating monopole's u_s with Dirichlet data, given pressures) and q0 (its q_s with Neumann
+  // data, velocities).
+  struct KnownData {
+    std::vector<cplx> u0, q0;
+  };
+  KnownData known_data(const LayerPotentials &layers) const;
+  // f (the layers' outputs, outputs() x rows) -= the layers' operators applied to the known data,
+  // with their identities weighted as each output is (coupling: the layers').
+  void subtract_known(const LayerPotentials &layers, const LayerCoupling &coupling, KnownData known,
+                      std::span<cplx> f) const;
   // Surface conditions: per element the identity (a + coupling b) / 2 and the layers' -a and b.
   std::shared_ptr<ElementCoefficients> element_coefficients(cplx coupling) const;
   // The exact solution of surface conditions where SurfaceFacts found one.

@@ -84,23 +84,35 @@ std::vector<cplx> gmres(Apply&& apply, const std::vector<cplx>& b, double tolera
   return x;
 }
 
+// The curvature correction c_i of D' on the discretisation's mesh (from its Laplace layers, as
+// bem_solve forms it).
+std::vector<double> curvature_correction(const Discretization& disc) {
+  const Mesh& mesh = disc.mesh();
+  const RowRange rows{0, mesh.size()};
+  const DirectLayerPotentials plain(disc, 0.0, rows, NearFieldOptions{});
+  const DirectLayerPotentials coupled(disc, 0.0, rows, NearFieldOptions{}, cplx(mesh.diameter()));
+  return adjoint_double_layer_curvature_correction(mesh, plain, coupled, kFeatureAngle);
+}
+
+// scale c_i added to the layers' D' diagonal (alpha with combined layers, 1 apart).
+void add_curvature_extra(DirectLayerPotentials& layers, const std::vector<double>& c, cplx scale) {
+  std::vector<cplx> extra(c.size());
+  for (std::size_t i = 0; i < c.size(); ++i) extra[i] = scale * c[i];
+  layers.set_single_layer_diagonal_extra(std::move(extra));
+}
+
 // Burton-Miller layers of a mesh as bem_solve builds them without the FMM: the quadratic read of
 // the double density, the 6-point rule, D' corrected for the flat elements' curvature.
 struct Layers {
   Layers(const Mesh& mesh, double k)
       : disc(mesh, 6),
+        curvature(curvature_correction(disc)),
         layers(disc, k, RowRange{0, mesh.size()}, NearFieldOptions{}, default_bm_alpha(k),
                DensityModel::quadratic) {
-    const RowRange rows{0, mesh.size()};
-    const DirectLayerPotentials plain(disc, 0.0, rows, NearFieldOptions{});
-    const DirectLayerPotentials coupled(disc, 0.0, rows, NearFieldOptions{}, cplx(mesh.diameter()));
-    const std::vector<double> c =
-        adjoint_double_layer_curvature_correction(mesh, plain, coupled, kFeatureAngle);
-    std::vector<cplx> extra(c.size());
-    for (std::size_t i = 0; i < c.size(); ++i) extra[i] = default_bm_alpha(k) * c[i];
-    layers.set_single_layer_diagonal_extra(std::move(extra));
+    add_curvature_extra(layers, curvature, default_bm_alpha(k));
   }
   Discretization disc;
+  std::vector<double> curvature;
   DirectLayerPotentials layers;
 };
 
@@ -409,21 +421,13 @@ TEST(RegularisedProblem, RowsAreTheEquationPlusTheRegularisedDerivative) {
 
   const Discretization disc(mesh, 6);
   const NearFieldOptions near;
-  const DirectLayerPotentials plain0(disc, 0.0, rows, near);
-  const DirectLayerPotentials coupled0(disc, 0.0, rows, near, cplx(mesh.diameter()));
-  const std::vector<double> c =
-      adjoint_double_layer_curvature_correction(mesh, plain0, coupled0, kFeatureAngle);
-  const auto with_extra = [&](DirectLayerPotentials& layers, cplx scale) {
-    std::vector<cplx> extra(n);
-    for (std::size_t e = 0; e < n; ++e) extra[e] = scale * c[e];
-    layers.set_single_layer_diagonal_extra(std::move(extra));
-  };
+  const std::vector<double> c = curvature_correction(disc);
   const DensityModel quadratic = DensityModel::quadratic;
   DirectLayerPotentials plain(disc, k, rows, near, 0.0, quadratic);
   DirectLayerPotentials combined(disc, k, rows, near, alpha, quadratic);
   DirectLayerPotentials apart(disc, k, rows, near, regularised.layer_coupling(), quadratic);
-  with_extra(combined, alpha);
-  with_extra(apart, 1.0);
+  add_curvature_extra(combined, c, alpha);
+  add_curvature_extra(apart, c, 1.0);
   const Discretization centroids(mesh, 1);
   const DirectLayerPotentials regulariser(centroids, 0.0, rows, near, 0.0);
 
@@ -534,12 +538,7 @@ TEST(RegularisedProblem, SolvesTheMixedMonopole) {
     const Discretization centroids(mesh, 1);
     DirectLayerPotentials apart(l.disc, k, rows, NearFieldOptions{}, problem.layer_coupling(),
                                 DensityModel::quadratic);
-    const DirectLayerPotentials plain0(l.disc, 0.0, rows, NearFieldOptions{});
-    const DirectLayerPotentials coupled0(l.disc, 0.0, rows, NearFieldOptions{},
-                                         cplx(mesh.diameter()));
-    std::vector<double> c =
-        adjoint_double_layer_curvature_correction(mesh, plain0, coupled0, kFeatureAngle);
-    apart.set_single_layer_diagonal_extra(std::vector<cplx>(c.begin(), c.end()));
+    add_curvature_extra(apart, l.curvature, 1.0);
     const DirectLayerPotentials regulariser(centroids, 0.0, rows, NearFieldOptions{}, 0.0);
     const RegularisedOperator op(apart, regulariser, problem.regularised_coefficients());
     const Problem::RightHandSideParts parts = problem.right_hand_side_parts(apart);
