@@ -98,3 +98,18 @@ if __name__ == "__main__":
                 Sk = sphere_eigenvalues(1j * kappa, nmax)[0]
                 row.append(gmres_iterations(0.5 - D - 1j * Sk * N, wts))
             print(f"| {k:g} | {nmax} | " + " | ".join(str(r) for r in row) + " |")
+    # The regulariser fmbem builds (the Laplace single layer, kappa -> 0) and kappa = k/2.
+    print()
+    print("| k | n_max | bm | reg, Laplace S~ (kappa = 0) | kappa = k/2 | kappa = k |")
+    print("|---|---|---|---|---|---|")
+    for k, sizes in ((8.0, (160, 640, 2000)), (16.0, (160, 640, 2000)), (32.0, (160, 640, 2000)),
+                     (64.0, (640, 2000)), (100.0, (400, 1000))):
+        for nmax in sizes:
+            S, D, Dp, N = sphere_eigenvalues(k, nmax)
+            wts = 2 * np.arange(nmax + 1) + 1.0
+            row = [gmres_iterations(0.5 - D - (1j / k) * N, wts)]
+            # kappa = 1e-3 stands for the Laplace limit (the ratios' recurrences need z != 0).
+            for kappa in (1e-3, k / 2, k):
+                Sk = sphere_eigenvalues(1j * kappa, nmax)[0]
+                row.append(gmres_iterations(0.5 - D - 1j * Sk * N, wts))
+            print(f"| {k:g} | {nmax} | " + " | ".join(str(r) for r in row) + " |")
