@@ -83,17 +83,20 @@ std::unique_ptr<const DensityReconstruction> reconstruction_for(
 
 }  // namespace
 
-CorrectedLayerPotentials::CorrectedLayerPotentials(
-    const Discretization& disc, double k, RowRange rows, const NearFieldOptions& near_options,
-    LayerCoupling coupling, DensityModel double_density, std::span<const std::size_t> elements_read)
+CorrectedLayerPotentials::CorrectedLayerPotentials(const Discretization& disc, fmm::Wavenumber k,
+                                                   RowRange rows,
+                                                   const NearFieldOptions& near_options,
+                                                   LayerCoupling coupling,
+                                                   DensityModel double_density,
+                                                   std::span<const std::size_t> elements_read)
     : CorrectedLayerPotentials(
           disc, k, rows, near_options, coupling, double_density, elements_read,
           part_refined_pattern(disc, rows, near_options, double_density, elements_read)) {}
 
 CorrectedLayerPotentials::CorrectedLayerPotentials(
-    const Discretization& disc, double k, RowRange rows, const NearFieldOptions& near_options,
-    LayerCoupling coupling, DensityModel double_density, std::span<const std::size_t> elements_read,
-    const std::optional<NearFieldPattern>& refined)
+    const Discretization& disc, fmm::Wavenumber k, RowRange rows,
+    const NearFieldOptions& near_options, LayerCoupling coupling, DensityModel double_density,
+    std::span<const std::size_t> elements_read, const std::optional<NearFieldPattern>& refined)
     : disc_(&disc),
       rows_(rows),
       k_(k),
@@ -272,6 +275,9 @@ void CorrectedLayerPotentials::require_combined(const char* what) const {
   if (coupling_.apart)
     throw Error(std::string("layer potentials: ") + what +
                 " of layers with the normal derivatives apart (no one operator)");
+  if (k_.imaginary)
+    throw Error(std::string("layer potentials: ") + what +
+                " of the screened kernel's layers (they serve the regulariser's product alone)");
 }
 
 std::vector<cplx> CorrectedLayerPotentials::near_block(const OperatorCoefficients& c) const {
@@ -292,7 +298,7 @@ void CorrectedLayerPotentials::near_block_device(const OperatorCoefficients& c,
   require_combined("the near block");
   if (!near_.on_device())
     throw Error("layer potentials: the near block on the GPU needs the correction there");
-  near_.device()->near_block(*disc_, k_, rows_, coupling_.alpha, reconstruction_.get(), c,
+  near_.device()->near_block(*disc_, k_.magnitude, rows_, coupling_.alpha, reconstruction_.get(), c,
                              single_extra_, device_block);
 }
 
@@ -327,8 +333,8 @@ std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoeffi
       regular.assign(std::size_t(row_end - row_begin), RegularPair{});
       // The constant read: each column's own element.
       for (std::size_t at = 0; at < regular.size(); ++at)
-        regular[at] =
-            constant_read_regular(*disc_, k_, coupling, std::size_t(row_begin[at]), x, n_x);
+        regular[at] = constant_read_regular(*disc_, k_.magnitude, coupling,
+                                            std::size_t(row_begin[at]), x, n_x);
       // The quadratic read: u_j enters the quadratic of every element l whose stencil holds j,
       // the elements of j's own stencil (vertex neighbourhoods are symmetric). Each such l's
       // rule integrals are formed once for the row and scattered to the row's columns in its
@@ -344,7 +350,7 @@ std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoeffi
         for (const std::int32_t element : elements) {
           const std::size_t l = std::size_t(element);
           const MonomialMoments rule =
-              regular_monomial_moments(*disc_, *reconstruction_, k_, l, x, n_x);
+              regular_monomial_moments(*disc_, *reconstruction_, k_.magnitude, l, x, n_x);
           const auto stencil = reconstruction_->stencil(l);
           for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
             const cplx weight = rule.double_layer[t] + coupling * rule.hypersingular[t];
@@ -375,14 +381,15 @@ RegularPair CorrectedLayerPotentials::regular_pair(std::size_t i, std::size_t j)
   const Mesh& mesh = disc_->mesh();
   const Vec3& x = mesh.centroids()[i];
   const cplx coupling = coupling_.alpha;
-  RegularPair regular = constant_read_regular(*disc_, k_, coupling, j, x, mesh.normals()[i]);
+  RegularPair regular =
+      constant_read_regular(*disc_, k_.magnitude, coupling, j, x, mesh.normals()[i]);
   if (reconstruction_) {
     // u_j also enters the quadratic of every element l whose stencil holds j (the stencils are
     // vertex neighbourhoods, so those are the elements of j's own stencil).
     for (const std::int32_t element : reconstruction_->stencil(j)) {
       const std::size_t l = std::size_t(element);
       const MonomialMoments rule =
-          regular_monomial_moments(*disc_, *reconstruction_, k_, l, x, mesh.normals()[i]);
+          regular_monomial_moments(*disc_, *reconstruction_, k_.magnitude, l, x, mesh.normals()[i]);
       for (int t = 0; t < DensityReconstruction::kTerms; ++t)
         regular.double_layer += (rule.double_layer[t] + coupling * rule.hypersingular[t]) *
                                 reconstruction_->coefficient(l, t, j);

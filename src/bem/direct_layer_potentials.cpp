@@ -7,8 +7,8 @@
 
 namespace fmbem {
 
-DirectLayerPotentials::DirectLayerPotentials(const Discretization& disc, double k, RowRange rows,
-                                             const NearFieldOptions& near_options,
+DirectLayerPotentials::DirectLayerPotentials(const Discretization& disc, fmm::Wavenumber k,
+                                             RowRange rows, const NearFieldOptions& near_options,
                                              LayerCoupling coupling, DensityModel double_density)
     : CorrectedLayerPotentials(disc, k, rows, near_options, coupling, double_density),
       k_(k),

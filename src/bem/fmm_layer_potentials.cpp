@@ -21,7 +21,7 @@ NearFieldOptions with_device(NearFieldOptions near, const fmm::FmmOptions& fmm_o
 
 }  // namespace
 
-FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, RowRange rows,
+FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, fmm::Wavenumber k, RowRange rows,
                                        const NearFieldOptions& near_options,
                                        const fmm::FmmOptions& fmm_options,
                                        fmm::FmmObserver* observer, LayerCoupling coupling,
@@ -32,7 +32,7 @@ FmmLayerPotentials::FmmLayerPotentials(const Discretization& disc, double k, Row
                          observer, coupling, double_density) {}
 
 FmmLayerPotentials::FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part,
-                                       const Discretization& disc, double k, RowRange rows,
+                                       const Discretization& disc, fmm::Wavenumber k, RowRange rows,
                                        const NearFieldOptions& near_options,
                                        fmm::FmmObserver* observer, LayerCoupling coupling,
                                        DensityModel double_density)
@@ -58,8 +58,8 @@ FmmLayerPotentials::FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part,
         "defect: please report it)");
 }
 
-std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& disc, double k,
-                                                       RowRange rows,
+std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& disc,
+                                                       fmm::Wavenumber k, RowRange rows,
                                                        const fmm::FmmOptions& fmm_options,
                                                        fmm::FmmObserver* observer,
                                                        const LayerCoupling& coupling,
@@ -70,6 +70,7 @@ std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& dis
   const std::span<const Vec3> targets = collocation_points.subspan(rows.begin, rows.size());
   fmm::FmmOptions options = fmm_options;
   options.skip_radius = disc.coincidence_radius();
+  options.screened = k.imaginary;
   // A part forms the strengths of the points it reads alone (regular_sum): per-apply arrays of
   // the part's size, not the problem's.
   options.strengths_of_sources_read = part.has_value();
@@ -82,8 +83,8 @@ std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& dis
           ? std::span<const Vec3>{}
           : std::span<const Vec3>(disc.mesh().normals()).subspan(rows.begin, rows.size());
   return std::make_unique<fmm::Fmm>(
-      k, disc.quadrature_points(), quadrature_point_normals(disc), targets, collocation_points,
-      options, observer,
+      k.magnitude, disc.quadrature_points(), quadrature_point_normals(disc), targets,
+      collocation_points, options, observer,
       fmm::TargetNormalDerivative{target_normals, coupling.alpha, coupling.apart}, part);
 }
 

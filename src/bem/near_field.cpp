@@ -168,14 +168,21 @@ NearFieldPattern folded_pattern(const NearFieldPattern& refined,
   return p;
 }
 
-NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
-                                         const NearFieldOptions& options, LayerCoupling coupling,
+NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenumber wavenumber,
+                                         RowRange rows, const NearFieldOptions& options,
+                                         LayerCoupling coupling,
                                          const DensityReconstruction* reconstruction,
                                          const NearFieldPattern* refined_given)
     : rows_(rows), outputs_(coupling.outputs()) {
   if (!(options.near_factor >= 1.0))
     throw Error("-bem_near_factor must be at least 1 (it is " +
                 std::to_string(options.near_factor) + ")");
+  const bool screened = wavenumber.imaginary;
+  const double k = wavenumber.magnitude;
+  if (screened && (reconstruction || coupling.normal_derivatives()))
+    throw Error(
+        "the near-field correction of the screened kernel: S and D with the constant "
+        "read alone");
   const Mesh& mesh = disc.mesh();
   const std::size_t outputs = std::size_t(outputs_);
   self_single_.resize(outputs * rows.size());
@@ -213,7 +220,8 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
   if (options.gpu) {
     fmm::require_gpu("the near-field correction on the GPU");
 #if FMBEM_HAVE_CUDA
-    gpu_ = make_gpu_near_field_correction(disc, k, rows, row_start_, columns_, angular, coupling);
+    gpu_ = make_gpu_near_field_correction(disc, wavenumber, rows, row_start_, columns_, angular,
+                                          coupling);
     gpu_->download_self_terms(self_single_, self_double_);
 #endif
     return;
@@ -249,9 +257,13 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, double k, R
           }
         }
       } else {
-        const PanelIntegrals exact = panel_integrals(k, a, b, c, x, angular);
+        const PanelIntegrals exact = screened ? screened_panel_integrals(k, a, b, c, x, angular)
+                                              : panel_integrals(k, a, b, c, x, angular);
         const host_device::RegularSums<cplx> regular =
-            host_device::regular_sums<cplx, host_device::kLayers>(k, rule, x, n_x);
+            screened
+                ? host_device::regular_sums<cplx, host_device::kLayers | host_device::kScreened>(
+                      k, rule, x, n_x)
+                : host_device::regular_sums<cplx, host_device::kLayers>(k, rule, x, n_x);
         single_[std::size_t(at)] = exact.single_layer - regular.single_layer;
         double_[std::size_t(at)] = exact.double_layer - regular.double_layer;
         if (j == i) {

@@ -55,10 +55,29 @@ void PointSources::fill(std::span<const Vec3> points, std::span<const Vec3> norm
   }
 }
 
-// Built for x86-64-v3 (AVX2 + FMA) and for the baseline; the loader picks the one the
-// CPU runs (4-wide libmvec sin/cos on AVX2 machines).
-__attribute__((target_clones("arch=x86-64-v3", "default"))) cplx PointSources::potential(
-    std::size_t begin, std::size_t end, double k, const Vec3& x, double skip_radius2) const {
+// The kernel's phase exp(ikr) = c + i s and z = ikr at one distance: for a real k z = i kr, for
+// the screened kernel (k = i kappa) z = -kappa r and exp(z) real. Compile-time, so that the real-k
+// loops keep their cost.
+template <bool Screened>
+[[gnu::always_inline]] inline void kernel_phase(double k, double r, double& c, double& s,
+                                                double& z_re, double& z_im) {
+  if constexpr (Screened) {
+    z_re = -k * r;
+    z_im = 0.0;
+    c = std::exp(z_re);
+    s = 0.0;
+  } else {
+    z_re = 0.0;
+    z_im = k * r;
+    c = std::cos(z_im);
+    s = std::sin(z_im);
+  }
+}
+
+template <bool Screened>
+[[gnu::always_inline]] inline cplx PointSources::potential_loop(std::size_t begin, std::size_t end,
+                                                                double k, const Vec3& x,
+                                                                double skip_radius2) const {
   const double* __restrict px = x_.data();
   const double* __restrict py = y_.data();
   const double* __restrict pz = z_.data();
@@ -81,15 +100,16 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) cplx PointSources::p
     // -ffast-math reassociates that into ((r + 1) - keep), losing all digits of r below 1e-16.)
     const double keep = std::fmin(1.0, std::fmax(0.0, (r2 - skip_radius2) * 1e300));
     const double inv_r = keep / std::fmax(r, 1e-300);
-    const double kr = k * r;
-    const double c = std::cos(kr), s = std::sin(kr);
+    double c, s, z_re, z_im;
+    kernel_phase<Screened>(k, r, c, s, z_re, z_im);
     // Charge: exp(ikr) / r q.
     const double g_re = c * inv_r, g_im = s * inv_r;
     acc_re += g_re * qr[q] - g_im * qi[q];
     acc_im += g_re * qi[q] + g_im * qr[q];
     // Dipole: exp(ikr) (ikr - 1) / r^3 (y - x) . (d n).
     const double inv_r3 = inv_r * inv_r * inv_r;
-    const double f_re = (-c - s * kr) * inv_r3, f_im = (c * kr - s) * inv_r3;
+    const double f_re = (c * (z_re - 1.0) - s * z_im) * inv_r3,
+                 f_im = (s * (z_re - 1.0) + c * z_im) * inv_r3;
     const double p_re = dx * drx[q] + dy * dry[q] + dz * drz[q];
     const double p_im = dx * dix[q] + dy * diy[q] + dz * diz[q];
     acc_re += f_re * p_re - f_im * p_im;
@@ -98,14 +118,23 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) cplx PointSources::p
   return cplx(acc_re, acc_im) * inv_4pi;
 }
 
-// With d = y - x, t = d . n_x, D = d n_y (the dipole vector), f = exp(ikr)(ikr - 1) / r^3 and
-// g = exp(ikr)(3 - k^2 r^2 - 3ikr) / r^5 (4 pi G'(r) / r and 4 pi F'(r) / r of kernel.hpp):
+// Built for x86-64-v3 (AVX2 + FMA) and for the baseline; the loader picks the one the
+// CPU runs (4-wide libmvec sin/cos on AVX2 machines).
+__attribute__((target_clones("arch=x86-64-v3", "default"))) cplx PointSources::potential(
+    std::size_t begin, std::size_t end, Wavenumber k, const Vec3& x, double skip_radius2) const {
+  return k.imaginary ? potential_loop<true>(begin, end, k.magnitude, x, skip_radius2)
+                     : potential_loop<false>(begin, end, k.magnitude, x, skip_radius2);
+}
+
+// With d = y - x, t = d . n_x, D = d n_y (the dipole vector), z = ikr, f = exp(z)(z - 1) / r^3
+// and g = exp(z)(3 + z^2 - 3z) / r^5 (4 pi G'(r) / r and 4 pi F'(r) / r of kernel.hpp):
 //   4 pi value             = exp(ikr) / r q + f (d . D),
 //   4 pi normal derivative = -(f (t q + n_x . D) + g t (d . D)).
-__attribute__((target_clones("arch=x86-64-v3", "default"))) PointSources::ValueAndNormalDerivative
-PointSources::potential_and_normal_derivative(std::size_t begin, std::size_t end, double k,
-                                              const Vec3& x, const Vec3& n_x,
-                                              double skip_radius2) const {
+template <bool Screened>
+[[gnu::always_inline]] inline PointSources::ValueAndNormalDerivative
+PointSources::potential_and_normal_derivative_loop(std::size_t begin, std::size_t end, double k,
+                                                   const Vec3& x, const Vec3& n_x,
+                                                   double skip_radius2) const {
   const double* __restrict px = x_.data();
   const double* __restrict py = y_.data();
   const double* __restrict pz = z_.data();
@@ -124,14 +153,16 @@ PointSources::potential_and_normal_derivative(std::size_t begin, std::size_t end
     const double dx = px[q] - x.x, dy = py[q] - x.y, dz = pz[q] - x.z;  // y - x
     const double r2 = dx * dx + dy * dy + dz * dz;
     const double r = std::sqrt(r2);
-    // Skipped pairs: see potential().
+    // Skipped pairs: see potential_loop().
     const double keep = std::fmin(1.0, std::fmax(0.0, (r2 - skip_radius2) * 1e300));
     const double inv_r = keep / std::fmax(r, 1e-300);
-    const double kr = k * r;
-    const double c = std::cos(kr), s = std::sin(kr);
+    double c, s, z_re, z_im;
+    kernel_phase<Screened>(k, r, c, s, z_re, z_im);
     const double inv_r2 = inv_r * inv_r, inv_r3 = inv_r2 * inv_r;
-    const double f_re = (-c - s * kr) * inv_r3, f_im = (c * kr - s) * inv_r3;
-    const double a = 3.0 - kr * kr, b = -3.0 * kr, inv_r5 = inv_r3 * inv_r2;
+    const double f_re = (c * (z_re - 1.0) - s * z_im) * inv_r3,
+                 f_im = (s * (z_re - 1.0) + c * z_im) * inv_r3;
+    const double a = 3.0 + z_re * z_re - z_im * z_im - 3.0 * z_re,
+                 b = 2.0 * z_re * z_im - 3.0 * z_im, inv_r5 = inv_r3 * inv_r2;
     const double g_re = (c * a - s * b) * inv_r5, g_im = (c * b + s * a) * inv_r5;
     const double p_re = dx * drx[q] + dy * dry[q] + dz * drz[q];  // d . D
     const double p_im = dx * dix[q] + dy * diy[q] + dz * diz[q];
@@ -145,6 +176,16 @@ PointSources::potential_and_normal_derivative(std::size_t begin, std::size_t end
     b_im += f_re * u_im + f_im * u_re + t * (g_re * p_im + g_im * p_re);
   }
   return {cplx(v_re, v_im) * inv_4pi, -cplx(b_re, b_im) * inv_4pi};
+}
+
+__attribute__((target_clones("arch=x86-64-v3", "default"))) PointSources::ValueAndNormalDerivative
+PointSources::potential_and_normal_derivative(std::size_t begin, std::size_t end, Wavenumber k,
+                                              const Vec3& x, const Vec3& n_x,
+                                              double skip_radius2) const {
+  return k.imaginary ? potential_and_normal_derivative_loop<true>(begin, end, k.magnitude, x, n_x,
+                                                                  skip_radius2)
+                     : potential_and_normal_derivative_loop<false>(begin, end, k.magnitude, x, n_x,
+                                                                   skip_radius2);
 }
 
 }  // namespace fmbem::fmm

@@ -78,6 +78,25 @@ void scaled_hankel(int max_n, double x, cplx* hhat) {
   }
 }
 
+void regular_radial(int max_n, Wavenumber k, double r, double* out) {
+  if (max_n < 0 || max_n > max_basis_degree) throw Error("regular radial: degree out of range");
+  if (k.imaginary)
+    host_device::scaled_modified_bessel_i(max_n, k.magnitude * r, out);
+  else
+    scaled_bessel_j(max_n, k.magnitude * r, out);
+}
+
+void singular_radial(int max_n, Wavenumber k, double r, cplx* out) {
+  if (max_n < 0 || max_n > max_basis_degree) throw Error("singular radial: degree out of range");
+  if (!k.imaginary) {
+    scaled_hankel(max_n, k.magnitude * r, out);
+    return;
+  }
+  std::array<double, max_basis_degree + 1> khat;
+  host_device::scaled_modified_bessel_k(max_n, k.magnitude * r, khat.data());
+  for (int n = 0; n <= max_n; ++n) out[n] = khat[n];
+}
+
 void spherical_harmonics(int max_n, const Vec3& r, cplx* y) {
   if (max_n < 0 || max_n > max_harmonic_degree)
     throw Error("spherical harmonics: degree out of range");
@@ -126,18 +145,18 @@ void scale_by_degree(int max_n, const Radial* radial, double power_0, double rat
 
 }  // namespace
 
-void regular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out) {
+void regular_basis(int max_n, Wavenumber k, double sigma, const Vec3& r, cplx* out) {
   std::array<double, max_basis_degree + 1> jhat;
   const double len = norm(r);
-  scaled_bessel_j(max_n, k * len, jhat.data());
+  regular_radial(max_n, k, len, jhat.data());
   spherical_harmonics(max_n, r, out);
   scale_by_degree(max_n, jhat.data(), 1.0, len / sigma, out);  // (|r| / sigma)^n
 }
 
-void singular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out) {
+void singular_basis(int max_n, Wavenumber k, double sigma, const Vec3& r, cplx* out) {
   std::array<cplx, max_basis_degree + 1> hhat;
   const double len = norm(r);
-  scaled_hankel(max_n, k * len, hhat.data());
+  singular_radial(max_n, k, len, hhat.data());
   spherical_harmonics(max_n, r, out);
   scale_by_degree(max_n, hhat.data(), sigma / len, sigma / len, out);  // (sigma / |r|)^(n+1)
 }

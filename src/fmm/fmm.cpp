@@ -125,7 +125,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
          std::span<const Vec3> targets, std::span<const Vec3> splitting_points,
          const FmmOptions& options, FmmObserver* observer,
          const TargetNormalDerivative& normal_derivative, const std::optional<FmmPart>& part)
-    : k_(k),
+    : k_(options.screened ? Wavenumber::screened(k) : Wavenumber(k)),
       options_(options),
       source_count_(sources.size()),
       with_normals_(!source_normals.empty()),
@@ -173,7 +173,7 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
             OctreeOptions{.max_leaf = options_.max_leaf, .min_leaf_level = level});
     // Cells too large for the low-frequency expansions translate in the diagonal form (a
     // wideband FMM): the whole tree's plan, before the near lists, which take its direct pairs.
-    if (k_ > 0.0 && options.high_frequency)
+    if (k_.oscillation() > 0.0 && options.high_frequency)
       plan_diagonal_levels(sources, targets, splitting_points, wideband_eps(options), part);
     for (int leaf : tree_->leaves())
       if (tree_->cells()[leaf].target_begin < tree_->cells()[leaf].target_end)
@@ -209,8 +209,9 @@ void Fmm::plan_diagonal_levels(std::span<const Vec3> sources, std::span<const Ve
   // An order chosen from the tolerance rises where the levels below the diagonal ones need it;
   // one the caller gave stays (and without a valid plan the FMM stays low-frequency).
   const int given_order = order_;
-  if (options_.order <= 0) order_ = wideband_order(shape, given_order, k_, eps);
-  WidebandPlan wideband = build_wideband_plan(shape, order_, k_, eps);
+  const double k = k_.oscillation();
+  if (options_.order <= 0) order_ = wideband_order(shape, given_order, k, eps);
+  WidebandPlan wideband = build_wideband_plan(shape, order_, k, eps);
   // No leaf on the diagonal levels: their points would each form and evaluate signatures of the
   // level's bandwidth (and their deferred pairs be summed directly); split down to the
   // conversion level they take the low-frequency P2M and L2P there instead. The widths are the
@@ -226,12 +227,12 @@ void Fmm::plan_diagonal_levels(std::span<const Vec3> sources, std::span<const Ve
     tree_ = std::make_unique<Octree>(
         sources, targets, splitting_points,
         OctreeOptions{.max_leaf = options_.max_leaf, .min_leaf_level = wideband.switch_level + 1});
-    if (options_.order <= 0) order_ = wideband_order(*tree_, given_order, k_, eps);
-    wideband = build_wideband_plan(*tree_, order_, k_, eps);
+    if (options_.order <= 0) order_ = wideband_order(*tree_, given_order, k, eps);
+    wideband = build_wideband_plan(*tree_, order_, k, eps);
   }
   if (!wideband.uses_diagonal_form()) return;
   if (!part) {
-    diagonal_ = std::make_unique<DiagonalLevels>(*tree_, std::move(wideband), k_, order_, eps);
+    diagonal_ = std::make_unique<DiagonalLevels>(*tree_, std::move(wideband), k, order_, eps);
     return;
   }
   if (!wideband.direct_pairs.empty())
@@ -253,7 +254,7 @@ void Fmm::plan_diagonal_levels(std::span<const Vec3> sources, std::span<const Ve
     for (int a = whole; a >= 0 && !wanted[std::size_t(a)]; a = shape.cells()[std::size_t(a)].parent)
       wanted[std::size_t(a)] = 1;
   }
-  diagonal_ = std::make_unique<DiagonalLevels>(shape, std::move(wideband), k_, order_, eps,
+  diagonal_ = std::make_unique<DiagonalLevels>(shape, std::move(wideband), k, order_, eps,
                                                std::move(wanted), std::move(held));
 }
 
@@ -493,10 +494,11 @@ void Fmm::build_translations(bool gpu) {
   // truncated to it after M2M (and, on the GPU, the locals after M2L), so that every executor
   // and part translates the same truncated expansions.
   const int first_m2l_level = diagonal_ ? diagonal_->conversion_level() : 2;
-  level_orders_ = options_.order <= 0 && k_ > 0.0
-                      ? low_frequency_level_orders(tree, p, order_for_tolerance(options_.tolerance),
-                                                   k_, wideband_eps(options_), first_m2l_level)
-                      : std::vector<int>(std::size_t(num_levels), p);
+  level_orders_ =
+      options_.order <= 0 && k_.oscillation() > 0.0
+          ? low_frequency_level_orders(tree, p, order_for_tolerance(options_.tolerance),
+                                       k_.oscillation(), wideband_eps(options_), first_m2l_level)
+          : std::vector<int>(std::size_t(num_levels), p);
   truncated_levels_.clear();
   for (int level = 0; level < num_levels; ++level)
     if (level_orders_[std::size_t(level)] < p) truncated_levels_.push_back(level);
@@ -518,7 +520,7 @@ void Fmm::build_translations(bool gpu) {
     statistics_.translation_bytes += lv.matrices.size() * sizeof(cplx) +
                                      lv.pairs.size() * sizeof(M2LPair) +
                                      (lv.rotations ? lv.rotations->bytes() : 0);
-    if (statistics_.max_kappa == 0.0) statistics_.max_kappa = k_ * lv.sigma;
+    if (statistics_.max_kappa == 0.0) statistics_.max_kappa = k_.oscillation() * lv.sigma;
   }
   std::size_t max_targets = 0;
   for (int leaf : tree.leaves()) {
@@ -884,10 +886,11 @@ void Fmm::WholeArrayExchange::end(Executor& executor) {
 std::string Fmm::describe() const {
   const FmmStatistics& s = statistics_;
   std::ostringstream out;
-  out << "FMM: k = " << k_ << ", p = " << s.order << " (" << s.order * s.order
-      << " coefficients), max leaf " << options_.max_leaf << ", " << s.levels << " levels, "
-      << s.leaves << " leaves; " << targets_.size() << " targets in " << s.target_leaves
-      << " of them (max " << s.max_leaf_targets << ", mean " << std::fixed << std::setprecision(1)
+  out << "FMM: " << (k_.imaginary ? "screened, kappa = " : "k = ") << k_.magnitude
+      << ", p = " << s.order << " (" << s.order * s.order << " coefficients), max leaf "
+      << options_.max_leaf << ", " << s.levels << " levels, " << s.leaves << " leaves; "
+      << targets_.size() << " targets in " << s.target_leaves << " of them (max "
+      << s.max_leaf_targets << ", mean " << std::fixed << std::setprecision(1)
       << s.mean_leaf_targets << " a leaf)\n";
   if (derivative_apart_)
     out << "  output phi and dphi/dn_t apart (target normals)\n";

@@ -114,16 +114,15 @@ double M2LPlan::flops() const {
   return 8.0 * size * size * static_cast<double>(pair_count());
 }
 
-M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices, int first_level,
-                       int rotation_min_order, std::span<const int> level_orders) {
+M2LPlan build_m2l_plan(const Octree& tree, int order, Wavenumber k, bool host_matrices,
+                       int first_level, int rotation_min_order, std::span<const int> level_orders) {
   if (order < 1 || order > max_degree)
     throw Error("M2L plan: the expansion order p must lie in 1.." + std::to_string(max_degree));
   if (!level_orders.empty() && level_orders.size() != std::size_t(tree.levels()))
     throw Error("M2L plan: one order per level of the tree is needed");
   for (int p : level_orders)
     if (p < 1 || p > order) throw Error("M2L plan: a level's order must lie in 1..p");
-  if (!(k >= 0.0) || !std::isfinite(k))
-    throw Error("M2L plan: the wavenumber must be finite and >= 0");
+  if (!k.finite_and_valid()) throw Error("M2L plan: the wavenumber must be finite and >= 0");
   const auto& cells = tree.cells();
   M2LPlan plan;
   plan.order = order;

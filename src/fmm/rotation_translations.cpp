@@ -157,18 +157,18 @@ void WignerRotation::apply(const cplx* in, cplx* out, bool transposed) const {
   }
 }
 
-CoaxialTranslation::CoaxialTranslation(CoaxialKind kind, int p, double k, double sigma,
+CoaxialTranslation::CoaxialTranslation(CoaxialKind kind, int p, Wavenumber k, double sigma,
                                        double distance)
     : p_(p), kind_(kind) {
   check_rotation_order(p, "coaxial translation");
-  if (!(k >= 0.0) || !std::isfinite(k))
+  if (!k.finite_and_valid())
     throw Error("coaxial translation: the wavenumber must be finite and >= 0");
   if (!(sigma > 0.0) || !std::isfinite(sigma))
     throw Error("coaxial translation: the scale sigma must be finite and > 0");
   if (!(distance > 0.0) || !std::isfinite(distance))
     throw Error("coaxial translation: the distance must be finite and > 0");
   const bool singular = kind == CoaxialKind::multipole_to_local;
-  const double kappa2 = (k * sigma) * (k * sigma), d = distance / sigma;
+  const double kappa2 = k.squared() * sigma * sigma, d = distance / sigma;
   // d/dz Fhat_n = down(n) a_(n-1) Fhat_(n-1) - up(n) a_n Fhat_(n+1), and the same pair of
   // factors in (d/dx - i d/dy): (2n+1, kappa^2/(2n+3)) for Rhat, (kappa^2/(2n-1), 2n+1) for Shat.
   const auto down = [&](int n) { return singular ? kappa2 / (2.0 * n - 1.0) : 2.0 * n + 1.0; };
@@ -181,13 +181,13 @@ CoaxialTranslation::CoaxialTranslation(CoaxialKind kind, int p, double k, double
   };
   if (singular) {
     std::vector<cplx> hhat(top + 1);
-    scaled_hankel(top, std::sqrt(kappa2) * d, hhat.data());
+    singular_radial(top, k, distance, hhat.data());
     double power = 1.0 / d;  // d^-(n+1)
     for (int n = 0; n <= top; ++n, power /= d)
       x(current, n, 0) = hhat[n] * (power * std::sqrt(2.0 * n + 1.0));
   } else {
     std::vector<double> jhat(top + 1);
-    scaled_bessel_j(top, std::sqrt(kappa2) * d, jhat.data());
+    regular_radial(top, k, distance, jhat.data());
     double power = 1.0;  // d^n
     for (int n = 0; n <= top; ++n, power *= d)
       x(current, n, 0) = jhat[n] * power * std::sqrt(2.0 * n + 1.0);
@@ -279,7 +279,7 @@ void rotate_translate_add(const WignerRotation& rotation, double alpha,
     }
 }
 
-RotationMultipoleToLocal::RotationMultipoleToLocal(int p, double k, double sigma,
+RotationMultipoleToLocal::RotationMultipoleToLocal(int p, Wavenumber k, double sigma,
                                                    std::span<const Vec3> transfer_vectors)
     : p_(p) {
   check_rotation_order(p, "M2L by rotation");
@@ -327,7 +327,7 @@ Vec3 octant_vector(int octant, double sigma) {
 
 }  // namespace
 
-RotationShifts::RotationShifts(int p, double k, double sigma)
+RotationShifts::RotationShifts(int p, Wavenumber k, double sigma)
     : p_(p),
       m2m_(CoaxialKind::multipole_to_multipole, p, k, sigma, std::sqrt(3.0) * 0.25 * sigma),
       l2l_(CoaxialKind::local_to_local, p, k, sigma, std::sqrt(3.0) * 0.25 * sigma) {

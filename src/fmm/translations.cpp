@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <numbers>
 
 #include "fmbem/core/error.hpp"
@@ -34,10 +35,14 @@ std::vector<double> odd_factorials(int max_n) {
   return f;
 }
 
-// kappa^e with 0^0 = 1 (the Laplace limit keeps exactly the e = 0 terms).
-std::vector<double> powers(double kappa, int max_e) {
-  std::vector<double> w(max_e + 1, 1.0);
-  for (int e = 1; e <= max_e; ++e) w[e] = w[e - 1] * kappa;
+// kappa^e for the even e the translations read, from kappa^2 = (k sigma)^2 (negative for the
+// screened kernel: its translations are the same formulas at k = i kappa), 0^0 = 1 (the Laplace
+// limit keeps exactly the e = 0 terms). Odd e hold NaN: no translation reads them (the Gaunt
+// terms' powers n + l - a and n + a - l have the parity of 2n).
+std::vector<double> even_powers(double kappa2, int max_e) {
+  std::vector<double> w(max_e + 1, std::numeric_limits<double>::quiet_NaN());
+  w[0] = 1.0;
+  for (int e = 2; e <= max_e; e += 2) w[e] = w[e - 2] * kappa2;
   return w;
 }
 
@@ -95,12 +100,12 @@ double GauntTable::operator()(int n, int m, int a, int b, int l) const {
   return values_[offsets_[pair] + (l - std::abs(n - a)) / 2];
 }
 
-TranslationMatrix regular_shift(const GauntTable& gaunt, int p, double k, double sigma,
+TranslationMatrix regular_shift(const GauntTable& gaunt, int p, Wavenumber k, double sigma,
                                 const Vec3& t) {
   check_order(gaunt, p, p - 1);
   const int size = p * p, lmax = 2 * p - 2;
-  const double kappa = k * sigma;
-  const std::vector<double> odd = odd_factorials(lmax + 1), kappa_power = powers(kappa, 3 * p);
+  const std::vector<double> odd = odd_factorials(lmax + 1),
+                            kappa_power = even_powers(k.squared() * sigma * sigma, 3 * p);
   std::vector<cplx> rt((lmax + 1) * (lmax + 1));
   regular_basis(lmax, k, sigma, t, rt.data());
   TranslationMatrix c(size * size, 0.0);
@@ -144,7 +149,7 @@ MultipoleToLocalTable::MultipoleToLocalTable(const GauntTable& gaunt, int p) : p
         }
 }
 
-std::vector<cplx> MultipoleToLocalTable::singular_harmonics(double k, double sigma,
+std::vector<cplx> MultipoleToLocalTable::singular_harmonics(Wavenumber k, double sigma,
                                                             const Vec3& t) const {
   const int lmax = 2 * p_ - 2;
   std::vector<cplx> st((lmax + 1) * (lmax + 1));
@@ -152,11 +157,12 @@ std::vector<cplx> MultipoleToLocalTable::singular_harmonics(double k, double sig
   return st;
 }
 
-std::vector<double> MultipoleToLocalTable::kappa_powers(double k, double sigma) const {
-  return powers(k * sigma, 2 * p_);
+std::vector<double> MultipoleToLocalTable::kappa_powers(Wavenumber k, double sigma) const {
+  return even_powers(k.squared() * sigma * sigma, 2 * p_);
 }
 
-TranslationMatrix MultipoleToLocalTable::operator()(double k, double sigma, const Vec3& t) const {
+TranslationMatrix MultipoleToLocalTable::operator()(Wavenumber k, double sigma,
+                                                    const Vec3& t) const {
   const int size = p_ * p_;
   const std::vector<double> kappa_power = kappa_powers(k, sigma);
   const std::vector<cplx> st = singular_harmonics(k, sigma, t);
@@ -167,7 +173,7 @@ TranslationMatrix MultipoleToLocalTable::operator()(double k, double sigma, cons
   return c;
 }
 
-TranslationMatrix multipole_to_local(const GauntTable& gaunt, int p, double k, double sigma,
+TranslationMatrix multipole_to_local(const GauntTable& gaunt, int p, Wavenumber k, double sigma,
                                      const Vec3& t) {
   return MultipoleToLocalTable(gaunt, p)(k, sigma, t);
 }
@@ -180,17 +186,18 @@ HarmonicGradient harmonic_gradient(int q) {
   return {c1, cplx(0.0, -c1), 0.0};
 }
 
-std::vector<GradientTerm> gradient_terms(const GauntTable& gaunt, int p, double k, double sigma) {
+std::vector<GradientTerm> gradient_terms(const GauntTable& gaunt, int p, Wavenumber k,
+                                         double sigma) {
   check_order(gaunt, p, p);
-  const double kappa = k * sigma;
+  const double kappa2 = k.squared() * sigma * sigma;
   std::vector<GradientTerm> terms;
   for (int n = 0; n < p; ++n)
     for (int m = -n; m <= n; ++m)
       for (int a : {n - 1, n + 1}) {
         if (a < 0) continue;
         // grad R_1^q(0) = (k / 3) g_q, and alpha_n / alpha_a from the scaling.
-        const double factor = a == n + 1 ? kappa * kappa / (3.0 * sigma * (2.0 * n + 3.0))
-                                         : (2.0 * n + 1.0) / (3.0 * sigma);
+        const double factor =
+            a == n + 1 ? kappa2 / (3.0 * sigma * (2.0 * n + 3.0)) : (2.0 * n + 1.0) / (3.0 * sigma);
         for (int q = -1; q <= 1; ++q) {
           const int b = m - q;
           if (std::abs(b) > a) continue;

@@ -740,9 +740,15 @@ std::string Problem::formulation_description() const {
     char beta[96];
     std::snprintf(beta, sizeof beta, "%.6g%+.6gi", regulariser_beta.real(),
                   regulariser_beta.imag());
-    return std::string("regularised Burton-Miller (rbm), beta = ") + beta +
-           " with the Laplace single layer where u is unknown, alpha = " + alpha +
-           " where the pressure is given";
+    const double kappa = spec_.regulariser_kappa_factor * spec_.k;
+    char single_layer[96];
+    if (kappa > 0.0)
+      std::snprintf(single_layer, sizeof single_layer, "S of exp(-kappa r)/(4 pi r), kappa = %.6g",
+                    kappa);
+    else
+      std::snprintf(single_layer, sizeof single_layer, "the Laplace single layer");
+    return std::string("regularised Burton-Miller (rbm), beta = ") + beta + " with " +
+           single_layer + " where u is unknown, alpha = " + alpha + " where the pressure is given";
   }
   return std::string("Burton-Miller (bm), alpha = ") + alpha;
 }

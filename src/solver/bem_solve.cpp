@@ -737,8 +737,11 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     for (std::size_t r = 0; r < c.size(); ++r) extra[r] = scale * c[r];
     layer_potentials->set_single_layer_diagonal_extra(std::move(extra));
   }
-  // The regularised formulation's S~: the Laplace single layer (positive definite, so the
-  // equation stays unique), on the same rows and FMM tree, its product timed apart.
+  // The regularised formulation's S~: the single layer of the screened kernel
+  // exp(-kappa r) / (4 pi r), kappa = -bem_rbm_kappa times k (symmetric positive definite like
+  // the Laplace one, kappa = 0, so the equation stays unique; kappa ~ k/2 keeps the low modes'
+  // regularisation bounded where the Laplace one grows like k / |xi|: flat iterations in k), on
+  // the same rows, its product timed apart.
   // S~ need not be accurate: the same S~ in the operator and in f keeps the exact solution, and
   // a change of S~ moves the discrete solution by that change times the residual of the
   // discretisation (the centroid rule against the 6-point one: 3.1e-6 of the solution on
@@ -754,24 +757,26 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     fmm::FmmOptions regulariser_fmm = opt.fmm;
     regulariser_fmm.order = 0;
     regulariser_fmm.tolerance = std::max(opt.fmm.tolerance, 1e-3);
+    const fmm::Wavenumber screened =
+        fmm::Wavenumber::screened(problem.spec().regulariser_kappa_factor * k);
     if (opt.operator_backend == "fmm") {
-      std::unique_ptr<FmmLayerPotentials> laplace;
+      std::unique_ptr<FmmLayerPotentials> single_layer;
       on_every_rank(comm, [&] {
-        laplace = std::make_unique<FmmLayerPotentials>(
-            regulariser_disc, 0.0, rows, opt.near, regulariser_fmm, &sweep.regulariser_fmm_events,
-            0.0, DensityModel::constant, fmm_part);
+        single_layer = std::make_unique<FmmLayerPotentials>(
+            regulariser_disc, screened, rows, opt.near, regulariser_fmm,
+            &sweep.regulariser_fmm_events, 0.0, DensityModel::constant, fmm_part);
       });
       if (sweep.distribution)
-        laplace->distribute(sweep.distribution->local->locally_essential_tree(), comm);
+        single_layer->distribute(sweep.distribution->local->locally_essential_tree(), comm);
       else if (size > 1)
-        laplace->share_upward_pass(rank, size, [comm](std::span<cplx> multipoles) {
+        single_layer->share_upward_pass(rank, size, [comm](std::span<cplx> multipoles) {
           MPI_Allreduce(MPI_IN_PLACE, multipoles.data(), int(multipoles.size()),
                         MPI_C_DOUBLE_COMPLEX, MPI_SUM, comm);
         });
-      regulariser = std::move(laplace);
+      regulariser = std::move(single_layer);
     } else {
       regulariser =
-          std::make_unique<DirectLayerPotentials>(regulariser_disc, 0.0, rows, opt.near, 0.0);
+          std::make_unique<DirectLayerPotentials>(regulariser_disc, screened, rows, opt.near, 0.0);
     }
   }
   PetscCall(PetscLogEventEnd(events.near_setup, 0, 0, 0, 0));

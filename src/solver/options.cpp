@@ -77,6 +77,9 @@ constexpr OptionSpec kOptions[] = {
     {"bem_bm_alpha", "i/k",
      "Burton-Miller coupling alpha, a complex number (0.125i, 0.1+0.2i) with a non-zero imaginary "
      "part (rbm: on the rows where the pressure is given)"},
+    {"bem_rbm_kappa", "0.5",
+     "rbm: the regulariser S~ is the single layer of the screened kernel exp(-kappa r)/(4 pi r) "
+     "with kappa = this factor times k (0: the Laplace single layer; 0..10)"},
     {"bem_double_density", "auto",
      "How the double-layer density is read on each element: constant, quadratic (fitted to the "
      "neighbours' values; makes bm's hypersingular operator consistent), or auto (quadratic with "
@@ -558,6 +561,15 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
                   ": alpha needs a non-zero imaginary part (a real alpha does not remove the "
                   "fictitious frequencies; the default is i/k)");
   }
+
+  if (value("bem_rbm_kappa") && !regularised)
+    throw Error(
+        "-bem_rbm_kappa applies only to the regularised formulation (-bem_formulation rbm)");
+  opt->problem.regulariser_kappa_factor =
+      parse_real("-bem_rbm_kappa", text_or("bem_rbm_kappa", "0.5"));
+  if (!(opt->problem.regulariser_kappa_factor >= 0.0 &&
+        opt->problem.regulariser_kappa_factor <= 10.0))
+    throw Error("-bem_rbm_kappa " + *value("bem_rbm_kappa") + ": must lie in 0..10");
 
   // Issue 10: bm reads the double density as a quadratic fitted to the neighbours (its
   // hypersingular operator is inconsistent with the constant read) wherever the double layer is

@@ -87,7 +87,7 @@ class CorrectedLayerPotentials : public LayerPotentials {
   // these elements alone (a rank's part of the distributed FMM), the reconstruction is formed
   // for them and the rows' correction columns, grown by two vertex neighbourhoods (what the
   // fold and the near blocks read), instead of for every element. Empty: every element.
-  CorrectedLayerPotentials(const Discretization& disc, double k, RowRange rows,
+  CorrectedLayerPotentials(const Discretization& disc, fmm::Wavenumber k, RowRange rows,
                            const NearFieldOptions& near_options, LayerCoupling coupling = {},
                            DensityModel double_density = DensityModel::constant,
                            std::span<const std::size_t> elements_read = {});
@@ -125,7 +125,7 @@ class CorrectedLayerPotentials : public LayerPotentials {
 
   // refined: the rows' pattern out to the refined radius, searched once for a part's fits and
   // given to the correction (nullopt: no part, or no quadratic read).
-  CorrectedLayerPotentials(const Discretization& disc, double k, RowRange rows,
+  CorrectedLayerPotentials(const Discretization& disc, fmm::Wavenumber k, RowRange rows,
                            const NearFieldOptions& near_options, LayerCoupling coupling,
                            DensityModel double_density, std::span<const std::size_t> elements_read,
                            const std::optional<NearFieldPattern>& refined);
@@ -149,7 +149,7 @@ class CorrectedLayerPotentials : public LayerPotentials {
   // restrict_columns' elements (a part without elements may read none).
   bool columns_restricted_ = false;
   std::vector<std::size_t> column_elements_;
-  double k_;
+  fmm::Wavenumber k_;
   LayerCoupling coupling_;
   // Before near_, which reads it.
   std::unique_ptr<const DensityReconstruction> reconstruction_;

@@ -8,7 +8,8 @@ namespace fmbem {
 // The reference for the FMM and the backend for small problems.
 class DirectLayerPotentials final : public CorrectedLayerPotentials {
  public:
-  DirectLayerPotentials(const Discretization& disc, double k, RowRange rows,
+  // An imaginary k: the screened kernel (FmmLayerPotentials).
+  DirectLayerPotentials(const Discretization& disc, fmm::Wavenumber k, RowRange rows,
                         const NearFieldOptions& near_options, LayerCoupling coupling = {},
                         DensityModel double_density = DensityModel::constant);
 
@@ -16,7 +17,7 @@ class DirectLayerPotentials final : public CorrectedLayerPotentials {
   void regular_sum(std::span<const cplx> double_density, std::span<const cplx> single_density,
                    std::span<cplx> y) const override;
 
-  double k_;
+  fmm::Wavenumber k_;
   std::vector<Vec3> normals_;       // of the quadrature points
   std::vector<std::size_t> order_;  // 0, 1, ...: every quadrature point in element order
 };

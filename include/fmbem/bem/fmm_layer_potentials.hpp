@@ -24,7 +24,9 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   // quadratic read's fits are formed for what the part reads alone, and the densities hold the
   // entries of the elements it reads alone (column_elements: the elements of the FMM's sources,
   // with the quadratic read their stencils, the correction's columns and the rows).
-  FmmLayerPotentials(const Discretization& disc, double k, RowRange rows,
+  // An imaginary k (fmm::Wavenumber::screened): the screened kernel's layers (the single and
+  // double layer with the constant read, no coupling), the FMM screened as well.
+  FmmLayerPotentials(const Discretization& disc, fmm::Wavenumber k, RowRange rows,
                      const NearFieldOptions& near_options, const fmm::FmmOptions& fmm_options,
                      fmm::FmmObserver* observer = nullptr, LayerCoupling coupling = {},
                      DensityModel double_density = DensityModel::constant,
@@ -47,12 +49,12 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
 
  private:
   // The FMM is built first (the fits of a part follow the sources it reads); then the rest.
-  FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part, const Discretization& disc, double k,
-                     RowRange rows, const NearFieldOptions& near_options,
+  FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part, const Discretization& disc,
+                     fmm::Wavenumber k, RowRange rows, const NearFieldOptions& near_options,
                      fmm::FmmObserver* observer, LayerCoupling coupling,
                      DensityModel double_density);
-  static std::unique_ptr<fmm::Fmm> make_fmm(const Discretization& disc, double k, RowRange rows,
-                                            const fmm::FmmOptions& fmm_options,
+  static std::unique_ptr<fmm::Fmm> make_fmm(const Discretization& disc, fmm::Wavenumber k,
+                                            RowRange rows, const fmm::FmmOptions& fmm_options,
                                             fmm::FmmObserver* observer,
                                             const LayerCoupling& coupling,
                                             const std::optional<fmm::FmmPart>& part);

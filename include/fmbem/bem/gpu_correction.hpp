@@ -63,10 +63,11 @@ class GpuNearFieldCorrection {
 // Burton-Miller's S + alpha D' and D + alpha N, apart the two outputs' (output-major, as
 // NearFieldCorrection holds them; the self terms likewise, and apply_device adds output o to
 // device_y's o-th block of rows).
+// k imaginary: the screened kernel's S and D (Wavenumber; the coupling must be {}).
 std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
-    const Discretization& disc, double k, RowRange rows, std::span<const std::int64_t> row_start,
-    std::span<const std::int32_t> columns, const GaussLegendre& angular,
-    const LayerCoupling& coupling = {});
+    const Discretization& disc, fmm::Wavenumber k, RowRange rows,
+    std::span<const std::int64_t> row_start, std::span<const std::int32_t> columns,
+    const GaussLegendre& angular, const LayerCoupling& coupling = {});
 // The entries with the quadratic read of the double density (NearFieldCorrection's
 // fold_reconstruction): `folded` is the pattern (the close and refined elements of each row
 // and their stencils), close and refined the pairs; radial the moments' radial rule;

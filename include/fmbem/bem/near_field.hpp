@@ -8,6 +8,7 @@
 
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
+#include "fmbem/fmm/wavenumber.hpp"
 #include "fmbem/mesh/feature_edges.hpp"
 #include "fmbem/quadrature/gauss_legendre.hpp"
 
@@ -80,9 +81,12 @@ NearFieldPattern folded_pattern(const NearFieldPattern& refined,
 // double-layer diagonal is the folded accurate entry (these elements' share of the operator's
 // diagonal). refined (with a reconstruction): near_field_pattern(mesh, rows, max(near_factor,
 // refined_factor)) where the caller has it already (it is then not searched again).
+//
+// An imaginary k (fmm::Wavenumber::screened) gives the screened kernel's S and D (the constant
+// read and the combined coupling {} alone: anything else is an error).
 class NearFieldCorrection {
  public:
-  NearFieldCorrection(const Discretization& disc, double k, RowRange rows,
+  NearFieldCorrection(const Discretization& disc, fmm::Wavenumber k, RowRange rows,
                       const NearFieldOptions& options, LayerCoupling coupling = {},
                       const DensityReconstruction* reconstruction = nullptr,
                       const NearFieldPattern* refined = nullptr);

@@ -24,6 +24,9 @@ using PanelIntegrals = BasicPanelIntegrals<cplx>;
 // The 1/r part of the single layer in the plane (the self term) is analytic.
 PanelIntegrals panel_integrals(double k, const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& x,
                                const GaussLegendre& angular);
+// The same for the screened kernel exp(-kappa r) / (4 pi r) (k = i kappa; real results).
+PanelIntegrals screened_panel_integrals(double kappa, const Vec3& a, const Vec3& b, const Vec3& c,
+                                        const Vec3& x, const GaussLegendre& angular);
 
 // Closed form of the integral of 1/(4 pi |x - y|) over the triangle for x in
 // its plane (the 1/r self term).

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "fmbem/core/vec3.hpp"
+#include "fmbem/fmm/wavenumber.hpp"
 
 namespace fmbem::fmm {
 
@@ -28,7 +29,8 @@ class PointSources {
 
   // sum over sources i in [begin, end) of G(x - y_i) q_i + dG/dn_y(x, y_i) d_i,
   // skipping sources closer to x than sqrt(skip_radius2).
-  cplx potential(std::size_t begin, std::size_t end, double k, const Vec3& x,
+  // G = exp(ikr) / (4 pi r), or exp(-kappa r) / (4 pi r) for k = i kappa.
+  cplx potential(std::size_t begin, std::size_t end, Wavenumber k, const Vec3& x,
                  double skip_radius2) const;
 
   // The same sum and its derivative along the unit vector n_x at x (the target's normal):
@@ -39,10 +41,19 @@ class PointSources {
     cplx value, normal_derivative;
   };
   ValueAndNormalDerivative potential_and_normal_derivative(std::size_t begin, std::size_t end,
-                                                           double k, const Vec3& x, const Vec3& n_x,
+                                                           Wavenumber k, const Vec3& x,
+                                                           const Vec3& n_x,
                                                            double skip_radius2) const;
 
  private:
+  template <bool Screened>
+  cplx potential_loop(std::size_t begin, std::size_t end, double k, const Vec3& x,
+                      double skip_radius2) const;
+  template <bool Screened>
+  ValueAndNormalDerivative potential_and_normal_derivative_loop(std::size_t begin, std::size_t end,
+                                                                double k, const Vec3& x,
+                                                                const Vec3& n_x,
+                                                                double skip_radius2) const;
   void fill(std::span<const Vec3> points, std::span<const Vec3> normals,
             std::span<const std::size_t> order, std::span<const cplx> charges,
             std::span<const cplx> dipoles, bool points_in_order);

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "fmbem/core/vec3.hpp"
+#include "fmbem/fmm/wavenumber.hpp"
 
 // Scaled spherical-harmonic bases of the low-frequency FMM (reference paper,
 // section 3, with orthonormal Y_n^m and per-level scaling). With sigma the
@@ -11,7 +12,8 @@
 //   Shat_n^m(r) = i h_n^(1)(k|r|) kappa^(n+1) / (2n-1)!!   Y_n^m(r/|r|)
 // which tend to the solid harmonics (|r|/sigma)^n Y and (sigma/|r|)^(n+1) Y
 // as k -> 0: Laplace is k = 0 of the same code, and a cell's values stay of
-// order one for any k sigma (no overflow of h_n, no underflow of j_n). The
+// order one for any k sigma (no overflow of h_n, no underflow of j_n). The screened kernel
+// (Wavenumber::screened) is k = i kappa of the same formulas, its radial factors real. The
 // kernel expands as
 //   G(x - y) = 1/sigma sum_n 1/(2n+1) sum_m Shat_n^m(x - s) conj(Rhat_n^m(y - s))
 // for |x - s| > |y - s|.
@@ -35,6 +37,11 @@ void scaled_bessel_j(int max_n, double x, double* jhat);
 // hhat_n(x) = i h_n^(1)(x) x^(n+1) / (2n-1)!! for n = 0..max_n (-> 1 as x -> 0).
 void scaled_hankel(int max_n, double x, cplx* hhat);
 
+// The radial factors of the bases at distance r: jhat_n(k r) for a real k, ihat_n(kappa r) for
+// k = i kappa (regular); hhat_n(k r), or the real khat_n(kappa r) (singular). n = 0..max_n.
+void regular_radial(int max_n, Wavenumber k, double r, double* out);
+void singular_radial(int max_n, Wavenumber k, double r, cplx* out);
+
 // Orthonormal spherical harmonics with the Condon-Shortley phase,
 // Y_n^-m = (-1)^m conj(Y_n^m), degrees 0..max_n, at the direction of r
 // (the z axis when r = 0).
@@ -51,9 +58,9 @@ struct LegendreRecurrence {
 LegendreRecurrence legendre_recurrence();
 
 // Rhat_n^m(r) for degrees 0..max_n, scaled by sigma (see above).
-void regular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out);
+void regular_basis(int max_n, Wavenumber k, double sigma, const Vec3& r, cplx* out);
 
 // Shat_n^m(r) for degrees 0..max_n, scaled by sigma; r != 0.
-void singular_basis(int max_n, double k, double sigma, const Vec3& r, cplx* out);
+void singular_basis(int max_n, Wavenumber k, double sigma, const Vec3& r, cplx* out);
 
 }  // namespace fmbem::fmm

@@ -55,6 +55,10 @@ struct FmmOptions {
   // partition (DistributedFmmPartition) builds its tree with no leaf on their diagonal levels,
   // which a part cannot split further. 0: any (the tree as the leaf size makes it).
   double largest_wavenumber = 0.0;
+  // The screened (Yukawa) kernel exp(-k r) / (4 pi r): the wavenumber given to Fmm is then the
+  // screening constant kappa (k = i kappa of the same expansions, Wavenumber). It never takes the
+  // diagonal form (it does not oscillate) and needs no more terms than Laplace's.
+  bool screened = false;
 };
 
 // The distributed FMM's part (a rank of the partition), given at construction and read there
@@ -394,7 +398,7 @@ class Fmm {
   // runs it.
   void run_phases(const Arrays& arrays, FmmObserver* observer) const;
 
-  double k_;
+  Wavenumber k_;
   int order_;
   FmmOptions options_;
   // The entries of apply's strength arrays: the problem's sources, or the sources read.

@@ -38,7 +38,7 @@ struct GpuFarFieldPlan {
     // Row-major p^2 x p^2 per octant, empty for levels 0 and 1.
     std::array<std::span<const cplx>, 8> m2m, l2l;
   };
-  double k = 0.0;
+  Wavenumber k;
   int order = 0;
   const Octree* tree = nullptr;
   // P2M's source points (and normals, may be empty) by position, source_order the input index

@@ -7,6 +7,7 @@
 
 #include "fmbem/core/vec3.hpp"
 #include "fmbem/fmm/octree.hpp"
+#include "fmbem/fmm/wavenumber.hpp"
 
 // The M2L phase of the FMM as plain data, built once per tree: per level the
 // dense p^2 x p^2 matrices of the transfer vectors in use (at most 316) and
@@ -52,7 +53,7 @@ struct M2LLevelPlan {
 
 struct M2LPlan {
   int order = 0;  // p: expansions hold p^2 coefficients
-  double k = 0.0;
+  Wavenumber k;
   std::size_t num_cells = 0;  // of the octree: expansion arrays hold num_cells * p^2 entries
   // Per cell id, the geometry that the blocking schemes group by: the integer coordinates at the
   // cell's level and the parent's id (-1 for the root).
@@ -89,7 +90,7 @@ inline constexpr int rotation_m2l_min_order = 8;
 // order); level_orders (per tree level, each at most p; empty: p everywhere) truncates each
 // level's translations to its order. Throws fmbem::Error for p outside 1 .. max_degree, k < 0 or
 // level orders outside 1 .. p.
-M2LPlan build_m2l_plan(const Octree& tree, int order, double k, bool host_matrices = true,
+M2LPlan build_m2l_plan(const Octree& tree, int order, Wavenumber k, bool host_matrices = true,
                        int first_level = 2, int rotation_min_order = rotation_m2l_min_order,
                        std::span<const int> level_orders = {});
 

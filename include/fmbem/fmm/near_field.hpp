@@ -4,17 +4,19 @@
 #include <span>
 
 #include "fmbem/core/vec3.hpp"
+#include "fmbem/fmm/wavenumber.hpp"
 
 namespace fmbem::fmm {
 
 // The near field of an FMM plan: the direct sum over the point pairs of the U, W and X lists,
-//   phi(x_i) += sum_j G(x_i - y_j) q_j + dG/dn_y(x_i, y_j) d_j,  G = exp(ikr) / (4 pi r),
+//   phi(x_i) += sum_j G(x_i - y_j) q_j + dG/dn_y(x_i, y_j) d_j,  G = exp(ikr) / (4 pi r)
+// (k imaginary: the screened kernel),
 // pairs closer than skip_radius skipped. A view of arrays that the plan (Fmm) owns: the source
 // points in the order the lists read them, the targets in input order with the tree's (Morton)
 // permutation, and per target leaf its targets and the source ranges summed for them, as
 // positions in those orders.
 struct NearFieldLists {
-  double k = 0.0;
+  Wavenumber k;
   double skip_radius = 0.0;
   // Position i holds source source_order[i] (its input index, where its strengths are): the
   // sources the lists read, in tree (Morton) order; all of them (the tree's permutation) or,

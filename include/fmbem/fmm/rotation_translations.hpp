@@ -79,10 +79,11 @@ enum class CoaxialKind { multipole_to_local, multipole_to_multipole, local_to_lo
 // in the scaled bases come from the derivative relations of the bases: d/dz and d/dx - i d/dy
 // applied to both sides give a recurrence in l (column by column) and one from order m to
 // m + 1, started from X^0_{n 0} = sqrt(4 pi) Fhat_n^0(d e_z). Only kappa^2 = (k sigma)^2
-// multiplies (never divides), so k = 0 (Laplace) is the same code.
+// multiplies (never divides), so k = 0 (Laplace) is the same code, and so is the screened
+// kernel (kappa^2 < 0, real radial functions).
 class CoaxialTranslation {
  public:
-  CoaxialTranslation(CoaxialKind kind, int p, double k, double sigma, double distance);
+  CoaxialTranslation(CoaxialKind kind, int p, Wavenumber k, double sigma, double distance);
 
   int order() const { return p_; }
   CoaxialKind kind() const { return kind_; }
@@ -113,7 +114,8 @@ void rotate_translate_add(const WignerRotation& rotation, double alpha,
 // batch of pairs of one transfer vector is a loop over offsets into the level's arrays.
 class RotationMultipoleToLocal {
  public:
-  RotationMultipoleToLocal(int p, double k, double sigma, std::span<const Vec3> transfer_vectors);
+  RotationMultipoleToLocal(int p, Wavenumber k, double sigma,
+                           std::span<const Vec3> transfer_vectors);
 
   int order() const { return p_; }
   std::size_t vector_count() const { return entries_.size(); }
@@ -141,7 +143,7 @@ class RotationMultipoleToLocal {
 // +), bit 1 of y, bit 2 of z; sigma the parent's width. Two polar angles, one length.
 class RotationShifts {
  public:
-  RotationShifts(int p, double k, double sigma);
+  RotationShifts(int p, Wavenumber k, double sigma);
 
   int order() const { return p_; }
   // parent += M2M(octant) child; child += L2L(octant) parent. workspace: 2 p^2 values.

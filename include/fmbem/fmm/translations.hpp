@@ -37,12 +37,12 @@ using TranslationMatrix = std::vector<cplx>;
 // the child-to-parent shift, t = child centre - parent centre, sigma the
 // parent's width. M2M is M_parent = conj(C) M_child; L2L is
 // L_child = C^T L_parent (same t).
-TranslationMatrix regular_shift(const GauntTable& gaunt, int p, double k, double sigma,
+TranslationMatrix regular_shift(const GauntTable& gaunt, int p, Wavenumber k, double sigma,
                                 const Vec3& t);
 
 // T with L^ab = sum_nm T(ab, nm) M^nm: multipole moments about s to local
 // coefficients about o, t = o - s, both of one level of width sigma.
-TranslationMatrix multipole_to_local(const GauntTable& gaunt, int p, double k, double sigma,
+TranslationMatrix multipole_to_local(const GauntTable& gaunt, int p, Wavenumber k, double sigma,
                                      const Vec3& t);
 
 // The same matrices for many transfer vectors: the part of each entry that
@@ -61,15 +61,16 @@ class MultipoleToLocalTable {
   };
 
   MultipoleToLocalTable(const GauntTable& gaunt, int p);
-  TranslationMatrix operator()(double k, double sigma, const Vec3& t) const;
+  TranslationMatrix operator()(Wavenumber k, double sigma, const Vec3& t) const;
 
   int order() const { return p_; }
   // By entry (ascending), each entry's terms by l ascending: the order operator() sums them in.
   const std::vector<Term>& terms() const { return terms_; }
   // The inputs operator() combines the terms with: Shat_l^q(t), l <= 2p - 2 ((2p - 1)^2
-  // values, coefficient_index order), and kappa^e for e = 0 .. 2p (0^0 = 1).
-  std::vector<cplx> singular_harmonics(double k, double sigma, const Vec3& t) const;
-  std::vector<double> kappa_powers(double k, double sigma) const;
+  // values, coefficient_index order), and kappa^e for the even e = 0 .. 2p (0^0 = 1; from
+  // kappa^2 = k^2 sigma^2, negative for the screened kernel; odd e are NaN, never read).
+  std::vector<cplx> singular_harmonics(Wavenumber k, double sigma, const Vec3& t) const;
+  std::vector<double> kappa_powers(Wavenumber k, double sigma) const;
 
  private:
   int p_;
@@ -85,7 +86,8 @@ struct GradientTerm {
   int q = 0;
   cplx coefficient;
 };
-std::vector<GradientTerm> gradient_terms(const GauntTable& gaunt, int p, double k, double sigma);
+std::vector<GradientTerm> gradient_terms(const GauntTable& gaunt, int p, Wavenumber k,
+                                         double sigma);
 
 // The three vectors g_q, q = -1, 0, 1, as (x, y, z) complex components.
 struct HarmonicGradient {

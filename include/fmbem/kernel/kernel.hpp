@@ -18,6 +18,22 @@ FMBEM_HOST_DEVICE C green(double k, double r) {
   return C(std::cos(k * r), std::sin(k * r)) * (inv_4pi / r);
 }
 
+// The screened (Yukawa) kernel exp(-kappa r) / (4 pi r), G at k = i kappa: the regularised
+// Burton-Miller formulation's S~.
+template <class C = cplx>
+FMBEM_HOST_DEVICE C screened_green(double kappa, double r) {
+  return C(std::exp(-kappa * r) * (inv_4pi / r), 0.0);
+}
+
+// Its dG/dn_y: G'(r) = -exp(-kappa r) (kappa r + 1) / (4 pi r^2).
+template <class C = cplx>
+FMBEM_HOST_DEVICE C screened_green_normal_derivative(double kappa, const Vec3& x, const Vec3& y,
+                                                     const Vec3& normal_y) {
+  const Vec3 d = y - x;
+  const double r = norm(d), kr = kappa * r;
+  return C(-std::exp(-kr) * (kr + 1.0) * (inv_4pi * dot(d, normal_y) / (r * r * r)), 0.0);
+}
+
 // dG/dn_y (x, y) = grad_y G . n_y = G'(r) (y - x) . n_y / r,
 // G'(r) = exp(ikr) (ikr - 1) / (4 pi r^2).
 template <class C = cplx>

@@ -39,6 +39,10 @@ struct ProblemSpec {
   // Burton-Miller's coupling alpha; 0: the default i / k (with exp(-i omega t), the sign whose
   // eigenvalues cluster about 1: docs/burton-miller.md). Must have a non-zero imaginary part.
   cplx bm_alpha = 0.0;
+  // The regularised formulation's S~: the single layer of exp(-kappa r) / (4 pi r) with
+  // kappa = this times k (0: the Laplace single layer). k/2 keeps the iterations flat in k
+  // (bench/bm_spectral_model.py, bench/results/bm_regularised.md).
+  double regulariser_kappa_factor = 0.5;
   // Surface: the conditions' classes and each element's class (of the mesh the spec is used
   // with: the whole one for surface_facts, a rank's part for its Problem), and whether
   // `incident` is present (a vibrating body alone has none).

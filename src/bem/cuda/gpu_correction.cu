@@ -73,8 +73,9 @@ struct EntryArgs {
 };
 
 // One thread per nonzero: its row by binary search in row_start, then accurate minus regular
-// (the pass-2 loop of NearFieldCorrection's constructor; kBurtonMiller: coupling != 0).
-template <bool kBurtonMiller>
+// (the pass-2 loop of NearFieldCorrection's constructor; kBurtonMiller: coupling != 0;
+// kScreened: the screened kernel, k holding kappa, S and D alone).
+template <bool kBurtonMiller, bool kScreened = false>
 __global__ void correction_entries(EntryArgs a) {
   const std::int64_t at = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (at >= a.nonzeros) return;
@@ -83,8 +84,10 @@ __global__ void correction_entries(EntryArgs a) {
   const Geometry& g = a.g;
   const Vec3 x = load(g.centroids, i), n_x = load(g.normals, i);
   const Vec3 va = g.corner(j, 0), vb = g.corner(j, 1), vc = g.corner(j, 2);
-  constexpr unsigned kSums =
-      kBurtonMiller ? host_device::kLayers | host_device::kNormalDerivatives : host_device::kLayers;
+  static_assert(!(kBurtonMiller && kScreened), "the screened kernel: S and D alone");
+  constexpr unsigned kSums = kBurtonMiller ? host_device::kLayers | host_device::kNormalDerivatives
+                             : kScreened   ? host_device::kLayers | host_device::kScreened
+                                           : host_device::kLayers;
   const host_device::RegularSums<Z> regular =
       host_device::regular_sums<Z, kSums>(a.k, g.rule(j), x, n_x);
   if constexpr (kBurtonMiller) {
@@ -105,7 +108,7 @@ __global__ void correction_entries(EntryArgs a) {
     }
   } else {
     const BasicPanelIntegrals<Z> exact =
-        host_device::panel_integrals<Z>(a.k, va, vb, vc, x, g.angular);
+        host_device::panel_integrals<Z, kScreened>(a.k, va, vb, vc, x, g.angular);
     a.single[at] = exact.single_layer - regular.single_layer;
     a.dbl[at] = exact.double_layer - regular.double_layer;
     if (j == i) {
@@ -201,7 +204,7 @@ __global__ void reconstructed_strengths_kernel(std::int64_t points, int per_elem
 // The entries on a CUDA device: GpuNearFieldCorrection's implementation.
 class CudaNearFieldCorrection final : public GpuNearFieldCorrection {
  public:
-  CudaNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
+  CudaNearFieldCorrection(const Discretization& disc, fmm::Wavenumber k, RowRange rows,
                           std::span<const std::int64_t> row_start,
                           std::span<const std::int32_t> columns, const GaussLegendre& angular,
                           const LayerCoupling& coupling);
@@ -250,7 +253,7 @@ class CudaNearFieldCorrection final : public GpuNearFieldCorrection {
   }
 };
 
-CudaNearFieldCorrection::CudaNearFieldCorrection(const Discretization& disc, double k,
+CudaNearFieldCorrection::CudaNearFieldCorrection(const Discretization& disc, fmm::Wavenumber k,
                                                  RowRange rows,
                                                  std::span<const std::int64_t> row_start,
                                                  std::span<const std::int32_t> columns,
@@ -265,7 +268,7 @@ CudaNearFieldCorrection::CudaNearFieldCorrection(const Discretization& disc, dou
   a.nonzeros = std::int64_t(columns.size());
   a.row_start = row_start_.data();
   a.columns = columns_.data();
-  a.k = k;
+  a.k = k.magnitude;
   a.outputs = coupling.outputs();
   for (int o = 0; o < a.outputs; ++o) {
     const cplx v = coupling.value_weight(o), w = coupling.derivative_weight(o);
@@ -279,8 +282,12 @@ CudaNearFieldCorrection::CudaNearFieldCorrection(const Discretization& disc, dou
   // Every row has its self element, so every self term is written.
   if (a.nonzeros > 0) {
     constexpr int threads = 128;
+    if (k.imaginary && coupling.normal_derivatives())
+      throw Error("the screened kernel's near-field correction: S and D alone");
     if (coupling.normal_derivatives())
       correction_entries<true><<<blocks(a.nonzeros, threads), threads>>>(a);
+    else if (k.imaginary)
+      correction_entries<false, true><<<blocks(a.nonzeros, threads), threads>>>(a);
     else
       correction_entries<false><<<blocks(a.nonzeros, threads), threads>>>(a);
     check(cudaGetLastError(), "the near-field entry kernel");
@@ -401,9 +408,9 @@ void CudaNearFieldCorrection::near_block(const Discretization& disc, double k, R
 }
 
 std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
-    const Discretization& disc, double k, RowRange rows, std::span<const std::int64_t> row_start,
-    std::span<const std::int32_t> columns, const GaussLegendre& angular,
-    const LayerCoupling& coupling) {
+    const Discretization& disc, fmm::Wavenumber k, RowRange rows,
+    std::span<const std::int64_t> row_start, std::span<const std::int32_t> columns,
+    const GaussLegendre& angular, const LayerCoupling& coupling) {
   return std::make_unique<CudaNearFieldCorrection>(disc, k, rows, row_start, columns, angular,
                                                    coupling);
 }

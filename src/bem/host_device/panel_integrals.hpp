@@ -68,7 +68,26 @@ FMBEM_HOST_DEVICE C expm1_ratio(double z) {
   return C(std::sin(z) / z, 2.0 * half_sin * half_sin / z);
 }
 
+// exp(ikR) at R, or exp(-kappa R) for the screened kernel (kScreened: k holds kappa).
+template <class C, bool kScreened>
+FMBEM_HOST_DEVICE C panel_phase(double k, double r) {
+  if constexpr (kScreened)
+    return C(std::exp(-k * r), 0.0);
+  else
+    return C(std::cos(k * r), std::sin(k * r));
+}
+
+// (1 - exp(-z)) / z, without cancellation for small z: the screened kernel's expm1_ratio.
 template <class C>
+FMBEM_HOST_DEVICE C screened_expm1_ratio(double z) {
+  if (z < 1e-4) return C(1.0 - 0.5 * z + z * z / 6.0, 0.0);
+  return C(-std::expm1(-z) / z, 0.0);
+}
+
+// S and D of a flat triangle at x (panel_integrals.hpp of bem/): the radial integral in closed
+// form, the angle by `angular` per edge sector. kScreened: of the screened kernel
+// exp(-kappa r) / (4 pi r), k holding kappa.
+template <class C, bool kScreened = false>
 FMBEM_HOST_DEVICE BasicPanelIntegrals<C> panel_integrals(double k, const Vec3& a, const Vec3& b,
                                                          const Vec3& c, const Vec3& x,
                                                          const GaussLegendreView& angular) {
@@ -76,7 +95,7 @@ FMBEM_HOST_DEVICE BasicPanelIntegrals<C> panel_integrals(double k, const Vec3& a
   const Vec3 n = foot.n, p = foot.p;
   const double h = foot.h, abs_h = std::abs(h);
   const bool in_plane = foot.in_plane;
-  const C phase_h(std::cos(k * abs_h), std::sin(k * abs_h));
+  const C phase_h = panel_phase<C, kScreened>(k, abs_h);
 
   C single{}, dbl{};
   double laplace_single = 0.0;
@@ -101,13 +120,17 @@ FMBEM_HOST_DEVICE BasicPanelIntegrals<C> panel_integrals(double k, const Vec3& a
       const double delta = rho * rho / (r_max + abs_h);  // r_max - |h|, stably
       // Radial integral of exp(ikR)/R rho drho = integral of exp(ikR) dR
       // from |h| to r_max; its Laplace part is delta.
-      const C radial = phase_h * delta * expm1_ratio<C>(k * delta);
+      C radial{};
+      if constexpr (kScreened)
+        radial = phase_h * delta * screened_expm1_ratio<C>(k * delta);
+      else
+        radial = phase_h * delta * expm1_ratio<C>(k * delta);
       if (in_plane) {
         sector_single += w * (radial - delta);  // the 1/r part is added analytically
       } else {
         sector_single += w * radial;
         // -h * integral of G'(R) dR = -h (G(r_max) - G(|h|)).
-        const C phase_max(std::cos(k * r_max), std::sin(k * r_max));
+        const C phase_max = panel_phase<C, kScreened>(k, r_max);
         sector_double += w * (-h * phase_max / r_max + (h > 0 ? 1.0 : -1.0) * phase_h);
       }
     }

@@ -18,6 +18,8 @@ enum RegularTerms : unsigned {
   kLayers = 1,             // S and D
   kNormalDerivatives = 2,  // D' and N
   kMoments = 4,            // the monomials' D and N
+  // The screened kernel exp(-kappa r) / (4 pi r), k holding kappa; with kLayers alone.
+  kScreened = 8,
 };
 
 // One element's regular rule: its points and weights, its normal, and the radius about the
@@ -48,17 +50,24 @@ template <class C, unsigned kSums>
 FMBEM_HOST_DEVICE RegularSums<C> regular_sums(double k, const RegularRule& rule, const Vec3& x,
                                               const Vec3& n_x, const MonomialFrame& frame = {}) {
   constexpr bool layers = kSums & kLayers, derivatives = kSums & kNormalDerivatives,
-                 moments = kSums & kMoments;
+                 moments = kSums & kMoments, screened = kSums & kScreened;
+  static_assert(!screened || !(derivatives || moments), "the screened kernel: S and D alone");
   RegularSums<C> sum{};
   for (int q = 0; q < rule.size; ++q) {
     const Vec3 y = rule.points[q];
     if (norm(y - x) <= rule.coincident) continue;
     const double w = rule.weights[q];
     C dbl{}, hyper{};
-    if constexpr (layers || moments) dbl = w * green_normal_derivative<C>(k, x, y, rule.normal);
+    if constexpr (screened)
+      dbl = w * screened_green_normal_derivative<C>(k, x, y, rule.normal);
+    else if constexpr (layers || moments)
+      dbl = w * green_normal_derivative<C>(k, x, y, rule.normal);
     if constexpr (derivatives || moments)
       hyper = w * green_double_normal_derivative<C>(k, x, y, n_x, rule.normal);
-    if constexpr (layers) {
+    if constexpr (screened) {
+      sum.single_layer += w * screened_green<C>(k, norm(y - x));
+      sum.double_layer += dbl;
+    } else if constexpr (layers) {
       sum.single_layer += w * green<C>(k, norm(y - x));
       sum.double_layer += dbl;
     }

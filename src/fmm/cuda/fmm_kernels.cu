@@ -60,12 +60,16 @@ __device__ double spherical_bessel_j(int n, double x) {
 
 using Direction = host_device::Direction<double2>;
 
-// radial[n] = jhat_n(k |r|) (|r| / sigma)^n, n = 0..max_n: Rhat_n^m(r) = Y_n^m(r) radial[n].
-__device__ void regular_radial(int max_n, double k, double sigma, double x, double y, double z,
-                               double* radial) {
+// radial[n] = jhat_n(k |r|) (|r| / sigma)^n (screened: ihat_n(kappa |r|)), n = 0..max_n:
+// Rhat_n^m(r) = Y_n^m(r) radial[n].
+__device__ void regular_radial(int max_n, double k, bool screened, double sigma, double x, double y,
+                               double z, double* radial) {
   const double len = sqrt(x * x + y * y + z * z);
-  host_device::scaled_bessel_j(max_n, k * len, radial,
-                               [](int n, double at) { return spherical_bessel_j(n, at); });
+  if (screened)
+    host_device::scaled_modified_bessel_i(max_n, k * len, radial);
+  else
+    host_device::scaled_bessel_j(max_n, k * len, radial,
+                                 [](int n, double at) { return spherical_bessel_j(n, at); });
   const double ratio = len / sigma;
   double power = 1.0;
   for (int n = 0; n <= max_n; ++n) {
@@ -153,7 +157,7 @@ __global__ void p2m_kernel(const P2MArgs a, const double2 g0, const double2 g1x,
     if (threadIdx.x < count) {
       const int t = threadIdx.x, i = first + t;
       const double x = a.sx[i] - leaf.cx, y = a.sy[i] - leaf.cy, z = a.sz[i] - leaf.cz;
-      regular_radial(layout.max_n, a.k, leaf.sigma, x, y, z, radial + t * width);
+      regular_radial(layout.max_n, a.k, a.screened, leaf.sigma, x, y, z, radial + t * width);
       const Direction d = host_device::direction_of<double2>(x, y, z);
       double p_mm = a.legendre.p00;
       double2 e = make_double2(1.0, 0.0);
@@ -262,7 +266,7 @@ __global__ void l2p_kernel(const L2PArgs a) {
   }
   for (int i = leaf.begin + threadIdx.x; i < leaf.end; i += blockDim.x) {
     const double x = a.tx[i] - leaf.cx, y = a.ty[i] - leaf.cy, z = a.tz[i] - leaf.cz;
-    regular_radial(max_n, a.k, leaf.sigma, x, y, z, radial);
+    regular_radial(max_n, a.k, a.screened, leaf.sigma, x, y, z, radial);
     const Direction d = host_device::direction_of<double2>(x, y, z);
     // kNormal: w_q = weight (n . g_q), the combined coefficient L + sum_q w_q Lq.
     double2 w[3];

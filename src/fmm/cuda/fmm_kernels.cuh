@@ -41,6 +41,7 @@ struct P2MArgs {
   LegendreTable legendre;
   double2* multipole = nullptr;  // the leaves' moments are overwritten
   double k = 0.0;
+  bool screened = false;  // k is kappa of the screened kernel exp(-kappa r) / (4 pi r)
   int order = 0;
 };
 void launch_p2m(const P2MArgs& args, int leaves, cudaStream_t stream);
@@ -60,6 +61,7 @@ struct L2PArgs {
   const double2* local = nullptr;
   double2* potential = nullptr;  // potential[target] += the local expansion at the target
   double k = 0.0;
+  bool screened = false;  // k is kappa of the screened kernel exp(-kappa r) / (4 pi r)
   int order = 0;
   // With target normals (tree order; null: phi alone) potential[target] += phi + weight n . grad
   // phi: per level, offsets (3 (p+1)^2 + 1 of them) into gradient by slot; g[q + 1] the

@@ -62,6 +62,7 @@ struct GpuFarField::Impl {
     DeviceVector<int> in_cell, out_cell;
   };
   double k = 0.0;
+  bool screened = false;
   int order = 0, size = 0, tile = 1;
   std::size_t num_cells = 0;
   bool with_normals = false;
@@ -115,7 +116,8 @@ GpuFarField::GpuFarField(const GpuFarFieldPlan& plan) : impl_(std::make_unique<I
   const int p = plan.order, size = p * p, num_levels = tree.levels();
   if (p < 1 || p > max_degree) throw Error("GPU FMM: expansion order out of range");
   if (int(plan.levels.size()) != num_levels) throw Error("GPU FMM: one plan level per tree level");
-  d.k = plan.k;
+  d.k = plan.k.magnitude;
+  d.screened = plan.k.imaginary;
   d.order = p;
   d.size = size;
   d.num_cells = cells.size();
@@ -390,6 +392,7 @@ void GpuFarField::p2m(const cplx* device_charges, const cplx* device_dipoles,
   a.legendre = d.legendre();
   a.multipole = d.multipole.data();
   a.k = d.k;
+  a.screened = d.screened;
   a.order = d.order;
   cuda::launch_p2m(a, int(last - first), nullptr);
 }
@@ -461,6 +464,7 @@ void GpuFarField::l2p(cplx* device_potential) {
   a.local = d.local.data();
   a.potential = reinterpret_cast<double2*>(device_potential);
   a.k = d.k;
+  a.screened = d.screened;
   a.order = d.order;
   if (d.tnx.size() > 0) {
     a.nx = d.tnx.data();

@@ -51,6 +51,7 @@ class PinnedBuffer {
 struct GpuNearField::Impl {
   GpuNearFieldOptions options;
   double k = 0.0, skip2 = 0.0;
+  bool screened = false;
   // num_sources: the inputs' length (input order); num_read: the sources the lists read, which
   // the device holds sorted (tree order).
   int num_sources = 0, num_read = 0, num_targets = 0, num_items = 0;
@@ -89,7 +90,8 @@ GpuNearField::GpuNearField(const NearFieldLists& lists, const GpuNearFieldOption
       (!lists.offsets.empty() && lists.offsets.back() != lists.ranges.size()))
     throw Error("GPU near field: inconsistent lists");
   d.options = options;
-  d.k = lists.k;
+  d.k = lists.k.magnitude;
+  d.screened = lists.k.imaginary;
   d.skip2 = lists.skip_radius * lists.skip_radius;
   d.num_sources = checked_int(kExecutor, lists.source_count, "sources");
   d.num_read = checked_int(kExecutor, lists.source_order.size(), "sources read");
@@ -218,6 +220,7 @@ void GpuNearField::apply_device(const cplx* device_charges, const cplx* device_d
   a.target_order = d.target_order.data();
   a.potential = reinterpret_cast<double2*>(device_potential);
   a.k = d.k;
+  a.screened = d.screened;
   a.skip2 = d.skip2;
   if (d.tnx.size() > 0) {
     a.tnx = d.tnx.data();

@@ -16,11 +16,15 @@ constexpr int fields(bool charges, bool dipoles) {
   return 3 + (charges ? 2 : 0) + (dipoles ? 5 : 0);
 }
 
+// The kernels: 1 / r (Laplace), exp(ikr) / r (Helmholtz), exp(-kappa r) / r (screened, k the
+// screening constant kappa).
+enum Kernel { kLaplace, kHelmholtz, kScreened };
+
 // acc += G q + dG/dn_y d for one pair, without the factor 1 / (4 pi):
 //   exp(ikr) / r (q + (ikr - 1) w d), w = (y - x) . n / r^2,
-// the CPU's terms (direct_sum.cpp) with the charge and the dipole put under one exp(ikr) / r.
-// Pairs with r^2 <= skip2 add nothing.
-template <bool kHelmholtz, bool kCharges, bool kDipoles>
+// the CPU's terms (direct_sum.cpp) with the charge and the dipole put under one exp(ikr) / r
+// (screened: ikr = -kappa r, all real). Pairs with r^2 <= skip2 add nothing.
+template <int kKernel, bool kCharges, bool kDipoles>
 __device__ __forceinline__ void add_pair(double x, double y, double z, double qr, double qi,
                                          double nx, double ny, double nz, double dr, double di,
                                          double tx, double ty, double tz, double k, double skip2,
@@ -29,7 +33,7 @@ __device__ __forceinline__ void add_pair(double x, double y, double z, double qr
   const double r2 = fma(dx, dx, fma(dy, dy, dz * dz));
   const double inv_r = r2 > skip2 ? rsqrt(r2) : 0.0;
   double fr = kCharges ? qr : 0.0, fi = kCharges ? qi : 0.0;
-  if constexpr (kHelmholtz) {
+  if constexpr (kKernel == kHelmholtz) {
     const double kr = k * (r2 * inv_r);
     double s, c;
     sincos(kr, &s, &c);
@@ -42,6 +46,16 @@ __device__ __forceinline__ void add_pair(double x, double y, double z, double qr
     const double er = c * inv_r, ei = s * inv_r;
     acc_re = fma(er, fr, fma(-ei, fi, acc_re));
     acc_im = fma(er, fi, fma(ei, fr, acc_im));
+  } else if constexpr (kKernel == kScreened) {
+    const double kr = k * (r2 * inv_r);
+    if constexpr (kDipoles) {
+      const double w = fma(dx, nx, fma(dy, ny, dz * nz)) * (inv_r * inv_r) * (kr + 1.0);
+      fr = fma(-w, dr, fr);
+      fi = fma(-w, di, fi);
+    }
+    const double e = exp(-kr) * inv_r;
+    acc_re = fma(e, fr, acc_re);
+    acc_im = fma(e, fi, acc_im);
   } else {
     if constexpr (kDipoles) {
       const double w = fma(dx, nx, fma(dy, ny, dz * nz)) * (inv_r * inv_r);
@@ -56,9 +70,9 @@ __device__ __forceinline__ void add_pair(double x, double y, double z, double qr
 // add_pair, and der += minus the derivative of the pair's term along the target's unit normal
 // (mx, my, mz), without the factor 1 / (4 pi): the CPU's potential_and_normal_derivative
 // (direct_sum.cpp) with e = exp(ikr) / r, t = d . n_x, w = d . n_y / r^2, d = y - x,
-//   der = e / r^2 ((ikr - 1) (t q + n_x . n_y d) + (3 - k^2 r^2 - 3ikr) t w d).
-// The value is add_pair's, to the same operations.
-template <bool kHelmholtz, bool kCharges, bool kDipoles>
+//   der = e / r^2 ((ikr - 1) (t q + n_x . n_y d) + (3 - k^2 r^2 - 3ikr) t w d)
+// (screened: ikr = -kappa r). The value is add_pair's, to the same operations.
+template <int kKernel, bool kCharges, bool kDipoles>
 __device__ __forceinline__ void add_pair_normal(double x, double y, double z, double qr, double qi,
                                                 double nx, double ny, double nz, double dr,
                                                 double di, double tx, double ty, double tz,
@@ -82,7 +96,7 @@ __device__ __forceinline__ void add_pair_normal(double x, double y, double z, do
     br = tw * dr;
     bi = tw * di;
   }
-  if constexpr (kHelmholtz) {
+  if constexpr (kKernel == kHelmholtz) {
     const double kr = k * (r2 * inv_r);
     double s, c;
     sincos(kr, &s, &c);
@@ -104,6 +118,21 @@ __device__ __forceinline__ void add_pair_normal(double x, double y, double z, do
     const double e2r = er * inv_r2, e2i = ei * inv_r2;
     der_re = fma(e2r, gr, fma(-e2i, gi, der_re));
     der_im = fma(e2r, gi, fma(e2i, gr, der_im));
+  } else if constexpr (kKernel == kScreened) {
+    const double kr = k * (r2 * inv_r), kr1 = kr + 1.0;
+    if constexpr (kDipoles) {
+      fr = fma(-w * kr1, dr, fr);
+      fi = fma(-w * kr1, di, fi);
+    }
+    const double e = exp(-kr) * inv_r;
+    acc_re = fma(e, fr, acc_re);
+    acc_im = fma(e, fi, acc_im);
+    // -(kappa r + 1) a + (3 + kappa^2 r^2 + 3 kappa r) b
+    const double h = fma(kr, kr, fma(3.0, kr, 3.0));
+    const double gr = fma(h, br, -kr1 * ar), gi = fma(h, bi, -kr1 * ai);
+    const double e2 = e * inv_r2;
+    der_re = fma(e2, gr, der_re);
+    der_im = fma(e2, gi, der_im);
   } else {
     if constexpr (kDipoles) {
       fr = fma(-w, dr, fr);
@@ -119,7 +148,7 @@ __device__ __forceinline__ void add_pair_normal(double x, double y, double z, do
 }
 
 // kNormal: the sum is phi + weight dphi/dn_t (NearFieldArgs' target normals).
-template <bool kHelmholtz, bool kCharges, bool kDipoles, bool kNormal, int R>
+template <int kKernel, bool kCharges, bool kDipoles, bool kNormal, int R>
 __global__ void __launch_bounds__(kNearFieldMaxThreads) near_field_kernel(const NearFieldArgs a) {
   extern __shared__ double shared[];
   const int B = blockDim.x, tid = threadIdx.x;
@@ -194,13 +223,12 @@ __global__ void __launch_bounds__(kNearFieldMaxThreads) near_field_kernel(const 
 #pragma unroll
         for (int i = 0; i < R; ++i) {
           if constexpr (kNormal)
-            add_pair_normal<kHelmholtz, kCharges, kDipoles>(
+            add_pair_normal<kKernel, kCharges, kDipoles>(
                 x, y, z, qr, qi, nx, ny, nz, dr, di, tx[i], ty[i], tz[i], mx[i], my[i], mz[i], a.k,
                 a.skip2, acc_re[i], acc_im[i], der_re[i], der_im[i]);
           else
-            add_pair<kHelmholtz, kCharges, kDipoles>(x, y, z, qr, qi, nx, ny, nz, dr, di, tx[i],
-                                                     ty[i], tz[i], a.k, a.skip2, acc_re[i],
-                                                     acc_im[i]);
+            add_pair<kKernel, kCharges, kDipoles>(x, y, z, qr, qi, nx, ny, nz, dr, di, tx[i], ty[i],
+                                                  tz[i], a.k, a.skip2, acc_re[i], acc_im[i]);
         }
       }
     }
@@ -253,29 +281,29 @@ __global__ void __launch_bounds__(kNearFieldMaxThreads) near_field_kernel(const 
   }
 }
 
-template <bool kHelmholtz, bool kCharges, bool kDipoles, bool kNormal>
+template <int kKernel, bool kCharges, bool kDipoles, bool kNormal>
 void launch(const NearFieldArgs& a, int items, int threads, int targets_per_thread,
             cudaStream_t stream) {
   const std::size_t bytes =
       near_field_shared_bytes(kCharges, kDipoles, threads, targets_per_thread, kNormal);
   if (targets_per_thread == 1)
-    near_field_kernel<kHelmholtz, kCharges, kDipoles, kNormal, 1>
+    near_field_kernel<kKernel, kCharges, kDipoles, kNormal, 1>
         <<<items, threads, bytes, stream>>>(a);
   else
-    near_field_kernel<kHelmholtz, kCharges, kDipoles, kNormal, 2>
+    near_field_kernel<kKernel, kCharges, kDipoles, kNormal, 2>
         <<<items, threads, bytes, stream>>>(a);
   check_launch("near_field_kernel");
 }
 
-template <bool kHelmholtz, bool kNormal>
+template <int kKernel, bool kNormal>
 void launch_kind(const NearFieldArgs& a, int items, int threads, int targets_per_thread,
                  cudaStream_t stream) {
   if (a.charges && a.dipoles)
-    launch<kHelmholtz, true, true, kNormal>(a, items, threads, targets_per_thread, stream);
+    launch<kKernel, true, true, kNormal>(a, items, threads, targets_per_thread, stream);
   else if (a.charges)
-    launch<kHelmholtz, true, false, kNormal>(a, items, threads, targets_per_thread, stream);
+    launch<kKernel, true, false, kNormal>(a, items, threads, targets_per_thread, stream);
   else if (a.dipoles)
-    launch<kHelmholtz, false, true, kNormal>(a, items, threads, targets_per_thread, stream);
+    launch<kKernel, false, true, kNormal>(a, items, threads, targets_per_thread, stream);
 }
 
 __global__ void gather_kernel(int n, const int* __restrict__ order, const double2* __restrict__ in,
@@ -302,14 +330,20 @@ void launch_near_field(const NearFieldArgs& args, int items, int threads, int ta
       (targets_per_thread != 1 && targets_per_thread != 2))
     throw Error("GPU near field: bad launch shape");
   const bool normals = args.tnx != nullptr;
-  if (args.k != 0.0 && normals)
-    launch_kind<true, true>(args, items, threads, targets_per_thread, stream);
-  else if (args.k != 0.0)
-    launch_kind<true, false>(args, items, threads, targets_per_thread, stream);
-  else if (normals)
-    launch_kind<false, true>(args, items, threads, targets_per_thread, stream);
-  else
-    launch_kind<false, false>(args, items, threads, targets_per_thread, stream);
+  if (args.screened && args.k != 0.0) {
+    if (normals)
+      launch_kind<kScreened, true>(args, items, threads, targets_per_thread, stream);
+    else
+      launch_kind<kScreened, false>(args, items, threads, targets_per_thread, stream);
+  } else if (args.k != 0.0 && normals) {
+    launch_kind<kHelmholtz, true>(args, items, threads, targets_per_thread, stream);
+  } else if (args.k != 0.0) {
+    launch_kind<kHelmholtz, false>(args, items, threads, targets_per_thread, stream);
+  } else if (normals) {
+    launch_kind<kLaplace, true>(args, items, threads, targets_per_thread, stream);
+  } else {
+    launch_kind<kLaplace, false>(args, items, threads, targets_per_thread, stream);
+  }
 }
 
 void launch_gather_strengths(int n, const int* order, const double2* in, double2* sorted,

@@ -23,6 +23,8 @@ struct NearFieldArgs {
   const int* target_order = nullptr;  // tree position i holds target target_order[i]
   double2* potential = nullptr;       // input order: potential[target] += the sum
   double k = 0.0, skip2 = 0.0;
+  // The screened kernel exp(-k r) / (4 pi r) instead of exp(ikr) / (4 pi r).
+  bool screened = false;
   // With target normals (tree order, as tx; null: phi alone) the sum is phi + weight dphi/dn_t:
   // the kernels dG/dn_x for the charges and d^2G/dn_x dn_y for the dipoles added.
   const double *tnx = nullptr, *tny = nullptr, *tnz = nullptr;
@@ -33,9 +35,9 @@ struct NearFieldArgs {
   int targets = 0;
 };
 
-// One block of `threads` threads per item; the kernel that k != 0, charges and dipoles (non-null
-// args.charges / args.dipoles), target normals (non-null args.tnx) and targets_per_thread (1 or
-// 2) ask for.
+// One block of `threads` threads per item; the kernel that k != 0 (and screened), charges and
+// dipoles (non-null args.charges / args.dipoles), target normals (non-null args.tnx) and
+// targets_per_thread (1 or 2) ask for.
 void launch_near_field(const NearFieldArgs& args, int items, int threads, int targets_per_thread,
                        cudaStream_t stream);
 // Dynamic shared memory of one block.

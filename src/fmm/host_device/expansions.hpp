@@ -49,6 +49,47 @@ FMBEM_HOST_DEVICE void scaled_bessel_j(int max_n, double x, double* jhat,
     jhat[n - 1] = jhat[n] - x2 * jhat[n + 1] / ((2.0 * n + 1.0) * (2.0 * n + 3.0));
 }
 
+// ihat_n(y) = jhat_n(i y) = i_n(y) (2n+1)!! / y^n (i_n the modified spherical Bessel function
+// of the first kind), the screened kernel's regular radial function: its power series
+// sum_i (y^2/2)^i / (i! (2n+3)(2n+5)...(2n+2i+1)) has positive terms (no cancellation at any y),
+// so it gives the two highest degrees; i_n is the minimal solution of its recurrence, which
+// then runs downwards. Finite while y stays below about 700 (ihat_n grows like e^y).
+FMBEM_HOST_DEVICE inline double scaled_modified_bessel_series(int n, double y) {
+  const double half_y2 = 0.5 * y * y;
+  double term = 1.0, sum = 1.0;
+  for (int i = 1; i < 2000; ++i) {
+    term *= half_y2 / (i * (2.0 * n + 2.0 * i + 1.0));
+    sum += term;
+    if (term < 1e-17 * sum) break;
+  }
+  return sum;
+}
+
+FMBEM_HOST_DEVICE inline void scaled_modified_bessel_i(int max_n, double y, double* ihat) {
+  ihat[max_n] = scaled_modified_bessel_series(max_n, y);
+  if (max_n == 0) return;
+  ihat[max_n - 1] = scaled_modified_bessel_series(max_n - 1, y);
+  const double y2 = y * y;
+  for (int n = max_n - 1; n >= 1; --n)
+    ihat[n - 1] = ihat[n] + y2 * ihat[n + 1] / ((2.0 * n + 1.0) * (2.0 * n + 3.0));
+}
+
+// khat_n(y) = hhat_n(i y), e^-y times a polynomial of degree n with positive coefficients
+// (khat_0 = e^-y, khat_1 = e^-y (1 + y); -> 1 as y -> 0), the screened kernel's singular radial
+// function: the modified spherical Bessel function of the second kind, scaled; the dominant
+// solution of the recurrence, which runs upwards.
+FMBEM_HOST_DEVICE inline void scaled_modified_bessel_k(int max_n, double y, double* khat) {
+  const double e = std::exp(-y), y2 = y * y;
+  double previous = e, current = e * (1.0 + y);
+  khat[0] = previous;
+  for (int n = 1; n <= max_n; ++n) {
+    khat[n] = current;
+    const double next = current + y2 * previous / ((2.0 * n - 1.0) * (2.0 * n + 1.0));
+    previous = current;
+    current = next;
+  }
+}
+
 // The direction of (x, y, z) as the spherical harmonics read it: cos(theta), sin(theta) and
 // e^{i phi} (the z axis at the origin, phi = 0 on it). C: the side's complex type.
 template <class C>

@@ -133,7 +133,7 @@ TEST(NearFieldCloseLists, FoldedPatternIsTheUnionOfStencils) {
 }
 
 // Every entry and self term of the GPU correction against the CPU's.
-void expect_gpu_entries_match(const Mesh& mesh, double k, RowRange rows) {
+void expect_gpu_entries_match(const Mesh& mesh, fmm::Wavenumber k, RowRange rows) {
   const Discretization disc(mesh, 3);
   NearFieldOptions options;
   const NearFieldCorrection cpu(disc, k, rows, options);
@@ -165,15 +165,19 @@ void expect_gpu_entries_match(const Mesh& mesh, double k, RowRange rows) {
         std::abs(gpu.double_layer_diagonal()[r] - cpu.double_layer_diagonal()[r]) / scale_d);
   }
   std::printf(
-      "[ measured ] %s, k = %g: %zu entries, largest GPU - CPU difference %.2e (S), %.2e (D)\n",
-      mesh.name().c_str(), k, cs.size(), worst_s, worst_d);
+      "[ measured ] %s, %s = %g: %zu entries, largest GPU - CPU difference %.2e (S), %.2e (D)\n",
+      mesh.name().c_str(), k.imaginary ? "screened, kappa" : "k", k.magnitude, cs.size(), worst_s,
+      worst_d);
   EXPECT_LE(worst_s, kEntryTolerance);
   EXPECT_LE(worst_d, kEntryTolerance);
 }
 
+// (The screened kernel's entries: the same integrals with exp(-kappa r) for the phase, to the
+// same few ulp.)
 TEST(GpuNearFieldCorrection, EntriesMatchCpuOnIcospheres) {
   SKIP_WITHOUT_GPU();
-  for (double k : {0.0, 8.0}) {
+  for (fmm::Wavenumber k :
+       {fmm::Wavenumber(0.0), fmm::Wavenumber(8.0), fmm::Wavenumber::screened(4.0)}) {
     const Mesh three = icosphere(3);
     expect_gpu_entries_match(three, k, {0, three.size()});
     const Mesh four = icosphere(4);
@@ -184,7 +188,8 @@ TEST(GpuNearFieldCorrection, EntriesMatchCpuOnIcospheres) {
 
 TEST(GpuNearFieldCorrection, EntriesMatchCpuOnNearlyTouchingSpheres) {
   SKIP_WITHOUT_GPU();
-  for (double k : {0.0, 8.0}) {
+  for (fmm::Wavenumber k :
+       {fmm::Wavenumber(0.0), fmm::Wavenumber(8.0), fmm::Wavenumber::screened(4.0)}) {
     const Mesh pair = two_spheres(4, 0.01);
     expect_gpu_entries_match(pair, k, {0, pair.size()});
     const Mesh closer = two_spheres(3, 1e-4);
@@ -413,6 +418,17 @@ TEST(GpuNearFieldCorrection, FmmLayerPotentialsWithGpuOptions) {
           << "coupling " << coupling.alpha << " apart " << coupling.apart << " output " << o;
     }
   }
+  // The screened kernel's layers (the regulariser's S~): FMM and correction on the GPU.
+  const fmm::Wavenumber screened = fmm::Wavenumber::screened(4.0);
+  const FmmLayerPotentials cpu(disc, screened, rows, {}, cpu_options);
+  const FmmLayerPotentials gpu(disc, screened, rows, {}, gpu_options);
+  EXPECT_TRUE(gpu.near_field().on_device());
+  EXPECT_EQ(gpu.resident_on_device(), gpu.fmm().runs_on_gpu());
+  const auto dd = random_density(mesh.size(), 9), sd = random_density(mesh.size(), 10);
+  std::vector<cplx> a(rows.size()), b(rows.size());
+  cpu.apply(dd, sd, a);
+  gpu.apply(dd, sd, b);
+  EXPECT_LE(test::relative_error(b, a), 1e-10);
 }
 
 }  // namespace

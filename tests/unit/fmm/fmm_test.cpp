@@ -284,7 +284,7 @@ void direct_far_with_normals(const Fmm& fmm, const PointSet& set, std::span<cons
   const PointSources sorted(set.sources, set.normals, tree_order, charges, dipoles);
   value.assign(set.targets.size(), 0.0);
   derivative.assign(set.targets.size(), 0.0);
-  const double k = lists.k;
+  const Wavenumber k = lists.k;
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t l = 0; l < lists.leaf_targets.size(); ++l) {
     std::vector<std::array<std::size_t, 2>> far;

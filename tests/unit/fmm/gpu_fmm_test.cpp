@@ -65,25 +65,39 @@ const char* name(Strengths s) {
   return s == Strengths::charges ? "charges" : s == Strengths::dipoles ? "dipoles" : "both";
 }
 
-FmmOptions options_for(int p, int max_leaf, FmmOptions::Device device, bool gpu_near = true) {
+FmmOptions options_for(int p, int max_leaf, FmmOptions::Device device, bool gpu_near = true,
+                       bool screened = false) {
   FmmOptions o;
   o.order = p;
   o.max_leaf = max_leaf;
   o.device = device;
   o.gpu_near_field = gpu_near;
+  o.screened = screened;
   return o;
 }
 
+// screened: k is kappa of the screened kernel exp(-kappa r) / (4 pi r) (the tolerance's argument
+// holds as it stands: its radial functions are real, by the same recurrences' kind, ihat by its
+// positive series and downward recurrence on both sides, no Miller's recurrence).
 struct Case {
   bool adaptive;
   int order;
   double k;
+  bool screened = false;
 };
 
 // gtest prints parameters in CTest's test names: readable and the same in every build (its
 // default prints the struct's bytes, padding included).
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << (c.adaptive ? "adaptive" : "uniform") << " tree, p = " << c.order << ", k = " << c.k;
+  *os << (c.adaptive ? "adaptive" : "uniform") << " tree, p = " << c.order
+      << (c.screened ? ", kappa = " : ", k = ") << c.k;
+}
+
+std::string case_name(const Case& c) {
+  return std::string(c.adaptive ? "TwoSpheres" : "Icosphere") + "P" + std::to_string(c.order) +
+         (c.screened   ? "ScreenedKappa" + std::to_string(int(c.k))
+          : c.k == 0.0 ? "Laplace"
+                       : "HelmholtzK8");
 }
 
 // One set of strengths on the CPU and the GPU FMM of the same plan: the whole result, and the far
@@ -117,8 +131,9 @@ std::vector<cplx> expect_gpu_matches_cpu(const Fmm& cpu, const Fmm& gpu, const F
 
 std::string label(const Case& c, Strengths s, const char* output) {
   char text[128];
-  std::snprintf(text, sizeof text, "%-11s p = %2d, k = %g, %-7s%s",
-                c.adaptive ? "two spheres" : "icosphere", c.order, c.k, name(s), output);
+  std::snprintf(text, sizeof text, "%-11s p = %2d, %s = %g, %-7s%s",
+                c.adaptive ? "two spheres" : "icosphere", c.order, c.screened ? "kappa" : "k", c.k,
+                name(s), output);
   return text;
 }
 
@@ -135,10 +150,12 @@ TEST_P(GpuFmmTest, EveryPhaseMatchesTheCpu) {
   const std::vector<Vec3> normals = unit_normals(cloud.sources);
   const int max_leaf = c.adaptive ? 32 : 60;
   using D = FmmOptions::Device;
-  const Fmm cpu(c.k, cloud.sources, normals, cloud.targets, options_for(c.order, max_leaf, D::cpu));
-  const Fmm gpu(c.k, cloud.sources, normals, cloud.targets, options_for(c.order, max_leaf, D::gpu));
+  const Fmm cpu(c.k, cloud.sources, normals, cloud.targets,
+                options_for(c.order, max_leaf, D::cpu, true, c.screened));
+  const Fmm gpu(c.k, cloud.sources, normals, cloud.targets,
+                options_for(c.order, max_leaf, D::gpu, true, c.screened));
   const Fmm gpu_far(c.k, cloud.sources, normals, cloud.targets,
-                    options_for(c.order, max_leaf, D::gpu, false));
+                    options_for(c.order, max_leaf, D::gpu, false, c.screened));
   ASSERT_TRUE(gpu.runs_on_gpu());
   ASSERT_FALSE(gpu_far.runs_on_gpu());
   ASSERT_FALSE(cpu.runs_on_gpu());
@@ -161,12 +178,10 @@ INSTANTIATE_TEST_SUITE_P(Trees, GpuFmmTest,
                                            Case{false, 16, 0.0}, Case{false, 16, 8.0},
                                            Case{true, 4, 0.0}, Case{true, 4, 8.0},
                                            Case{true, 8, 0.0}, Case{true, 8, 8.0},
-                                           Case{true, 16, 0.0}, Case{true, 16, 8.0}),
-                         [](const auto& info) {
-                           return std::string(info.param.adaptive ? "TwoSpheres" : "Icosphere") +
-                                  "P" + std::to_string(info.param.order) +
-                                  (info.param.k == 0.0 ? "Laplace" : "HelmholtzK8");
-                         });
+                                           Case{true, 16, 0.0}, Case{true, 16, 8.0},
+                                           Case{false, 8, 4.0, true}, Case{true, 16, 4.0, true},
+                                           Case{true, 8, 40.0, true}),
+                         [](const auto& info) { return case_name(info.param); });
 
 // The same with the target normal derivative (output phi + w dphi/dn_t): L2P on the GPU forms the
 // gradient terms' Lq per leaf and sums to degree p, the near field the combined kernel. The
@@ -189,8 +204,8 @@ TEST_P(GpuFmmNormalTest, EveryPhaseMatchesTheCpu) {
   using D = FmmOptions::Device;
   const auto make = [&](FmmOptions::Device device, bool gpu_near) {
     return std::make_unique<Fmm>(c.k, cloud.sources, normals, cloud.targets, cloud.targets,
-                                 options_for(c.order, max_leaf, device, gpu_near), nullptr,
-                                 derivative);
+                                 options_for(c.order, max_leaf, device, gpu_near, c.screened),
+                                 nullptr, derivative);
   };
   const auto cpu = make(D::cpu, true), gpu = make(D::gpu, true), gpu_far = make(D::gpu, false);
   ASSERT_TRUE(gpu->runs_on_gpu());
@@ -233,8 +248,8 @@ TEST_P(GpuFmmNormalTest, ApartMatchesTheCpu) {
   using D = FmmOptions::Device;
   const auto make = [&](FmmOptions::Device device, bool gpu_near) {
     return std::make_unique<Fmm>(c.k, cloud.sources, normals, cloud.targets, cloud.targets,
-                                 options_for(c.order, max_leaf, device, gpu_near), nullptr,
-                                 derivative);
+                                 options_for(c.order, max_leaf, device, gpu_near, c.screened),
+                                 nullptr, derivative);
   };
   const auto cpu = make(D::cpu, true), gpu = make(D::gpu, true), gpu_far = make(D::gpu, false);
   ASSERT_TRUE(gpu->runs_on_gpu());
@@ -271,12 +286,10 @@ INSTANTIATE_TEST_SUITE_P(Trees, GpuFmmNormalTest,
                          ::testing::Values(Case{false, 8, 0.0}, Case{false, 8, 8.0},
                                            Case{false, 16, 0.0}, Case{false, 16, 8.0},
                                            Case{true, 8, 0.0}, Case{true, 8, 8.0},
-                                           Case{true, 16, 0.0}, Case{true, 16, 8.0}),
-                         [](const auto& info) {
-                           return std::string(info.param.adaptive ? "TwoSpheres" : "Icosphere") +
-                                  "P" + std::to_string(info.param.order) +
-                                  (info.param.k == 0.0 ? "Laplace" : "HelmholtzK8");
-                         });
+                                           Case{true, 16, 0.0}, Case{true, 16, 8.0},
+                                           Case{false, 8, 4.0, true}, Case{true, 16, 4.0, true},
+                                           Case{true, 8, 40.0, true}),
+                         [](const auto& info) { return case_name(info.param); });
 
 // apply from host arrays is apply_device between one copy in and one copy out: the same kernels
 // in the same order, so the same numbers to the bit; null strengths are zero.

@@ -69,7 +69,7 @@ inline PointSet make_points(bool sphere, std::size_t num_sources, std::size_t nu
 
 inline constexpr double skip_radius = 1e-12;
 
-inline std::vector<cplx> direct(double k, const PointSet& set) {
+inline std::vector<cplx> direct(Wavenumber k, const PointSet& set) {
   std::vector<std::size_t> order(set.sources.size());
   std::iota(order.begin(), order.end(), 0);
   const PointSources sources(set.sources, set.normals, order, set.charges, set.dipoles);
