@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On a GPU machine, from the device bundle: the regularised Burton-Miller formulation (rbm).
-#   check   the GPU tests of the normal derivative apart: test_fmm (every GPU FMM test, the
-#           apart outputs among them) and test_bem (the GPU correction and Burton-Miller entries,
-#           the apart ones among them, and the resident layers);
+#   check   the GPU tests of the normal derivative apart and of the screened kernel (S~):
+#           test_fmm (every GPU FMM test, the apart outputs and the screened FMM among them) and
+#           test_bem (the GPU correction and Burton-Miller entries, the apart and screened ones
+#           among them, and the resident layers);
 #   solve   bem_solve on the rigid sphere against the Mie series: cbie, bm (its leaf-block PC) and
 #           rbm (no PC) at k = 8 on icosphere:5..8, and at about 10 elements a wavelength
 #           (k D = 32, 64, 100, 200 on icosphere:5..8), on the GPU; CASES="L_k ..." picks them,
@@ -22,11 +23,13 @@ check)
   echo "test_fmm GPU tests: exit $? ($(grep -c '^\[       OK \]' "$out/test_fmm.log") ok," \
        "$(grep -c '^\[  FAILED  \]' "$out/test_fmm.log") failed lines)"
   grep -h "dphi/dn:" "$out/test_fmm.log" | head -8
+  grep -h "kappa = " "$out/test_fmm.log" | grep "gpu fmm" | head -12
   test_bem --gtest_color=no --gtest_filter='GpuBurtonMiller.*:GpuNearFieldCorrection.*' \
     > "$out/test_bem.log" 2>&1
   echo "test_bem GPU tests: exit $? ($(grep -c '^\[       OK \]' "$out/test_bem.log") ok," \
        "$(grep -c '^\[  FAILED  \]' "$out/test_bem.log") failed lines)"
   grep -h "measured" "$out/test_bem.log" | tail -4
+  grep -h "screened" "$out/test_bem.log" | head -6
   ;;
 solve)
   printf '| mesh | N | k | form | device | iterations | rel. L2 error | set-up s | solve s | s per MatMult | regulariser s per MatMult | whole s |\n'
