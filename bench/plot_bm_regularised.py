@@ -43,7 +43,8 @@ def main():
     png = sys.argv[2] if len(sys.argv) > 2 else os.path.splitext(md)[0] + ".png"
     by_n, by_k = tables(md)[:2]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    style = {"cbie": ("tab:gray", "s"), "bm": ("tab:blue", "o"), "rbm": ("tab:red", "^")}
+    style = {"cbie": ("tab:gray", "s"), "bm": ("tab:blue", "o"),
+             "rbm, kappa = 0": ("tab:orange", "v"), "rbm": ("tab:red", "^")}
     for form, (colour, marker) in style.items():
         rows = [r for r in by_n if r["form"] == form]
         left.plot([int(r["N"].replace(",", "")) for r in rows], [int(r["iterations"]) for r in rows],
@@ -62,7 +63,7 @@ def main():
         ax.set_ylabel("GMRES iterations (rtol 1e-5)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
-    fig.suptitle("cbie (Jacobi), bm (leaf blocks), rbm (Laplace S~, no PC): one H200")
+    fig.suptitle("cbie (Jacobi), bm (leaf blocks), rbm (S~ at kappa = k/2 or 0, no PC): one H200")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     print("wrote", png)

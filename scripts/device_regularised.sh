@@ -7,7 +7,8 @@
 #   solve   bem_solve on the rigid sphere against the Mie series: cbie, bm (its leaf-block PC) and
 #           rbm (no PC) at k = 8 on icosphere:5..8, and at about 10 elements a wavelength
 #           (k D = 32, 64, 100, 200 on icosphere:5..8), on the GPU; CASES="L_k ..." picks them,
-#           FORMS="cbie bm rbm" the formulations, DEVICE=cpu|gpu the FMM's device;
+#           FORMS="cbie bm rbm" the formulations, DEVICE=cpu|gpu the FMM's device, EXTRA more
+#           options (and TAG a name for their logs);
 #   ranks   rbm on icosphere:5, k = 8, rtol 1e-10: the GPU's solution against the CPU's, and
 #           mpiexec -n 2 on the GPU (distributed, and sharing the tree) against one rank's.
 # Tables on stdout, logs in $OUT.
@@ -37,15 +38,15 @@ solve)
   for case in ${CASES:-5_8 6_8 7_8 8_8 5_16 6_32 7_50 8_100}; do
     set -- ${case//_/ }
     for form in ${FORMS:-cbie bm rbm}; do
-      log="$out/solve_L$1_k$2_${form}_${DEVICE:-gpu}.log"
+      log="$out/solve_L$1_k$2_${form}_${DEVICE:-gpu}${TAG:-}.log"
       start=$(date +%s.%N)
       bem_solve -mesh "icosphere:$1" -k "$2" -bem_formulation "$form" \
-        -fmm_device "${DEVICE:-gpu}" -log_view > "$log" 2>&1
+        -fmm_device "${DEVICE:-gpu}" -log_view ${EXTRA:-} > "$log" 2>&1
       status=$?
       end=$(date +%s.%N)
       mults=$(field "$log" '.*(\([0-9]*\) MatMults).*')
       regul=$(awk '/^BEMRegulariser/ { print $4 }' "$log")
-      echo "| icosphere:$1 | $(field "$log" '.*N = \([0-9]*\) elements.*') | $2 | $form" \
+      echo "| icosphere:$1 | $(field "$log" '.*N = \([0-9]*\) elements.*') | $2 | $form${EXTRA:+ $EXTRA}" \
            "| ${DEVICE:-gpu} | $(field "$log" '.*solver *\([0-9]*\) iterations.*')" \
            "| $(field "$log" '.*relative L2 = \([0-9.e+-]*\).*')" \
            "| $(field "$log" '.*set-up \([0-9.]*\) s.*') | $(field "$log" '.*solve \([0-9.]*\) s,.*')" \
