@@ -199,16 +199,31 @@ FMBEM_HOST_DEVICE BasicMonomialMoments<C> monomial_moments(
     const double dist = norm(foot_of_p);
     if (dist <= 1e-14 * length + coordinate_rounding(largest_coordinate(v1, p))) {
       // p on the edge's line: the sector has no area. Beside the segment it also subtends no
-      // angle; on the segment itself (x across a sharp edge from T, e.g. on the neighbouring
-      // face of a cube) it subtends the half circle beyond the edge, and the log |h| terms left
-      // out above no longer cancel over the other sectors (they cover a half circle only). The
-      // limit of a thin sector as p reaches the edge from inside restores them: over the half
-      // circle from v1's direction to v2's (positively about n), the radial integrals at
-      // rho = 0, which are those log |h| terms.
-      if (!(t1 < 0.0 && t2 > 0.0) || h == 0.0) continue;
-      const Vec3 d1 = (v1 - p) * (1.0 / std::abs(t1)), outward = cross(n, d1);
-      const double half = 0.25 * std::numbers::pi;  // two pieces of pi / 2
-      for (int piece = 0; piece < 2; ++piece)
+      // angle. On the segment itself (x across a sharp edge from T, e.g. on the neighbouring
+      // face of a cube) T subtends the half circle on its side, and at a vertex (x across the
+      // edge from the vertex, as a structured mesh puts it) the vertex's angle; there the
+      // log |h| terms left out above no longer cancel over the other sectors. The limit of thin
+      // sectors as p reaches the edge or the vertex from inside restores them: over the
+      // directions T does not cover, from the one back along the boundary (v1's on the
+      // segment, the previous vertex's at v1) positively about n to the one forward (v2's),
+      // the radial integrals at rho = 0, which are those log |h| terms. A vertex is done by the
+      // edge leaving it (the edge arriving there skips).
+      if (h == 0.0) continue;
+      const double at_vertex = 1e-12 * length + coordinate_rounding(largest_coordinate(v1, p));
+      const bool on_segment = t1 < -at_vertex && t2 > at_vertex;
+      if (!on_segment && !(std::abs(t1) <= at_vertex)) continue;
+      const Vec3 back = on_segment ? (v1 - p) : (v[(edge + 2) % 3] - v1);
+      const Vec3 d1 = back * (1.0 / norm(back)), outward = cross(n, d1);
+      // The angle T leaves uncovered: pi on the segment, 2 pi less the vertex's angle there.
+      const double cosine = dot(d1, unit);
+      const double covered = on_segment ? std::numbers::pi
+                                        : std::acos(cosine > 1.0    ? 1.0
+                                                    : cosine < -1.0 ? -1.0
+                                                                    : cosine);
+      const double missing = 2.0 * std::numbers::pi - covered;
+      const int pieces = missing > std::numbers::pi ? 4 : 2;  // pieces of at most pi / 2
+      const double half = 0.5 * missing / pieces;
+      for (int piece = 0; piece < pieces; ++piece)
         for (int q = 0; q < angular.size; ++q) {
           const double theta = (2 * piece + 1) * half + half * angular.nodes[q];
           const double w = half * angular.weights[q];
