@@ -72,8 +72,8 @@ constexpr OptionSpec kOptions[] = {
     {"bem_formulation", "auto",
      "cbie (conventional; fails near the body's interior eigenfrequencies), bm (Burton-Miller, "
      "unique at every k > 0; see README), rbm (regularised Burton-Miller: as unique, iterations "
-     "flat under refinement, no preconditioner), or auto (bm for k > 0, cbie for Laplace and "
-     "for sweeps that include k = 0)"},
+     "bounded in N and k, no preconditioner), or auto (rbm for k > 0, bm when a preconditioner "
+     "is asked for, cbie for Laplace and for sweeps that include k = 0)"},
     {"bem_bm_alpha", "i/k",
      "Burton-Miller coupling alpha, a complex number (0.125i, 0.1+0.2i) with a non-zero imaginary "
      "part (rbm: on the rows where the pressure is given)"},
@@ -531,14 +531,25 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->problem.incident.source = source;
   opt->problem.source = source;
 
-  // Issue 10: bm for k > 0 (unique at every k; its error is at or below cbie's on every problem
-  // measured, README, Formulation); Laplace has no fictitious frequencies and keeps cbie. A
-  // sweep is solved with one formulation, cbie when it includes k = 0.
+  // For k > 0 the regularised Burton-Miller formulation: unique at every k like bm, its
+  // iterations bounded in N and k without a preconditioner, its error at or below bm's
+  // (bench/results/bm_regularised.md); bm where a preconditioner is asked for (rbm's operator
+  // has no diagonal or near-field block to build one from). Laplace has no fictitious
+  // frequencies and keeps cbie. A sweep is solved with one formulation, cbie when it includes
+  // k = 0.
+  char pc_type[256] = "";
+  PetscBool pc_type_set = PETSC_FALSE;
+  PetscCall(
+      PetscOptionsGetString(nullptr, nullptr, "-pc_type", pc_type, sizeof pc_type, &pc_type_set));
+  const bool preconditioner_asked = (pc_type_set && std::string_view(pc_type) != PCNONE) ||
+                                    (value("bem_pc") && *value("bem_pc") != "auto") ||
+                                    (value("bem_near_matrix") && *value("bem_near_matrix") == "on");
   const std::string formulation_choice =
       choose("-bem_formulation", text_or("bem_formulation", "auto"), {"auto", "cbie", "bm", "rbm"});
   const std::string formulation = formulation_choice != "auto" ? formulation_choice
-                                  : k > 0                      ? "bm"
-                                                               : "cbie";
+                                  : k == 0                     ? "cbie"
+                                  : preconditioner_asked       ? "bm"
+                                                               : "rbm";
   if (formulation != "cbie" && k == 0)
     throw Error("-bem_formulation " + formulation +
                 " needs k > 0 (Laplace has no fictitious frequencies: use -bem_formulation cbie)");
@@ -647,10 +658,6 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   // helps; the leaf blocks for bm, the one PC with which GMRES converges on a body with a thin
   // part (box with a 4 mm plate, 1 kHz: Jacobi stagnates, ILU(0) diverges) and as fast as
   // ILU(0) on the sphere on the CPU. -pc_type alone (a PETSc PC) keeps PETSc's.
-  char pc_type[256] = "";
-  PetscBool pc_type_set = PETSC_FALSE;
-  PetscCall(
-      PetscOptionsGetString(nullptr, nullptr, "-pc_type", pc_type, sizeof pc_type, &pc_type_set));
   const std::string pc_choice =
       choose("-bem_pc", text_or("bem_pc", "auto"), {"auto", "petsc", "leaf_block"});
   opt->pc = pc_choice != "auto"                             ? pc_choice

@@ -149,6 +149,12 @@ def icosphere_nodes(level, radius=1.0, centre=(0.0, 0.0, 0.0)):
     return [tuple(c + radius * x for c, x in zip(centre, p)) for p in v], f
 
 
+def pressure_diff(p, reference):
+    """The relative L2 difference of two surface pressures."""
+    return (sum(abs(x - y) ** 2 for x, y in zip(p, reference)) /
+            sum(abs(y) ** 2 for y in reference)) ** 0.5
+
+
 def cube_meshes(levels):
     """cube0.msh (gmsh, N = 540) and its nested uniform refinements cube1.msh .. (4x each)."""
     geo = os.path.join(WORK, "cube_coarse.geo")
@@ -255,11 +261,19 @@ elif CASE == "burton_miller":
                 check(ratio > 1.5, f"{name} cbie at the zero of j_3: L2 error "
                       f"{at_zero['l2']:.3e}, {ratio:.2f} times the neighbours' median {near:.3e} "
                       "(> 1.5: the spike)")
-    # The summary names the formulation and alpha (default i/k); bm is the default for k > 0,
-    # cbie for Laplace and for a sweep that includes k = 0 (README, Formulation).
+    # The summary names the formulation and alpha (default i/k); rbm is the default for k > 0
+    # (its regulariser kappa = k/2), bm where a preconditioner is asked for, cbie for Laplace and
+    # for a sweep that includes k = 0 (README, Formulation).
     r = summary(["-mesh", "icosphere:2", "-k", "8"])
-    check("Burton-Miller (bm), alpha = 0+0.125i" in r["out"],
-          "bm is the default for k > 0, its default alpha i/k")
+    check("regularised Burton-Miller (rbm), beta = 0+1i with S of exp(-kappa r)/(4 pi r), "
+          "kappa = 4 where u is unknown, alpha = 0+0.125i" in r["out"],
+          "rbm is the default for k > 0, kappa = k/2, alpha i/k")
+    for pc in (["-pc_type", "ilu"], ["-bem_pc", "leaf_block"], ["-bem_near_matrix", "on"]):
+        r = summary(["-mesh", "icosphere:2", "-k", "8"] + pc)
+        check("Burton-Miller (bm), alpha = 0+0.125i" in r["out"],
+              f"{' '.join(pc)}: bm, the formulation with a preconditioner")
+    r = summary(["-mesh", "icosphere:2", "-k", "8", "-pc_type", "none"])
+    check("(rbm)" in r["out"], "-pc_type none keeps rbm")
     for k in ("0", "0,2"):
         out = run(["-mesh", "icosphere:2", "-k", k]).stdout
         check("conventional equation (cbie)" in out and "Burton-Miller" not in out,
@@ -451,30 +465,39 @@ elif CASE == "radiation_cube":
             check(b["l2"] < a["l2"] and b["l2"] < 3e-2,
                   f"cube radiation {bc}: L2 error {a['l2']:.3e} -> {b['l2']:.3e}")
 elif CASE == "bm_sharp_edges":
-    # Burton-Miller on a body with sharp edges (bench/results/bm_sharp_edges.md): the monopole
-    # radiating from inside the cube, cube0 (N = 540) and cube1 (2160), k = 2, against cbie.
-    # Measured 2026-11-24 (cbie / bm): Neumann 3.69e-3 -> 1.38e-3 (2.67 a level) / 1.00e-2 ->
-    # 2.46e-3 (4.07; cube2 6.28e-4, 3.92 again, 1.2 x cbie); Dirichlet 1.70e-2 -> 1.31e-2 (1.30)
-    # / 2.27e-2 -> 1.07e-2 (2.12; 0.82 x cbie). Before the feature edges were handled (the
-    # quadratic read fitted across them, the monomials' integrals were O(1) wrong for targets
-    # across a 90-degree edge, D' spread the edges' curvature): Neumann 2.10e-1 -> 1.50e-1,
-    # Dirichlet 6.3e-1 -> 6.5e-1. Bounds: with the one-sided linear read at the edges bm's
-    # operator is consistent to O(h^2) away from the edge strip, and cbie's Neumann rate here is
-    # 2.67 (next to the edges centroid collocation loses its h^2 superconvergence): bm must fall
-    # by > 3.0 (measured 4.07 and 3.92, a 25 % margin) and stay within 2.5 x cbie on cube1 (1.78
-    # measured, a 1.4 margin; 1.2 on cube2). Dirichlet (q jumps across the edges): bm must fall
-    # by > 1.6 (2.12 and 1.87 measured; cbie 1.30, 1.38) and stay below 1.2 x cbie (0.82).
+    # Burton-Miller and the regularised formulation on a body with sharp edges
+    # (bench/results/bm_sharp_edges.md): the monopole radiating from inside the cube, cube0
+    # (N = 540) and cube1 (2160), k = 2, against cbie. Measured 2026-12-03 (cbie / bm / rbm):
+    # Neumann 3.69e-3 -> 1.38e-3 (2.67 a level) / 1.00e-2 -> 2.40e-3 (4.17; cube2 5.89e-4, 4.07
+    # again, 1.14 x cbie) / 6.88e-3 -> 1.56e-3 (4.40; cube2 3.64e-4, 4.29, 0.70 x cbie); Dirichlet
+    # 1.70e-2 -> 1.31e-2 (1.30) / 2.27e-2 -> 8.13e-3 (2.79; 0.62 x cbie), rbm = bm there. Before
+    # the feature edges were handled (the quadratic read fitted across them, the monomials'
+    # integrals were O(1) wrong for targets across a 90-degree edge, D' spread the edges'
+    # curvature): Neumann 2.10e-1 -> 1.50e-1, Dirichlet 6.3e-1 -> 6.5e-1; before the corner case
+    # of those integrals (a target across the edge from a vertex) was handled: bm 1.00e-2 ->
+    # 2.46e-3, rbm 6.88e-3 -> 7.37e-3 (its second-kind rows do not damp the local error as bm's
+    # hypersingular ones do). Bounds: with the one-sided linear read at the edges the operators
+    # are consistent to O(h^2) away from the edge strip, and cbie's Neumann rate here is 2.67
+    # (next to the edges centroid collocation loses its h^2 superconvergence): bm and rbm must
+    # fall by > 3.0 (measured 4.07 to 4.40, a 35 % margin) and stay within 2.5 x cbie on cube1
+    # (1.74 and 1.13 measured, a 1.4 margin or more). Dirichlet (q jumps across the edges): bm
+    # must fall by > 1.6 (2.79 and 2.71 measured; cbie 1.30, 1.38) and stay below 1.2 x cbie
+    # (0.62).
     meshes = cube_meshes(1)
     base = ["-k", "2", "-bem_problem", "radiation", "-bem_source", "0.1,0.05,-0.1"]
     bounds = {"neumann": (3.0, 2.5), "dirichlet": (1.6, 1.2)}
     for bc in ("neumann", "dirichlet"):
+        forms = ("bm", "rbm") if bc == "neumann" else ("bm",)
         err = {f: [summary(["-mesh", m] + base + ["-bem_bc", bc, "-bem_formulation", f])["l2"]
-                   for m in meshes] for f in ("cbie", "bm")}
-        c, b = err["cbie"], err["bm"]
+                   for m in meshes] for f in ("cbie",) + forms}
+        c = err["cbie"]
         rate, factor = bounds[bc]
-        check(b[0] / b[1] > rate,
-              f"cube {bc}: bm {b[0]:.3e} -> {b[1]:.3e} falls by > {rate} (cbie {c[0]:.3e} -> {c[1]:.3e})")
-        check(b[1] < factor * c[1], f"cube {bc}: bm's error {b[1]:.3e} within {factor} x cbie's {c[1]:.3e}")
+        for f in forms:
+            b = err[f]
+            check(b[0] / b[1] > rate, f"cube {bc}: {f} {b[0]:.3e} -> {b[1]:.3e} falls by > {rate} "
+                  f"(cbie {c[0]:.3e} -> {c[1]:.3e})")
+            check(b[1] < factor * c[1],
+                  f"cube {bc}: {f}'s error {b[1]:.3e} within {factor} x cbie's {c[1]:.3e}")
 elif CASE == "shipped_meshes":
     r = summary(["-mesh", os.path.join(SRC, "meshes/sphere.msh"), "-k", "1",
                  "-o", os.path.join(WORK, "sphere.vtu"), "-bem_csv", os.path.join(WORK, "s.csv")])
@@ -496,14 +519,16 @@ elif CASE == "quadrature_refinement":
         d = rel_diff(read_csv(out), read_csv(ref))
         check(d < 2.5e-2 / 30, f"{' '.join(extra)} changes the solution by {d:.2e}")
 elif CASE == "mpi":
-    base = ["-mesh", "icosphere:2", "-k", "8", "-ksp_rtol", "1e-10"]
-    one, two = os.path.join(WORK, "mpi1.csv"), os.path.join(WORK, "mpi2.csv")
-    summary(base + ["-bem_csv", one])
-    summary(base + ["-bem_csv", two], mpi=2)
-    d = rel_diff(read_csv(two), read_csv(one))
-    # Same operator, only the reduction order differs: rounding, times the
-    # 1e-10 tolerance's leeway.
-    check(d < 1e-8, f"mpiexec -n 2 gives the -n 1 solution (rel. diff {d:.1e})")
+    # Same operator, only the reduction order differs: rounding, times the 1e-10 tolerance's
+    # leeway. bm distributed; the default rbm with the tree shared (distributed, its S~ takes the
+    # operator's rule where one rank takes the centroid rule: the regularised case checks that).
+    for extra in (["-bem_formulation", "bm"], ["-fmm_distribute", "false"]):
+        base = ["-mesh", "icosphere:2", "-k", "8", "-ksp_rtol", "1e-10"] + extra
+        one, two = os.path.join(WORK, "mpi1.csv"), os.path.join(WORK, "mpi2.csv")
+        summary(base + ["-bem_csv", one])
+        summary(base + ["-bem_csv", two], mpi=2)
+        d = rel_diff(read_csv(two), read_csv(one))
+        check(d < 1e-8, f"{' '.join(extra)}: mpiexec -n 2 gives the -n 1 solution (rel. diff {d:.1e})")
 elif CASE == "petsc_options":
     r = summary(["-mesh", "icosphere:2", "-k", "1", "-ksp_type", "bcgs", "-pc_type", "none",
                  "-ksp_monitor", "-ksp_view", "-log_view"])
@@ -1059,7 +1084,7 @@ elif CASE == "field":
               " of the Mie series (< 0.1 dB)")
     # The plane: a structured grid (.vts) and its CSV; on 2 ranks the same numbers (rank 0
     # evaluates the field from the gathered solution; the solve's reductions differ by rounding).
-    base = ["-mesh", "icosphere:3", "-k", "4", "-ksp_rtol", "1e-10",
+    base = ["-mesh", "icosphere:3", "-k", "4", "-ksp_rtol", "1e-10", "-bem_formulation", "bm",
             "-bem_field_plane", "-2,0.01,-2,4,0,0,0,0,4,21,11"]
     one, two = os.path.join(WORK, "plane1.csv"), os.path.join(WORK, "plane2.csv")
     vts = os.path.join(WORK, "plane.vts")
@@ -1194,9 +1219,11 @@ elif CASE == "surface_groups":
               f"default {condition} with a plane wave is -bem_bc {bc}: {a['l2']:.6e} / {b['l2']:.6e}")
     # Mixed groups on 1, 2 and 3 ranks, distributed and not: the same surface pressure to the
     # solver's tolerance (-ksp_rtol 1e-8: the solutions differ by rounding and that tolerance
-    # times the condition number, measured 1e-8 to 1e-7).
+    # times the condition number, measured 1e-8 to 1e-7). bm, whose near-field preconditioners
+    # are tried too; the default rbm below.
     ear = ["-mesh", mesh("sphere_ear.msh"), "-bem_frequency", "400", "-bem_velocity",
            "left_ear:2e-3", "-bem_admittance", "skin:0.3+0.1i", "-ksp_rtol", "1e-8"]
+    ear_bm = ear + ["-bem_formulation", "bm"]
     reference = None
     # The near-field preconditioners on the mixed rows too: the leaf blocks with the full
     # entries, and PETSc's ILU on the assembled near-field matrix.
@@ -1204,14 +1231,27 @@ elif CASE == "surface_groups":
             (1, []), (2, []), (3, []), (2, ["-fmm_distribute", "false"]),
             (1, ["-bem_pc_block_entries", "full"]), (1, ["-pc_type", "ilu"])]):
         csv = os.path.join(WORK, f"ear_{index}.csv")
-        summary(ear + extra + ["-bem_csv", csv], mpi=ranks if ranks > 1 else 0)
+        summary(ear_bm + extra + ["-bem_csv", csv], mpi=ranks if ranks > 1 else 0)
         p = [complex(row["p_re"], row["p_im"]) for row in read_csv_table(csv)]
         if reference is None:
             reference = p
             continue
-        diff = (sum(abs(x - y) ** 2 for x, y in zip(p, reference)) /
-                sum(abs(y) ** 2 for y in reference)) ** 0.5
-        check(diff < 1e-6, f"{ranks} ranks {' '.join(extra)}: p equals 1 rank's ({diff:.2e})")
+        diff = pressure_diff(p, reference)
+        check(diff < 1e-6, f"bm, {ranks} ranks {' '.join(extra)}: p equals 1 rank's ({diff:.2e})")
+    # The default rbm on the mixed rows (its shared tree is the mpi case's): distributed, S~
+    # takes the operator's 6-point rule where one rank takes the centroid rule, another
+    # consistent discretisation of the same equation: it may move p by the discretisation's
+    # residual, so it must stay closer to 1 rank's than bm's solution (the other formulation,
+    # another such discretisation) is.
+    rbm = {}
+    for ranks in (1, 2):
+        csv = os.path.join(WORK, f"ear_rbm_{ranks}.csv")
+        summary(ear + ["-bem_csv", csv], mpi=ranks if ranks > 1 else 0)
+        rbm[ranks] = [complex(row["p_re"], row["p_im"]) for row in read_csv_table(csv)]
+    distributed, formulations = pressure_diff(rbm[2], rbm[1]), pressure_diff(reference, rbm[1])
+    check(distributed < formulations,
+          f"rbm, 2 ranks distributed: p within {distributed:.2e} of 1 rank's, closer than bm's "
+          f"({formulations:.2e})")
     # Bad input: one line, exit 1, no file written.
     out = os.path.join(WORK, "bad.vtu")
     bad_table = lambda name, text: (open(os.path.join(WORK, name), "w").write(text),
