@@ -53,6 +53,7 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
       feature_vertices(mesh, mesh_edges(mesh), feature_angle);
   origin_ = mesh.centroids();
   axes_.resize(2 * n);
+#pragma omp parallel for schedule(static)
   for (std::size_t e = 0; e < n; ++e) {
     axes_[2 * e] = normalized(mesh.corner(e, 1) - mesh.corner(e, 0));
     axes_[2 * e + 1] = cross(mesh.normals()[e], axes_[2 * e]);
@@ -122,6 +123,7 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
     std::vector<std::int32_t> local;
     std::vector<std::array<double, kTerms>> rows;
     std::vector<double> weights;
+    std::vector<Vec3> offsets;
 #pragma omp for schedule(static)
     for (std::size_t e = 0; e < n; ++e) {
       if (!fitting(e)) continue;
@@ -131,7 +133,7 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
       const Vec3 &t1 = axes_[2 * e], &t2 = axes_[2 * e + 1];
       // The neighbours' offsets in e's plane (unfolded), scaled by the largest distance so that
       // the normal equations are well scaled whatever the mesh size.
-      std::vector<Vec3> offsets;
+      offsets.clear();
       double scale = 0.0;
       for (std::int32_t o : local) {
         if (std::size_t(o) == e) continue;
