@@ -115,7 +115,7 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
   }
   for (std::size_t e = 0; e < n; ++e) stencil_start_[e + 1] += stencil_start_[e];
   columns_.resize(std::size_t(stencil_start_.back()));
-  values_.assign(columns_.size() * kTerms, 0.0);
+  values_.resize(columns_.size() * kTerms);
 
   std::size_t linear = 0, constant = 0, feature = 0;
 #pragma omp parallel reduction(+ : linear, constant, feature)
@@ -196,6 +196,7 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
       const std::size_t self = std::size_t(
           std::lower_bound(local.begin(), local.end(), std::int32_t(e)) - local.begin());
       double* out = values_.data() + std::size_t(stencil_start_[e]) * kTerms;
+      std::fill(out, out + std::size_t(kTerms) * length, 0.0);
       // Each neighbour's coefficient in the unknowns: (A^T W A)^-1 A^T W e_s; u_e's is minus
       // their sum (the fit is of u_k - u_e). Degree d monomials scale by scale^d.
       const double unscale[kTerms] = {1.0 / scale, 1.0 / scale, 1.0 / (scale * scale),

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -135,35 +136,44 @@ NearFieldPattern folded_pattern(const NearFieldPattern& refined,
   const std::size_t rows = refined.row_start.size() - 1;
   NearFieldPattern p;
   p.row_start.assign(rows + 1, 0);
-  // Each thread merges a contiguous block of rows once into its own buffer (a stamp per element
-  // marks those already taken by the row, so only the distinct ones are sorted), then copies
-  // them in place once the offsets are known.
+  // Two passes over the rows on the threads, a stamp per element marking those a row already
+  // took: the distinct columns counted, then (the offsets known) written in place and sorted.
+  // Nothing is gathered in per-thread buffers first: at a million elements the rows hold
+  // hundreds of megabytes, and copying them (and zeroing them on one thread) was most of the
+  // fold's set-up.
+  const auto visit = [&](std::size_t r, std::vector<std::int32_t>& taken, std::int32_t stamp,
+                         auto&& take) {
+    for (std::int64_t at = refined.row_start[r]; at < refined.row_start[r + 1]; ++at)
+      for (const std::int32_t j :
+           reconstruction.stencil(std::size_t(refined.columns[std::size_t(at)])))
+        if (taken[std::size_t(j)] != stamp) {
+          taken[std::size_t(j)] = stamp;
+          take(j);
+        }
+  };
+  if (rows > std::size_t(std::numeric_limits<std::int32_t>::max() / 2))
+    throw Error("near-field correction: too many rows for one pattern");
 #pragma omp parallel
   {
-    const std::size_t threads = std::size_t(omp_get_num_threads());
-    const std::size_t thread = std::size_t(omp_get_thread_num());
-    const std::size_t begin = rows * thread / threads, end = rows * (thread + 1) / threads;
-    std::vector<std::int32_t> mine;
-    std::vector<std::int64_t> taken(reconstruction.size(), -1);  // the last row that took it
-    for (std::size_t r = begin; r < end; ++r) {
-      const std::size_t first = mine.size();
-      for (std::int64_t at = refined.row_start[r]; at < refined.row_start[r + 1]; ++at)
-        for (const std::int32_t j :
-             reconstruction.stencil(std::size_t(refined.columns[std::size_t(at)])))
-          if (taken[std::size_t(j)] != std::int64_t(r)) {
-            taken[std::size_t(j)] = std::int64_t(r);
-            mine.push_back(j);
-          }
-      std::sort(mine.begin() + std::ptrdiff_t(first), mine.end());
-      p.row_start[r + 1] = std::int64_t(mine.size() - first);
+    std::vector<std::int32_t> taken(reconstruction.size(), -1);  // the last stamp that took it
+#pragma omp for schedule(dynamic, 256)
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::int64_t count = 0;
+      visit(r, taken, std::int32_t(r), [&](std::int32_t) { ++count; });
+      p.row_start[r + 1] = count;
     }
-#pragma omp barrier
 #pragma omp single
     {
       for (std::size_t r = 0; r < rows; ++r) p.row_start[r + 1] += p.row_start[r];
       p.columns.resize(std::size_t(p.row_start.back()));
     }
-    std::copy(mine.begin(), mine.end(), p.columns.begin() + p.row_start[begin]);
+#pragma omp for schedule(dynamic, 256)
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::int32_t* const first = p.columns.data() + p.row_start[r];
+      std::int32_t* out = first;
+      visit(r, taken, std::int32_t(rows + r), [&](std::int32_t j) { *out++ = j; });
+      std::sort(first, out);
+    }
   }
   return p;
 }

@@ -30,7 +30,7 @@ ReconstructedPointStrengths::ReconstructedPointStrengths(
     : per_element_(disc.points_per_element()),
       starts_(reconstruction.stencil_starts()),
       columns_(reconstruction.stencil_columns()),
-      values_(columns_.size() * per_element_, 0.0) {
+      values_(columns_.size() * per_element_) {
   const std::size_t m = per_element_, n = disc.size();
 #pragma omp parallel for schedule(static)
   for (std::size_t e = 0; e < n; ++e) {
@@ -44,6 +44,7 @@ ReconstructedPointStrengths::ReconstructedPointStrengths(
       double monomial[DensityReconstruction::kTerms];
       reconstruction.monomials(e, disc.quadrature_points()[q], monomial);
       double* row = values_.data() + std::size_t(starts_[e]) * m + l * length;
+      std::fill(row, row + length, 0.0);
       row[self] = 1.0;
       for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
         const std::span<const double> c = reconstruction.coefficients(e, t);

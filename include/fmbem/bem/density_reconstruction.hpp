@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fmbem/core/host_device.hpp"
+#include "fmbem/core/uninitialized_vector.hpp"
 #include "fmbem/core/vec3.hpp"
 #include "fmbem/mesh/feature_edges.hpp"
 #include "fmbem/mesh/mesh.hpp"
@@ -107,7 +108,9 @@ class DensityReconstruction {
   std::vector<Vec3> origin_, axes_;
   std::vector<std::int64_t> stencil_start_;
   std::vector<std::int32_t> columns_;
-  std::vector<double> values_;  // per element: kTerms rows of its stencil's length
+  // Per element: kTerms rows of its stencil's length, each element's written (zeroed first) by
+  // the thread that fits it.
+  UninitializedVector<double> values_;
   std::size_t linear_fits_ = 0, constant_fits_ = 0, feature_elements_ = 0;
 };
 

@@ -8,6 +8,7 @@
 
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
+#include "fmbem/core/uninitialized_vector.hpp"
 #include "fmbem/fmm/wavenumber.hpp"
 #include "fmbem/mesh/feature_edges.hpp"
 #include "fmbem/quadrature/gauss_legendre.hpp"
@@ -46,7 +47,9 @@ class DensityReconstruction;
 // columns[row_start[r] .. row_start[r + 1]), ascending (pass 1 of NearFieldCorrection).
 struct NearFieldPattern {
   std::vector<std::int64_t> row_start;
-  std::vector<std::int32_t> columns;
+  // Written whole by the threads that form the rows (hundreds of megabytes at a million
+  // elements with the quadratic read: no serial zeroing first).
+  UninitializedVector<std::int32_t> columns;
 };
 NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near_factor);
 // near_field_pattern(mesh, rows, near_factor) from the pattern of a larger factor: the pairs
@@ -146,7 +149,7 @@ class NearFieldCorrection {
 
   RowRange rows_;
   std::vector<std::int64_t> row_start_;
-  std::vector<std::int32_t> columns_;
+  UninitializedVector<std::int32_t> columns_;
   // With the entries on the GPU these stay empty until download_entries.
   int outputs_ = 1;
   mutable std::vector<cplx> single_, double_;

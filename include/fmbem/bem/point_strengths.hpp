@@ -7,6 +7,7 @@
 #include "fmbem/bem/density_reconstruction.hpp"
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/layer_potentials.hpp"
+#include "fmbem/core/uninitialized_vector.hpp"
 
 namespace fmbem {
 
@@ -62,7 +63,8 @@ class ReconstructedPointStrengths {
   std::span<const std::int64_t> starts_;
   std::span<const std::int32_t> columns_;  // the reconstruction's, or renumbered_columns_
   std::vector<std::int32_t> renumbered_columns_;
-  std::vector<double> values_;
+  // Written whole (each row zeroed first) by the thread that forms it.
+  UninitializedVector<double> values_;
 };
 
 // The element normal at each quadrature point (dipole directions).

@@ -377,9 +377,11 @@ void folded_entries(const Discretization& disc, double k, RowRange rows,
   const Buffer<double> d_radial_weights(radial.weights, "radial rule");
   // The close and refined pairs (the refined pattern holds both).
   const Buffer<std::int64_t> d_close_start(close.row_start, "close pairs");
-  const Buffer<std::int32_t> d_close_columns(close.columns, "close pairs");
+  const Buffer<std::int32_t> d_close_columns(close.columns.data(), close.columns.size(),
+                                             "close pairs");
   const Buffer<std::int64_t> d_refined_start(refined.row_start, "refined pairs");
-  const Buffer<std::int32_t> d_refined_columns(refined.columns, "refined pairs");
+  const Buffer<std::int32_t> d_refined_columns(refined.columns.data(), refined.columns.size(),
+                                               "refined pairs");
 
   const Frames frames = device_frames.view();
 
