@@ -1,7 +1,5 @@
 #include "fmbem/bem/near_field.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>

@@ -29,31 +29,20 @@ std::vector<MeshEdge> mesh_edges(const Mesh& mesh) {
       half[3 * e + std::size_t(k)] = {std::min(a, b), std::max(a, b), std::int32_t(e)};
     }
   parallel_sort(half.begin(), half.end());
-  const auto same_edge = [&](std::size_t h, std::size_t g) {
-    return half[h].a == half[g].a && half[h].b == half[g].b;
-  };
-  // Where each edge's run of half-edges begins, then the runs checked and the edges formed.
-  std::vector<std::size_t> run_start;
-  for (std::size_t h = 0; h < half.size(); ++h)
-    if (h == 0 || !same_edge(h, h - 1)) run_start.push_back(h);
-  run_start.push_back(half.size());
-  const std::size_t runs = run_start.size() - 1;
-  // The first run that is not a pair (a part of a mesh, a rank's elements and halo, holds one
-  // face of its rim's edges: those are left out).
-  std::size_t bad = runs;
-#pragma omp parallel for schedule(static) reduction(min : bad)
-  for (std::size_t r = 0; r < runs; ++r) {
-    const std::size_t length = run_start[r + 1] - run_start[r];
-    if (length != 2 && !(length == 1 && mesh.is_part())) bad = std::min(bad, r);
+  // The runs of two half-edges (each an edge), in order; any other run is an error, but a part
+  // of a mesh (a rank's elements and halo) holds one face of its rim's edges: those are left out.
+  std::vector<std::size_t> pairs;
+  pairs.reserve(half.size() / 2);
+  for (std::size_t h = 0, run = 0; h < half.size(); h += run) {
+    run = 1;
+    while (h + run < half.size() && half[h + run].a == half[h].a && half[h + run].b == half[h].b)
+      ++run;
+    if (run == 1 && mesh.is_part()) continue;
+    if (run != 2)
+      throw Error("mesh_edges: edge (" + std::to_string(half[h].a) + ", " +
+                  std::to_string(half[h].b) + ") is not shared by exactly two triangles");
+    pairs.push_back(h);
   }
-  if (bad < runs)
-    throw Error("mesh_edges: edge (" + std::to_string(half[run_start[bad]].a) + ", " +
-                std::to_string(half[run_start[bad]].b) +
-                ") is not shared by exactly two triangles");
-  std::vector<std::size_t> pairs;  // the runs of two half-edges, in order
-  pairs.reserve(runs);
-  for (std::size_t r = 0; r < runs; ++r)
-    if (run_start[r + 1] - run_start[r] == 2) pairs.push_back(run_start[r]);
   std::vector<MeshEdge> edges(pairs.size());
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < pairs.size(); ++i) {
