@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/core/fibonacci_sphere.hpp"
 
 namespace fmbem::field {
 
@@ -31,14 +32,10 @@ FarFieldDirections fibonacci_sphere(std::size_t n) {
   if (n < 1) throw Error("far field: at least one direction is needed");
   FarFieldDirections out;
   out.kind = FarFieldDirections::Kind::sphere;
-  const double golden_angle = std::numbers::pi * (3.0 - std::sqrt(5.0));
   for (std::size_t i = 0; i < n; ++i) {
-    const double z = 1.0 - (2.0 * double(i) + 1.0) / double(n);
-    const double rho = std::sqrt(std::max(0.0, 1.0 - z * z));
-    const double azimuth = golden_angle * double(i);
-    const Vec3 d{rho * std::cos(azimuth), rho * std::sin(azimuth), z};
+    const Vec3 d = fibonacci_direction(i, n);
     out.directions.push_back(d);
-    out.theta.push_back(std::acos(std::clamp(z, -1.0, 1.0)) * 180.0 / std::numbers::pi);
+    out.theta.push_back(std::acos(std::clamp(d.z, -1.0, 1.0)) * 180.0 / std::numbers::pi);
     out.phi.push_back(std::atan2(d.y, d.x) * 180.0 / std::numbers::pi);
   }
   return out;

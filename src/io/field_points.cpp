@@ -6,12 +6,15 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <system_error>
+#include <unordered_map>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/core/fibonacci_sphere.hpp"
 #include "fmbem/field/field_limits.hpp"
 #include "fmbem/io/gmsh_reader.hpp"
 
@@ -82,6 +85,73 @@ std::string format(const Vec3& v) {
   std::ostringstream out;
   out << "(" << v.x << ", " << v.y << ", " << v.z << ")";
   return out.str();
+}
+
+// Blank-separated fields (spaces, tabs) of a line.
+std::vector<std::string_view> words(std::string_view line) {
+  std::vector<std::string_view> out;
+  line = trim(line);
+  while (!line.empty()) {
+    const std::size_t end = line.find_first_of(" \t");
+    out.push_back(line.substr(0, end));
+    line = trim(end == std::string_view::npos ? std::string_view() : line.substr(end));
+  }
+  return out;
+}
+
+bool parse_id(std::string_view text, long long& value) {
+  const auto [stop, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return !text.empty() && error == std::errc() && stop == text.data() + text.size();
+}
+
+// The whole of a regular file of at most kMaxCsvBytes; `where` names it in messages.
+std::string read_regular_file(const std::string& path, const std::string& where) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0)
+    throw Error("cannot read " + where + ": " + std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) throw Error(where + " is not a regular file");
+  if (std::uint64_t(info.st_size) > kMaxCsvBytes) throw Error(where + " is larger than 2 GiB");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read " + where + ": " + std::strerror(errno));
+  std::string content(std::size_t(info.st_size), '\0');
+  in.read(content.data(), std::streamsize(content.size()));
+  if (!in && !in.eof()) throw Error("cannot read " + where);
+  content.resize(std::size_t(in.gcount()));
+  return content;
+}
+
+// The content lines of a Mesh2HRTF grid file (blank lines skipped) with their line numbers,
+// after the first, which must be the count of the rest.
+struct CountedLines {
+  std::vector<std::pair<std::size_t, std::string_view>> lines;
+};
+CountedLines counted_lines(std::string_view content, const std::string& where, const char* what) {
+  CountedLines out;
+  std::size_t line_number = 0;
+  long long count = -1;
+  while (!content.empty()) {
+    const std::size_t newline = content.find('\n');
+    const std::string_view line = trim(content.substr(0, newline));
+    content.remove_prefix(newline == std::string_view::npos ? content.size() : newline + 1);
+    ++line_number;
+    if (line.size() > kMaxCsvLine)
+      throw Error(where + ", line " + std::to_string(line_number) + ": longer than " +
+                  std::to_string(kMaxCsvLine) + " bytes");
+    if (line.empty()) continue;
+    if (count < 0) {
+      if (!parse_id(line, count) || count < 0 || std::uint64_t(count) > kMaxPlanePoints)
+        throw Error(where + ", line " + std::to_string(line_number) + ": expected the number of " +
+                    what + " (a whole number up to " + std::to_string(kMaxPlanePoints) +
+                    "), got '" + excerpt(line) + "'");
+      continue;
+    }
+    out.lines.emplace_back(line_number, line);
+  }
+  if (count < 0) throw Error(where + " is empty (its first line is the number of " + what + ")");
+  if (std::size_t(count) != out.lines.size())
+    throw Error(where + ": its first line gives " + std::to_string(count) + " " + what +
+                ", the file holds " + std::to_string(out.lines.size()));
+  return out;
 }
 
 bool ends_with(const std::string& s, std::string_view suffix) {
@@ -168,6 +238,98 @@ FieldPoints plane_points(const FieldPlane& plane) {
   return out;
 }
 
+FieldSphere parse_field_sphere(const std::string& option, std::string_view text) {
+  const std::string whole = option + " " + excerpt(text) + ": ";
+  std::vector<std::string_view> parts;
+  for (std::string_view rest = text;;) {
+    const std::size_t colon = rest.find(':');
+    parts.push_back(rest.substr(0, colon));
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  if (parts.size() != 3 && parts.size() != 4)
+    throw Error(whole + "expected KIND:V:R[:x,y,z] (fibonacci:N:R or equiangular:D:R)");
+  FieldSphere sphere;
+  double value = 0.0;
+  if (parts[0] == "fibonacci") {
+    long long n = 0;
+    if (!parse_id(parts[1], n) || n < 1 || std::uint64_t(n) > kMaxPlanePoints)
+      throw Error(whole + "N must be a whole number from 1 to " + std::to_string(kMaxPlanePoints));
+    sphere.count = std::size_t(n);
+  } else if (parts[0] == "equiangular") {
+    sphere.kind = FieldSphere::Kind::equiangular;
+    const double rings = parse_number(parts[1], value) && value > 0 ? 180.0 / value : 0.0;
+    if (!(value > 0.0 && value <= 90.0) || std::abs(rings - std::round(rings)) > 1e-9 * rings)
+      throw Error(whole + "D must be a step in degrees in (0, 90] that divides 180");
+    sphere.step_degrees = value;
+  } else {
+    throw Error(whole + "the kind '" + excerpt(parts[0]) +
+                "' is not known (fibonacci or equiangular)");
+  }
+  if (!parse_number(parts[2], value) || !(value > 0.0))
+    throw Error(whole + "the radius must be a finite number > 0");
+  sphere.radius = value;
+  if (parts.size() == 4) {
+    const std::vector<std::string_view> xyz = split(parts[3]);
+    double c[3];
+    if (xyz.size() != 3 || !parse_number(xyz[0], c[0]) || !parse_number(xyz[1], c[1]) ||
+        !parse_number(xyz[2], c[2]))
+      throw Error(whole + "the centre must be three finite numbers x,y,z");
+    sphere.center = {c[0], c[1], c[2]};
+  }
+  for (const Vec3& corner : {sphere.center + Vec3{sphere.radius, sphere.radius, sphere.radius},
+                             sphere.center - Vec3{sphere.radius, sphere.radius, sphere.radius}})
+    if (!field::within_field_range(corner))
+      throw Error(whole + "the sphere reaches " + field::out_of_range_reason(corner));
+  return sphere;
+}
+
+FieldPoints sphere_points(const FieldSphere& sphere) {
+  FieldPoints out;
+  const auto on_sphere = [&](const Vec3& d) { return sphere.center + d * sphere.radius; };
+  std::ostringstream text;
+  text << "sphere of radius " << sphere.radius << " about " << format(sphere.center) << ", ";
+  if (sphere.kind == FieldSphere::Kind::fibonacci) {
+    // The far field's directions, here as points.
+    const std::size_t n = sphere.count;
+    out.points.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) out.points.push_back(on_sphere(fibonacci_direction(i, n)));
+    text << "Fibonacci, " << n << " points";
+  } else {
+    constexpr double kDegree = 3.14159265358979323846 / 180.0;
+    const std::size_t rings = std::size_t(std::llround(180.0 / sphere.step_degrees));
+    const std::size_t around = 2 * rings;
+    out.points.push_back(on_sphere({0, 0, 1}));
+    for (std::size_t j = 1; j < rings; ++j) {
+      const double theta = double(j) * sphere.step_degrees * kDegree;
+      for (std::size_t m = 0; m < around; ++m) {
+        const double phi = double(m) * sphere.step_degrees * kDegree;
+        out.points.push_back(on_sphere(
+            {std::sin(theta) * std::cos(phi), std::sin(theta) * std::sin(phi), std::cos(theta)}));
+      }
+    }
+    out.points.push_back(on_sphere({0, 0, -1}));
+    // Point m of ring j (1 .. rings - 1) is 1 + (j - 1) around + m; the poles first and last.
+    const std::size_t south = out.points.size() - 1;
+    const auto at = [&](std::size_t j, std::size_t m) { return 1 + (j - 1) * around + m % around; };
+    out.cell_offsets.push_back(0);
+    const auto cell = [&](CellShape shape, std::initializer_list<std::size_t> nodes) {
+      out.cell_shapes.push_back(shape);
+      out.cell_nodes.insert(out.cell_nodes.end(), nodes);
+      out.cell_offsets.push_back(out.cell_nodes.size());
+    };
+    for (std::size_t m = 0; m < around; ++m) {
+      cell(CellShape::triangle, {0, at(1, m), at(1, m + 1)});
+      for (std::size_t j = 1; j + 1 < rings; ++j)
+        cell(CellShape::quadrangle, {at(j, m), at(j + 1, m), at(j + 1, m + 1), at(j, m + 1)});
+      cell(CellShape::triangle, {south, at(rings - 1, m + 1), at(rings - 1, m)});
+    }
+    text << "equiangular " << sphere.step_degrees << " degrees, " << out.points.size() << " points";
+  }
+  out.description = text.str();
+  return out;
+}
+
 FieldPoints parse_field_csv(std::string_view content, const std::string& name) {
   FieldPoints out;
   const std::string where = "field file '" + name + "'";
@@ -221,7 +383,105 @@ FieldPoints parse_field_csv(std::string_view content, const std::string& name) {
   return out;
 }
 
+FieldPoints parse_mesh2hrtf_grid(std::string_view nodes, std::string_view elements,
+                                 const std::string& name) {
+  FieldPoints out;
+  const std::string nodes_where = "field grid '" + name + "', Nodes.txt";
+  const CountedLines node_lines = counted_lines(nodes, nodes_where, "nodes");
+  if (node_lines.lines.empty()) throw Error(nodes_where + " has no nodes");
+  std::unordered_map<long long, std::size_t> index_of;
+  index_of.reserve(node_lines.lines.size());
+  out.points.reserve(node_lines.lines.size());
+  for (const auto& [line_number, line] : node_lines.lines) {
+    const std::string at = nodes_where + ", line " + std::to_string(line_number) + ": ";
+    const std::vector<std::string_view> f = words(line);
+    long long id = 0;
+    double xyz[3];
+    if (f.size() != 4 || !parse_id(f[0], id) || !parse_number(f[1], xyz[0]) ||
+        !parse_number(f[2], xyz[1]) || !parse_number(f[3], xyz[2]))
+      throw Error(at + "expected 'id x y z' (an integer and three finite numbers), got '" +
+                  excerpt(line) + "'");
+    if (!index_of.emplace(id, out.points.size()).second)
+      throw Error(at + "node id " + std::to_string(id) + " is given twice");
+    const Vec3 point{xyz[0], xyz[1], xyz[2]};
+    if (!field::within_field_range(point))
+      throw Error(at + "the point " + field::out_of_range_reason(point));
+    out.points.push_back(point);
+  }
+  std::string cells;
+  if (!elements.empty()) {
+    const std::string where = "field grid '" + name + "', Elements.txt";
+    const CountedLines element_lines = counted_lines(elements, where, "elements");
+    out.cell_offsets.push_back(0);
+    for (const auto& [line_number, line] : element_lines.lines) {
+      const std::string at = where + ", line " + std::to_string(line_number) + ": ";
+      const std::vector<std::string_view> f = words(line);
+      long long value = 0;
+      bool integers = f.size() == 7 || f.size() == 8;
+      for (std::string_view w : f) integers = integers && parse_id(w, value);
+      if (!integers)
+        throw Error(at +
+                    "expected 'id n1 n2 n3 [n4] 2 0 1' (integers: a triangle or a "
+                    "quadrangle by its node ids), got '" +
+                    excerpt(line) + "'");
+      const std::size_t corners = f.size() - 4;
+      for (std::size_t c = 1; c <= corners; ++c) {
+        parse_id(f[c], value);
+        const auto found = index_of.find(value);
+        if (found == index_of.end())
+          throw Error(at + "node id " + std::to_string(value) + " is not in Nodes.txt");
+        out.cell_nodes.push_back(found->second);
+      }
+      out.cell_shapes.push_back(corners == 3 ? CellShape::triangle : CellShape::quadrangle);
+      out.cell_offsets.push_back(out.cell_nodes.size());
+    }
+    if (out.cell_shapes.empty()) out.cell_offsets.clear();
+    cells = ", " + std::to_string(out.cell_shapes.size()) + " elements";
+  }
+  out.description = "'" + name + "' (Mesh2HRTF grid: " + std::to_string(out.points.size()) +
+                    " nodes" + cells + ")";
+  return out;
+}
+
+namespace {
+
+bool is_mesh2hrtf_grid(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) ||
+         std::filesystem::path(path).filename() == "Nodes.txt";
+}
+
+std::filesystem::path grid_folder(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) ? std::filesystem::path(path)
+                                                 : std::filesystem::path(path).parent_path();
+}
+
+}  // namespace
+
+std::vector<std::string> field_point_files(const std::string& path) {
+  if (!is_mesh2hrtf_grid(path)) return {path};
+  const std::filesystem::path folder = grid_folder(path);
+  return {(folder / "Nodes.txt").string(), (folder / "Elements.txt").string()};
+}
+
+FieldPoints read_mesh2hrtf_grid(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path folder = grid_folder(path);
+  const fs::path nodes = folder / "Nodes.txt", elements = folder / "Elements.txt";
+  const std::string where = "field grid '" + path + "'";
+  if (!fs::exists(nodes, ec))
+    throw Error(where + ": no Nodes.txt in '" + (folder.empty() ? "." : folder.string()) + "'");
+  const std::string node_text = read_regular_file(nodes.string(), where + ", Nodes.txt");
+  const std::string element_text =
+      fs::exists(elements, ec) ? read_regular_file(elements.string(), where + ", Elements.txt")
+                               : std::string();
+  return parse_mesh2hrtf_grid(node_text, element_text, path);
+}
+
 FieldPoints read_field_points(const std::string& path) {
+  if (is_mesh2hrtf_grid(path)) return read_mesh2hrtf_grid(path);
   if (ends_with(path, ".msh")) {
     FieldPoints read = read_gmsh_points(path);
     for (std::size_t i = 0; i < read.points.size(); ++i)
@@ -239,19 +499,7 @@ FieldPoints read_field_points(const std::string& path) {
         "'" + path + "' (Gmsh: " + std::to_string(read.points.size()) + " nodes" + cells + ")";
     return read;
   }
-  const std::string where = "field file '" + path + "'";
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0)
-    throw Error("cannot read " + where + ": " + std::strerror(errno));
-  if (!S_ISREG(info.st_mode))
-    throw Error(where + " is not a regular file (CSV points are read from regular files only)");
-  if (std::uint64_t(info.st_size) > kMaxCsvBytes) throw Error(where + " is larger than 2 GiB");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + where + ": " + std::strerror(errno));
-  std::string content(std::size_t(info.st_size), '\0');
-  in.read(content.data(), std::streamsize(content.size()));
-  if (!in && !in.eof()) throw Error("cannot read " + where);
-  content.resize(std::size_t(in.gcount()));
+  const std::string content = read_regular_file(path, "field file '" + path + "'");
   return parse_field_csv(content, path);
 }
 

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -31,6 +32,7 @@
 #include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/fmm/multipole_exchange.hpp"
 #include "fmbem/io/csv_writer.hpp"
+#include "fmbem/io/field_points.hpp"
 #include "fmbem/io/mesh_source.hpp"
 #include "fmbem/io/output_file.hpp"
 #include "fmbem/io/vtk_writer.hpp"
@@ -341,8 +343,10 @@ bool gathers_solution(const SolveOptions &opt) {
 }
 
 // True when `path` names a piece that -o name.pvtu writes on `ranks` ranks (for any k of a
-// sweep): "name_P.vtu", or "name_kNNNN_P.vtu" in a sweep, beside the summary.
-bool is_piece_of_pvtu(const std::string &path, const SolveOptions &opt, int ranks) {
+// sweep and any of `sources`): "name_P.vtu", "name_kNNNN_P.vtu" in a sweep, "name_sNNNN_P.vtu"
+// with several sources (both: name_kNNNN_sNNNN_P.vtu), beside the summary.
+bool is_piece_of_pvtu(const std::string &path, const SolveOptions &opt, int ranks,
+                      std::size_t sources) {
   namespace fs = std::filesystem;
   const auto folder = [](const fs::path &p) {
     return p.has_parent_path() ? p.parent_path().string() : std::string(".");
@@ -364,9 +368,12 @@ bool is_piece_of_pvtu(const std::string &path, const SolveOptions &opt, int rank
     std::snprintf(written, sizeof written, format, value);
     return value >= low && value < high && text == written;
   };
-  if (const std::size_t count = opt.wavenumbers.size(); count > 1) {
+  // The numbered parts, "kNNNN_" then "sNNNN_", where the run has several.
+  for (const auto &[letter, count] :
+       {std::pair{'k', opt.wavenumbers.size()}, std::pair{'s', sources}}) {
+    if (count <= 1) continue;
     const std::size_t bar = rest.find('_');
-    if (bar == std::string::npos || rest[0] != 'k' ||
+    if (bar == std::string::npos || rest[0] != letter ||
         !number_in(rest.substr(1, bar - 1), "%04zu", 1, count + 1))
       return false;
     rest = rest.substr(bar + 1);
@@ -375,9 +382,10 @@ bool is_piece_of_pvtu(const std::string &path, const SolveOptions &opt, int rank
          io::same_file(folder(target), folder(summary));
 }
 
-// Output files: every one of every k checked before any work (OutputPlan: against the inputs
-// and each other), each made when it is written and a k's all committed together (OutputBatch).
-void check_outputs(const SolveOptions &opt, int ranks) {
+// Output files: every one of every k and source checked before any work (OutputPlan: against the
+// inputs and each other), each made when it is written and a solve's all committed together
+// (OutputBatch).
+void check_outputs(const SolveOptions &opt, int ranks, std::size_t sources) {
   if (!opt.vtu_path.empty()) {
     const std::string &p = opt.vtu_path;
     if (!ends_with(p, ".vtu") && !writes_pieces(opt))
@@ -394,24 +402,26 @@ void check_outputs(const SolveOptions &opt, int ranks) {
                                           {"-bem_farfield_csv", &opt.field.farfield_csv},
                                           {"-bem_field", &opt.field.points_file},
                                           {"-mesh", &opt.mesh}})
-        if (!other->empty() && is_piece_of_pvtu(*other, opt, ranks))
+        if (!other->empty() && is_piece_of_pvtu(*other, opt, ranks, sources))
           throw Error(std::string(option) + " '" + *other + "' is a piece of -o '" + p + "' on " +
                       std::to_string(ranks) + " rank(s); it would be overwritten");
   }
   const std::size_t count = opt.wavenumbers.size();
   OutputPlan plan;
   plan.add_input("-mesh", opt.mesh, "input mesh");
-  plan.add_input("-bem_field", opt.field.points_file, "field file");
-  plan.add_output("-o", opt.vtu_path, count);
-  plan.add_output("-bem_csv", opt.csv_path, count);
-  plan.add_output("-bem_field_vtk", opt.field.vtk_path, count);
-  plan.add_output("-bem_field_csv", opt.field.csv_path, count);
-  plan.add_output("-bem_farfield_csv", opt.field.farfield_csv, count);
+  if (!opt.field.points_file.empty())
+    for (const std::string &file : io::field_point_files(opt.field.points_file))
+      plan.add_input("-bem_field", file, "field file");
+  plan.add_output("-o", opt.vtu_path, count, sources);
+  plan.add_output("-bem_csv", opt.csv_path, count, sources);
+  plan.add_output("-bem_field_vtk", opt.field.vtk_path, count, sources);
+  plan.add_output("-bem_field_csv", opt.field.csv_path, count, sources);
+  plan.add_output("-bem_farfield_csv", opt.field.farfield_csv, count, sources);
   plan.add_single_output("-bem_sweep_csv", opt.sweep_csv_path);
   plan.check();
 }
 
-// A k's files, each filled (its hidden temporary written) as it is added and all renamed over
+// A solve's files, each filled (its hidden temporary written) as it is added and all renamed over
 // their targets by commit(): a failure before then (a full disk at the third file) leaves every
 // target as it was, and the temporaries go with this object.
 class OutputBatch {
@@ -598,12 +608,13 @@ struct SweepContext {
   const Distribution *distribution;  // null: every rank the whole FMM upward pass
   // Surface conditions: each class's elements and area over the whole mesh (the summary).
   std::vector<ClassExtent> class_extents;
+  std::size_t source_count = 1;  // the run's sources, each solved at every k
 };
 
-// -o name.pvtu at sweep point `index`: every rank fills its rows' piece into `batch` (`fields`:
+// -o name.pvtu of one solve (`at`): every rank fills its rows' piece into `batch` (`fields`:
 // their values, with the user's index of each element), and rank 0 the summary, which lists
 // them, into `summary` (committed after the pieces), adding its line to `lines`.
-void fill_pieces(const SweepContext &sweep, std::size_t index,
+void fill_pieces(const SweepContext &sweep, const OutputIndex &at,
                  const std::vector<io::CellField> &fields, OutputBatch &batch, OutputBatch &summary,
                  std::vector<std::string> &lines) {
   const std::size_t first = sweep.rows.begin, count = sweep.rows.size();
@@ -611,8 +622,7 @@ void fill_pieces(const SweepContext &sweep, std::size_t index,
   for (std::size_t i = 0; i < count; ++i)
     element_ids[i] = std::int64_t(
         sweep.distribution ? sweep.distribution->local->input_elements()[first + i] : first + i);
-  const std::size_t k_count = sweep.opt.wavenumbers.size();
-  const std::string summary_path = sweep_output_path(sweep.opt.vtu_path, index, k_count);
+  const std::string summary_path = sweep_output_path(sweep.opt.vtu_path, at);
   on_every_rank(sweep.comm, [&] {
     batch.add(io::pvtu_piece_path(summary_path, std::size_t(sweep.rank)), "-o",
               [&](const std::string &path) {
@@ -633,12 +643,64 @@ void fill_pieces(const SweepContext &sweep, std::size_t index,
                     (sweep.size == 1 ? "" : " to " + sources.back()) + ")");
   });
 }
+// The operator at one k and what is built on it (the layer potentials with their FMM and
+// correction, the regulariser, the shell matrix, the preconditioner, the KSP): every source of
+// that k is solved with it. It owns its PETSc objects, destroyed with it also when a later step
+// throws; members are declared before what reads them (the operator reads the layers, the
+// regulariser reads the centroid rule, the KSP's PC the leaf blocks).
+struct KStage {
+  KStage() = default;
+  KStage(const KStage &) = delete;
+  KStage &operator=(const KStage &) = delete;
+  ~KStage() {
+    KSPDestroy(&ksp);
+    MatDestroy(&A);
+    MatDestroy(&near_matrix);
+    VecScatterDestroy(&density_scatter);
+    VecDestroy(&x_columns);
+    VecScatterDestroy(&h_scatter);
+    VecDestroy(&h_columns);
+    VecDestroy(&h_rows);
+  }
+  std::unique_ptr<CorrectedLayerPotentials> layers;
+  const FmmLayerPotentials *fmm_layers = nullptr;
+  std::optional<Discretization> centroid_rule;
+  std::unique_ptr<CorrectedLayerPotentials> regulariser;
+  bool regularised = false;
+  OperatorCoefficients coefficients;
+  std::unique_ptr<SurfaceOperator> op;
+  // H x on the rows to the regulariser's columns: through a vector of x's layout and a scatter
+  // to those columns (every element, or a part's), as x itself moves.
+  Vec h_rows = nullptr, h_columns = nullptr;
+  VecScatter h_scatter = nullptr;
+  // The distributed FMM's densities hold its columns alone (column_elements, elements of the
+  // rank's part): x moves only those (their solver indices), into a vector that long.
+  VecScatter density_scatter = nullptr;
+  Vec x_columns = nullptr;
+  std::size_t columns_read = 0;
+  ShellContext ctx{};
+  Mat A = nullptr;
+  std::unique_ptr<LeafBlockPreconditioner> leaf_blocks;
+  Mat near_matrix = nullptr;
+  KSP ksp = nullptr;
+  // For the summary.
+  std::string pc_name;
+  double near_matrix_seconds = 0.0, near_matrix_nonzeros = 0.0, near_matrix_bytes = 0.0;
+  double pc_seconds = 0.0, pc_bytes = 0.0;
+  unsigned long long leaf_block_count = 0, leaf_block_largest = 0;
+  unsigned long long near_bytes_total = 0, near_nonzeros = 0, fmm_near_pairs = 0;
+  // Largest over the ranks: the elements a rank holds and the quadratic read's fits it forms.
+  unsigned long long held_elements = 0, fitted_elements = 0;
+  // The distributed FMM's balance and traffic per MatMult, largest and summed over the ranks:
+  // the modelled work, the densities read from other ranks, the multipole bytes received.
+  double distribution_max[3] = {0.0, 0.0, 0.0}, distribution_sum[3] = {0.0, 0.0, 0.0};
+  PetscLogDouble t_start = 0, t_ready = 0;  // the set-up began; the KSP is ready
+};
 
-// Solves `problem` (sweep point `index`), prints its summary and writes its outputs on rank 0;
-// t_start: when its set-up began. A failed solve is reported (one error line) and leaves
-// row->solved false.
-PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::size_t index,
-                        PetscLogDouble t_start, SweepRow *row) {
+// Builds `stage` for `problem` (the first source of its k; the others share its operator);
+// t_start: when its set-up began.
+PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
+                           PetscLogDouble t_start, KStage &stage) {
   PetscFunctionBeginUser;
   const MPI_Comm comm = sweep.comm;
   const PetscMPIInt rank = sweep.rank, size = sweep.size;
@@ -651,14 +713,12 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   const std::span<const std::size_t> solver_elements =
       sweep.distribution ? sweep.distribution->local->solver_elements()
                          : std::span<const std::size_t>();
-  const Vec x = sweep.x, b = sweep.b;
+  const Vec x = sweep.x;
   const LogEvents events = sweep.events;
-  FieldStage &field_stage = sweep.field_stage;
-  const std::size_t count = opt.wavenumbers.size();
   const double k = problem.spec().k;
-  PetscLogDouble t_setup, t_solved;
-  std::unique_ptr<CorrectedLayerPotentials> layer_potentials;
-  const FmmLayerPotentials *fmm_layers = nullptr;
+  stage.t_start = t_start;
+  std::unique_ptr<CorrectedLayerPotentials> &layer_potentials = stage.layers;
+  const FmmLayerPotentials *&fmm_layers = stage.fmm_layers;
   PetscCall(PetscLogEventBegin(events.near_setup, 0, 0, 0, 0));
   // The distributed FMM is built for this rank's part: it keeps only the source points the part
   // reads.
@@ -729,6 +789,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
         disc, k, rows, opt.near, problem.layer_coupling(), opt.double_density);
   }
   const bool regularised = problem.spec().formulation == Formulation::Regularised;
+  stage.regularised = regularised;
   if (opt.curvature_correction) {
     // Of D' itself where the layers give it apart, else of alpha D'.
     const std::vector<double> &c = *sweep.curvature_correction;
@@ -749,8 +810,8 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   // tolerance, and the centroid rule for its regular part (a sixth of the points to sum). The
   // distributed FMM's parts are cut from a tree of the operator's points: there S~ keeps the
   // operator's rule (its solution differs from one rank's by that much).
-  std::unique_ptr<CorrectedLayerPotentials> regulariser;
-  std::optional<Discretization> centroid_rule;
+  std::unique_ptr<CorrectedLayerPotentials> &regulariser = stage.regulariser;
+  std::optional<Discretization> &centroid_rule = stage.centroid_rule;
   if (regularised && !sweep.distribution) centroid_rule.emplace(mesh, 1);
   const Discretization &regulariser_disc = centroid_rule ? *centroid_rule : disc;
   if (regularised) {
@@ -791,15 +852,11 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                             "may exceed -fmm_eps. Raise -fmm_p or use -bem_operator direct.\n",
                             stats.max_kappa, stats.order));
   }
-  const OperatorCoefficients coefficients =
-      regularised ? OperatorCoefficients{} : problem.coefficients();
-  // H x on the rows to the regulariser's columns: through a vector of x's layout and a scatter
-  // to those columns (every element, or a part's), as x itself moves.
-  Vec h_rows = nullptr, h_columns = nullptr;
-  VecScatter h_scatter = nullptr;
-  std::unique_ptr<SurfaceOperator> op;
+  stage.coefficients = regularised ? OperatorCoefficients{} : problem.coefficients();
+  const OperatorCoefficients &coefficients = stage.coefficients;
+  std::unique_ptr<SurfaceOperator> &op = stage.op;
   if (regularised) {
-    PetscCall(VecDuplicate(x, &h_rows));
+    PetscCall(VecDuplicate(x, &stage.h_rows));
     const std::span<const std::size_t> columns = regulariser->column_elements();
     const std::size_t count = regulariser->columns();
     std::vector<PetscInt> indices(count);
@@ -811,12 +868,15 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     PetscCall(ISCreateGeneral(PETSC_COMM_SELF, PetscInt(count), indices.data(), PETSC_COPY_VALUES,
                               &from));
     PetscCall(ISCreateStride(PETSC_COMM_SELF, PetscInt(count), 0, 1, &to));
-    PetscCall(VecCreateSeq(PETSC_COMM_SELF, PetscInt(count), &h_columns));
-    PetscCall(VecScatterCreate(h_rows, from, h_columns, to, &h_scatter));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, PetscInt(count), &stage.h_columns));
+    PetscCall(VecScatterCreate(stage.h_rows, from, stage.h_columns, to, &stage.h_scatter));
     PetscCall(ISDestroy(&from));
     PetscCall(ISDestroy(&to));
     // Called inside MatMult: PETSc errors become exceptions there (shell_mult turns them back).
-    const auto gather = [&](std::span<const cplx> on_rows, std::span<cplx> on_columns) {
+    const KStage *held = &stage;
+    const auto gather = [held](std::span<const cplx> on_rows, std::span<cplx> on_columns) {
+      const Vec h_rows = held->h_rows, h_columns = held->h_columns;
+      const VecScatter h_scatter = held->h_scatter;
       const auto check = [](PetscErrorCode code) {
         if (code)
           throw Error("the regulariser's gather failed (PETSc error " + std::to_string(int(code)) +
@@ -848,11 +908,9 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     op = std::make_unique<BoundaryOperator>(layers, coefficients);
   }
 
-  // The distributed FMM's densities hold its columns alone (column_elements, elements of the
-  // rank's part): x moves only those (their solver indices), into a vector that long.
-  VecScatter density_scatter = nullptr;
-  Vec x_columns = nullptr;
-  const std::size_t columns_read = layers.columns();
+  VecScatter &density_scatter = stage.density_scatter;
+  Vec &x_columns = stage.x_columns;
+  stage.columns_read = layers.columns();
   if (sweep.distribution) {
     const std::span<const std::size_t> columns = layers.column_elements();
     std::vector<PetscInt> indices(columns.size());
@@ -867,31 +925,15 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     PetscCall(ISDestroy(&from));
     PetscCall(ISDestroy(&to));
   }
-  ShellContext ctx{op.get(), density_scatter ? density_scatter : sweep.gather,
-                   x_columns ? x_columns : sweep.x_all, events};
-  Mat A;
-  PetscCall(MatCreateShell(comm, row_end - row_begin, row_end - row_begin, n, n, &ctx, &A));
+  stage.ctx = ShellContext{op.get(), density_scatter ? density_scatter : sweep.gather,
+                           x_columns ? x_columns : sweep.x_all, events};
+  Mat &A = stage.A;
+  PetscCall(MatCreateShell(comm, row_end - row_begin, row_end - row_begin, n, n, &stage.ctx, &A));
   PetscCall(MatShellSetOperation(A, MATOP_MULT, (void (*)(void))shell_mult));
   if (op->has_diagonal())
     PetscCall(MatShellSetOperation(A, MATOP_GET_DIAGONAL, (void (*)(void))shell_diagonal));
 
-  {
-    std::vector<cplx> f;
-    if (regularised) {
-      const Problem::RightHandSideParts parts = problem.right_hand_side_parts(layers);
-      f = static_cast<const RegularisedOperator &>(*op).right_hand_side(parts.value,
-                                                                        parts.derivative);
-    } else {
-      f = problem.right_hand_side(layers);
-    }
-    PetscScalar *ba;
-    PetscCall(VecGetArray(b, &ba));
-    std::copy(f.begin(), f.end(), ba);
-    PetscCall(VecRestoreArray(b, &ba));
-  }
-  PetscCall(PetscTime(&t_setup));
-
-  KSP ksp;
+  KSP &ksp = stage.ksp;
   PC pc;
   PetscCall(KSPCreate(comm, &ksp));
   PetscCall(KSPSetOperators(ksp, A, A));
@@ -907,10 +949,12 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   PetscCall(check_tolerances(ksp));
   // The near-field block as the preconditioning matrix, for the PCs that factor or split one;
   // or ours, the leaf blocks (issue 14).
-  Mat near_matrix = nullptr;
-  double near_matrix_seconds = 0.0, near_matrix_nonzeros = 0.0, near_matrix_bytes = 0.0;
-  std::string pc_name;
-  std::unique_ptr<LeafBlockPreconditioner> leaf_blocks;
+  Mat &near_matrix = stage.near_matrix;
+  double &near_matrix_seconds = stage.near_matrix_seconds,
+         &near_matrix_nonzeros = stage.near_matrix_nonzeros,
+         &near_matrix_bytes = stage.near_matrix_bytes;
+  std::string &pc_name = stage.pc_name;
+  std::unique_ptr<LeafBlockPreconditioner> &leaf_blocks = stage.leaf_blocks;
   PetscLogDouble t_pc_start, t_pc_ready;
   PetscCall(PetscTime(&t_pc_start));
   {
@@ -986,24 +1030,237 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   // summary's PC set-up time and memory then include them.
   PetscCall(KSPSetUpOnBlocks(ksp));
   PetscCall(PetscTime(&t_pc_ready));
+  stage.pc_seconds = t_pc_ready - t_pc_start;
   // The PC's own memory (the near-field matrix apart), summed over the ranks.
-  double pc_bytes = 0.0;
-  unsigned long long leaf_block_count = 0, leaf_block_largest = 0;
   {
     double local = 0.0;
     if (leaf_blocks)
       local = double(leaf_blocks->host_bytes() + leaf_blocks->device_bytes());
     else
       PetscCall(preconditioner_bytes(pc, &local));
-    PetscCallMPI(MPI_Allreduce(&local, &pc_bytes, 1, MPI_DOUBLE, MPI_SUM, comm));
+    PetscCallMPI(MPI_Allreduce(&local, &stage.pc_bytes, 1, MPI_DOUBLE, MPI_SUM, comm));
     unsigned long long count = leaf_blocks ? leaf_blocks->blocks().count() : 0,
                        largest = leaf_blocks ? leaf_blocks->blocks().largest() : 0;
     PetscCallMPI(
-        MPI_Allreduce(&count, &leaf_block_count, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
-    PetscCallMPI(
-        MPI_Allreduce(&largest, &leaf_block_largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+        MPI_Allreduce(&count, &stage.leaf_block_count, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
+    PetscCallMPI(MPI_Allreduce(&largest, &stage.leaf_block_largest, 1, MPI_UNSIGNED_LONG_LONG,
+                               MPI_MAX, comm));
+  }
+  // The summary's statistics of the operator, reduced over the ranks.
+  {
+    const NearFieldCorrection &near_field = layers.near_field();
+    // Every rank has the same FMM tree and sums the near pairs of its own rows.
+    unsigned long long local[3] = {near_field.memory_bytes(), near_field.nonzeros(),
+                                   fmm_layers ? fmm_layers->fmm().statistics().near_pairs : 0},
+                       total[3];
+    PetscCallMPI(MPI_Allreduce(local, total, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
+    stage.near_bytes_total = total[0];
+    stage.near_nonzeros = total[1];
+    stage.fmm_near_pairs = total[2];
+  }
+  // The elements a rank holds (its part with the halo) and the quadratic read's fits it forms
+  // (what its operator reads), largest over the ranks.
+  stage.held_elements = mesh.size();
+  if (sweep.distribution) {
+    if (layers.reconstruction())
+      for (std::size_t e = 0; e < mesh.size(); ++e)
+        stage.fitted_elements += layers.reconstruction()->fitted(e) ? 1 : 0;
+    unsigned long long held[2] = {stage.held_elements, stage.fitted_elements};
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, held, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+    stage.held_elements = held[0];
+    stage.fitted_elements = held[1];
+    const double local[3] = {
+        sweep.distribution->local->work(), double(stage.columns_read - rows.size()),
+        double(sweep.distribution->local->locally_essential_tree().received_multipoles()) * 16.0 *
+            double(fmm_layers->fmm().order() * fmm_layers->fmm().order())};
+    PetscCallMPI(MPI_Allreduce(local, stage.distribution_max, 3, MPI_DOUBLE, MPI_MAX, comm));
+    PetscCallMPI(MPI_Allreduce(local, stage.distribution_sum, 3, MPI_DOUBLE, MPI_SUM, comm));
   }
   refuse_unused_options();
+  PetscCall(PetscTime(&stage.t_ready));
+  PetscFunctionReturn(0);
+}
+
+// The summary's opening lines, of the set-up that every source of sweep point `index` shares
+// (rank 0).
+PetscErrorCode print_setup_summary(const SweepContext &sweep, const KStage &stage,
+                                   const Problem &problem, std::size_t index) {
+  PetscFunctionBeginUser;
+  const SolveOptions &opt = sweep.opt;
+  const Mesh &mesh = sweep.mesh;
+  const PetscInt n = sweep.n;
+  const PetscMPIInt size = sweep.size;
+  const std::size_t count = opt.wavenumbers.size();
+  const bool several = sweep.source_count > 1;
+  const double k = problem.spec().k;
+  const FmmLayerPotentials *fmm_layers = stage.fmm_layers;
+  if (count == 1)
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "\nfmbem bem_solve summary\n"));
+  else
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "\nfmbem bem_solve summary, k %zu of %zu\n", index + 1,
+                          count));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                        "  mesh            %s: N = %" PetscInt_FMT
+                        " elements, %zu vertices, diameter %.4g\n",
+                        opt.mesh.c_str(), n, mesh.extent().vertices, mesh.diameter()));
+  // The whole mesh's (a part keeps the whole's count).
+  const std::size_t flipped = mesh.flipped_triangles();
+  if (flipped > 0)
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "  orientation     %zu triangles flipped to make "
+                          "normals point outward\n",
+                          flipped));
+  if (!several)
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "  problem         %s, k = %g\n",
+                          problem.description().c_str(), k));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "  formulation     %s\n",
+                        problem.formulation_description().c_str()));
+  if (problem.spec().kind == ProblemKind::Surface) {
+    // The groups' conditions as given (a source of several may silence some).
+    const SurfaceData &data = *opt.problem.surface;
+    // Formatted here: PetscPrintf's %g writes 343 as "343.".
+    char medium[160];
+    std::snprintf(medium, sizeof medium, "c = %g m/s, rho = %g kg/m^3; f = %g Hz",
+                  data.medium.sound_speed, data.medium.density, frequency_of(k, data.medium));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "  medium          %s\n", medium));
+    for (std::size_t c = 0; c < data.classes.size(); ++c) {
+      const GroupCondition &condition = data.classes[c];
+      std::string what = condition_name(condition.kind);
+      if (condition.kind != ConditionKind::rigid) {
+        const cplx v = condition.value_at(frequency_of(k, data.medium));
+        char text[160];
+        std::snprintf(text, sizeof text, " %.6g%+.6gi%s%s", v.real(), v.imag(),
+                      condition.kind == ConditionKind::velocity   ? " m/s"
+                      : condition.kind == ConditionKind::pressure ? " Pa"
+                                                                  : " (of rho c)",
+                      condition.value.table ? " (table)" : "");
+        what += text;
+      }
+      char extent[96];
+      std::snprintf(extent, sizeof extent, "%llu elements, area %.6g",
+                    sweep.class_extents[c].elements, sweep.class_extents[c].area);
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "  group           %s: %s, %s\n",
+                            data.labels[c].c_str(), extent, what.c_str()));
+    }
+  }
+  PetscCall(PetscPrintf(
+      PETSC_COMM_SELF,
+      "  discretization  piecewise constant, collocation "
+      "at centroids, %d-point Gauss rule%s%s\n",
+      opt.quadrature_points,
+      opt.double_density == DensityModel::quadratic
+          ? "; double-layer density read as a quadratic fitted to the "
+            "neighbours"
+          : "",
+      opt.curvature_correction ? "; D' corrected for the flat elements' edge curvature" : ""));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                        "  operator        %s on %d rank(s); near-field correction %llu pairs, "
+                        "%.1f MB\n",
+                        opt.operator_backend.c_str(), size, stage.near_nonzeros,
+                        stage.near_bytes_total / 1e6));
+  if (sweep.distribution)
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "  distributed     tree partitioned over %d ranks (Morton order, "
+                          "modelled work max/mean %.4f); per MatMult a rank receives at most "
+                          "%.0f densities and %.3f MB of multipoles (all ranks %.0f, %.3f MB)\n",
+                          size, stage.distribution_max[0] / (stage.distribution_sum[0] / size),
+                          stage.distribution_max[1], stage.distribution_max[2] / 1e6,
+                          stage.distribution_sum[1], stage.distribution_sum[2] / 1e6));
+  if (sweep.distribution)
+    PetscCall(
+        PetscPrintf(PETSC_COMM_SELF,
+                    "  distributed     mesh read %s; a rank holds at most %llu of "
+                    "the %" PetscInt_FMT " elements (its part and the halo its operator "
+                    "reads)\n",
+                    io::reads_in_slabs(opt.mesh) ? "in slabs, each rank its own" : "on rank 0",
+                    stage.held_elements, n));
+  if (stage.fitted_elements > 0)
+    PetscCall(PetscPrintf(
+        PETSC_COMM_SELF,
+        "  distributed     the quadratic read's fits: at most %llu of the %" PetscInt_FMT
+        " elements a rank\n",
+        stage.fitted_elements, n));
+  if (fmm_layers) {
+    const fmm::FmmStatistics &stats = fmm_layers->fmm().statistics();
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "  fmm             p = %d, %d levels, %zu leaves (max leaf %d), "
+                          "%llu near-field point pairs (all ranks), %.1f MB on rank 0; "
+                          "P2M/M2M/L2L/L2P on %s, M2L on %s, near field on %s\n",
+                          stats.order, stats.levels, stats.leaves, stats.max_leaf,
+                          stage.fmm_near_pairs, stats.total_bytes() / 1e6,
+                          stats.far_field_device.c_str(), stats.m2l_device.c_str(),
+                          stats.near_field_device.c_str()));
+  }
+  const double pc_seconds = stage.pc_seconds, pc_bytes = stage.pc_bytes;
+  const std::string &pc_name = stage.pc_name;
+  if (stage.leaf_blocks)
+    PetscCall(PetscPrintf(
+        PETSC_COMM_SELF,
+        "  preconditioner  leaf_block on the %s: %llu blocks of at most %llu "
+        "elements (groups of %d and %d layers, %s entries), inverses %.1f MB; "
+        "set up in %.3f s\n",
+        stage.leaf_blocks->device() == LeafBlockPreconditioner::Device::gpu ? "gpu" : "cpu",
+        stage.leaf_block_count, stage.leaf_block_largest, opt.pc_block, opt.pc_overlap,
+        opt.pc_block_entries.c_str(), pc_bytes / 1e6, pc_seconds));
+  else if (stage.near_matrix)
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "  preconditioner  %s on the near-field matrix (%.0f nonzeros, "
+                          "%s pairs, %.1f MB, assembled in %.3f s); set up in %.3f s, %.1f MB\n",
+                          pc_name.c_str(), stage.near_matrix_nonzeros,
+                          opt.near_matrix_pairs.c_str(), stage.near_matrix_bytes / 1e6,
+                          stage.near_matrix_seconds, pc_seconds, pc_bytes / 1e6));
+  else
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "  preconditioner  %s (matrix-free: no near-field matrix); set up in "
+                          "%.3f s, %.1f MB\n",
+                          pc_name.c_str(), pc_seconds, pc_bytes / 1e6));
+  PetscFunctionReturn(0);
+}
+
+// Solves source `at.source` of sweep point `at.k` with `stage` (built for its k): its
+// right-hand side, the KSP with the true residual's rounds, the error, its summary (the
+// set-up's lines with the first source) and its outputs on rank 0. A failed solve is reported
+// (one error line) and leaves row->solved false.
+PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Problem &problem,
+                            const OutputIndex &at, const std::string &source_label, SweepRow *row) {
+  PetscFunctionBeginUser;
+  const MPI_Comm comm = sweep.comm;
+  const PetscMPIInt rank = sweep.rank, size = sweep.size;
+  const SolveOptions &opt = sweep.opt;
+  const Mesh &mesh = sweep.mesh;
+  const Discretization &disc = sweep.disc;
+  const RowRange rows = sweep.rows;
+  const Vec x = sweep.x, b = sweep.b;
+  const LogEvents events = sweep.events;
+  FieldStage &field_stage = sweep.field_stage;
+  const std::size_t count = at.k_count;
+  const bool first = at.source == 0, several = at.source_count > 1;
+  const double k = problem.spec().k;
+  const CorrectedLayerPotentials &layers = *stage.layers;
+  const KSP ksp = stage.ksp;
+  const Mat A = stage.A;
+  const ShellContext &ctx = stage.ctx;
+  const PetscInt mat_mults_before = ctx.mat_mults;
+  const PetscLogDouble mat_mult_seconds_before = ctx.mat_mult_seconds;
+  // A later source's set-up is its right-hand side alone.
+  PetscLogDouble t_begin, t_setup, t_solved;
+  PetscCall(PetscTime(&t_begin));
+  if (first) t_begin = stage.t_start;
+  {
+    std::vector<cplx> f;
+    if (stage.regularised) {
+      const Problem::RightHandSideParts parts = problem.right_hand_side_parts(layers);
+      f = static_cast<const RegularisedOperator &>(*stage.op).right_hand_side(parts.value,
+                                                                              parts.derivative);
+    } else {
+      f = problem.right_hand_side(layers);
+    }
+    PetscScalar *ba;
+    PetscCall(VecGetArray(b, &ba));
+    std::copy(f.begin(), f.end(), ba);
+    PetscCall(VecRestoreArray(b, &ba));
+  }
+  PetscCall(PetscTime(&t_setup));
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(PetscTime(&t_solved));
   PetscInt iterations;
@@ -1067,6 +1324,8 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     PetscCall(KSPSetTolerances(ksp, rtol, abstol, dtol, max_it));
   }
   const bool solved = reason > 0 && target_met();
+  const PetscInt mat_mults = ctx.mat_mults - mat_mults_before;
+  const PetscLogDouble mat_mult_seconds = ctx.mat_mult_seconds - mat_mult_seconds_before;
 
   // This rank's rows of the solution and, where the problem has an exact one, of the error: the
   // report's norms are reduced from them and the .pvtu's pieces written; only the outputs that
@@ -1106,8 +1365,6 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     }
   }
 
-  const NearFieldCorrection &near_field = layers.near_field();
-  std::size_t near_bytes_total = 0, near_nnz = 0, fmm_near_pairs = 0;
   // The largest resident set of any rank so far, and the largest heap in use now (what a rank
   // holds through the solve, the set-up's transients gone).
   double host_bytes[2] = {0, 0};
@@ -1121,157 +1378,16 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     PetscCallMPI(MPI_Allreduce(local, host_bytes, 2, MPI_DOUBLE, MPI_MAX, comm));
   }
   const double peak_host_bytes = host_bytes[0], held_host_bytes = host_bytes[1];
-  {
-    // Every rank has the same FMM tree and sums the near pairs of its own rows.
-    unsigned long long local[3] = {near_field.memory_bytes(), near_field.nonzeros(),
-                                   fmm_layers ? fmm_layers->fmm().statistics().near_pairs : 0},
-                       total[3];
-    PetscCallMPI(MPI_Allreduce(local, total, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
-    near_bytes_total = total[0];
-    near_nnz = total[1];
-    fmm_near_pairs = total[2];
-  }
-
-  // The distributed FMM's balance and traffic per MatMult: largest and mean over the ranks of the
-  // modelled work, the densities read from other ranks and the multipole bytes received.
-  double distribution_stats[3] = {0.0, 0.0, 0.0}, distribution_sums[3] = {0.0, 0.0, 0.0};
-  // The elements a rank holds (its part with the halo) and the quadratic read's fits it forms
-  // (what its operator reads), largest over the ranks.
-  unsigned long long held_elements[2] = {mesh.size(), 0};
-  if (sweep.distribution && layers.reconstruction())
-    for (std::size_t e = 0; e < mesh.size(); ++e)
-      held_elements[1] += layers.reconstruction()->fitted(e) ? 1 : 0;
-  if (sweep.distribution)
-    PetscCallMPI(
-        MPI_Allreduce(MPI_IN_PLACE, held_elements, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
-  const unsigned long long fitted_elements = held_elements[1];
-  if (sweep.distribution) {
-    const double local[3] = {
-        sweep.distribution->local->work(), double(columns_read - rows.size()),
-        double(sweep.distribution->local->locally_essential_tree().received_multipoles()) * 16.0 *
-            double(fmm_layers->fmm().order() * fmm_layers->fmm().order())};
-    PetscCallMPI(MPI_Allreduce(local, distribution_stats, 3, MPI_DOUBLE, MPI_MAX, comm));
-    PetscCallMPI(MPI_Allreduce(local, distribution_sums, 3, MPI_DOUBLE, MPI_SUM, comm));
-  }
-
   std::string failure;  // rank 0's reason for exit status 2
   if (rank == 0) {
     const std::string u = problem.unknown_name();
-    if (count == 1)
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\nfmbem bem_solve summary\n"));
-    else
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\nfmbem bem_solve summary, k %zu of %zu\n", index + 1,
-                            count));
-    PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                          "  mesh            %s: N = %" PetscInt_FMT
-                          " elements, %zu vertices, diameter %.4g\n",
-                          opt.mesh.c_str(), n, mesh.extent().vertices, mesh.diameter()));
-    // The whole mesh's (a part keeps the whole's count).
-    const std::size_t flipped = mesh.flipped_triangles();
-    if (flipped > 0)
-      PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                            "  orientation     %zu triangles flipped to make "
-                            "normals point outward\n",
-                            flipped));
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "  problem         %s, k = %g\n",
-                          problem.description().c_str(), k));
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "  formulation     %s\n",
-                          problem.formulation_description().c_str()));
-    if (problem.spec().kind == ProblemKind::Surface) {
-      const SurfaceData &data = *problem.spec().surface;
-      // Formatted here: PetscPrintf's %g writes 343 as "343.".
-      char medium[160];
-      std::snprintf(medium, sizeof medium, "c = %g m/s, rho = %g kg/m^3; f = %g Hz",
-                    data.medium.sound_speed, data.medium.density, frequency_of(k, data.medium));
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "  medium          %s\n", medium));
-      for (std::size_t c = 0; c < data.classes.size(); ++c) {
-        const GroupCondition &condition = data.classes[c];
-        std::string what = condition_name(condition.kind);
-        if (condition.kind != ConditionKind::rigid) {
-          const cplx v = condition.value_at(frequency_of(k, data.medium));
-          char text[160];
-          std::snprintf(text, sizeof text, " %.6g%+.6gi%s%s", v.real(), v.imag(),
-                        condition.kind == ConditionKind::velocity   ? " m/s"
-                        : condition.kind == ConditionKind::pressure ? " Pa"
-                                                                    : " (of rho c)",
-                        condition.value.table ? " (table)" : "");
-          what += text;
-        }
-        char extent[96];
-        std::snprintf(extent, sizeof extent, "%llu elements, area %.6g",
-                      sweep.class_extents[c].elements, sweep.class_extents[c].area);
-        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  group           %s: %s, %s\n",
-                              data.labels[c].c_str(), extent, what.c_str()));
-      }
-    }
-    PetscCall(PetscPrintf(
-        PETSC_COMM_SELF,
-        "  discretization  piecewise constant, collocation "
-        "at centroids, %d-point Gauss rule%s%s\n",
-        opt.quadrature_points,
-        opt.double_density == DensityModel::quadratic
-            ? "; double-layer density read as a quadratic fitted to the "
-              "neighbours"
-            : "",
-        opt.curvature_correction ? "; D' corrected for the flat elements' edge curvature" : ""));
-    PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                          "  operator        %s on %d rank(s); near-field correction %zu pairs, "
-                          "%.1f MB\n",
-                          opt.operator_backend.c_str(), size, near_nnz, near_bytes_total / 1e6));
-    if (sweep.distribution)
-      PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                            "  distributed     tree partitioned over %d ranks (Morton order, "
-                            "modelled work max/mean %.4f); per MatMult a rank receives at most "
-                            "%.0f densities and %.3f MB of multipoles (all ranks %.0f, %.3f MB)\n",
-                            size, distribution_stats[0] / (distribution_sums[0] / size),
-                            distribution_stats[1], distribution_stats[2] / 1e6,
-                            distribution_sums[1], distribution_sums[2] / 1e6));
-    if (sweep.distribution)
-      PetscCall(
-          PetscPrintf(PETSC_COMM_SELF,
-                      "  distributed     mesh read %s; a rank holds at most %llu of "
-                      "the %" PetscInt_FMT " elements (its part and the halo its operator "
-                      "reads)\n",
-                      io::reads_in_slabs(opt.mesh) ? "in slabs, each rank its own" : "on rank 0",
-                      held_elements[0], n));
-    if (fitted_elements > 0)
-      PetscCall(PetscPrintf(
-          PETSC_COMM_SELF,
-          "  distributed     the quadratic read's fits: at most %llu of the %" PetscInt_FMT
-          " elements a rank\n",
-          fitted_elements, n));
-    if (fmm_layers) {
-      const fmm::FmmStatistics &stats = fmm_layers->fmm().statistics();
-      PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                            "  fmm             p = %d, %d levels, %zu leaves (max leaf %d), "
-                            "%zu near-field point pairs (all ranks), %.1f MB on rank 0; "
-                            "P2M/M2M/L2L/L2P on %s, M2L on %s, near field on %s\n",
-                            stats.order, stats.levels, stats.leaves, stats.max_leaf, fmm_near_pairs,
-                            stats.total_bytes() / 1e6, stats.far_field_device.c_str(),
-                            stats.m2l_device.c_str(), stats.near_field_device.c_str()));
-    }
-    const double pc_seconds = t_pc_ready - t_pc_start;
-    if (leaf_blocks)
-      PetscCall(
-          PetscPrintf(PETSC_COMM_SELF,
-                      "  preconditioner  leaf_block on the %s: %llu blocks of at most %llu "
-                      "elements (groups of %d and %d layers, %s entries), inverses %.1f MB; "
-                      "set up in %.3f s\n",
-                      leaf_blocks->device() == LeafBlockPreconditioner::Device::gpu ? "gpu" : "cpu",
-                      leaf_block_count, leaf_block_largest, opt.pc_block, opt.pc_overlap,
-                      opt.pc_block_entries.c_str(), pc_bytes / 1e6, pc_seconds));
-    else if (near_matrix)
-      PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                            "  preconditioner  %s on the near-field matrix (%.0f nonzeros, "
-                            "%s pairs, %.1f MB, assembled in %.3f s); set up in %.3f s, %.1f MB\n",
-                            pc_name.c_str(), near_matrix_nonzeros, opt.near_matrix_pairs.c_str(),
-                            near_matrix_bytes / 1e6, near_matrix_seconds, pc_seconds,
-                            pc_bytes / 1e6));
-    else
-      PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                            "  preconditioner  %s (matrix-free: no near-field matrix); set up in "
-                            "%.3f s, %.1f MB\n",
-                            pc_name.c_str(), pc_seconds, pc_bytes / 1e6));
+    if (first) PetscCall(print_setup_summary(sweep, stage, problem, at.k));
+    if (several)
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "  source          %zu of %zu: %s\n", at.source + 1,
+                            at.source_count, source_label.c_str()));
+    if (several)
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "  problem         %s, k = %g\n",
+                            problem.description().c_str(), k));
     char continued[128] = "";
     if (rounds > 0)
       std::snprintf(continued, sizeof continued, " (continued %d time(s) %s)", rounds,
@@ -1284,9 +1400,8 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  times           set-up %.3f s, solve %.3f s, %.4f s per "
                           "MatMult (%" PetscInt_FMT " MatMults)\n",
-                          t_setup - t_start, t_solved - t_setup,
-                          ctx.mat_mults ? ctx.mat_mult_seconds / ctx.mat_mults : 0.0,
-                          ctx.mat_mults));
+                          t_setup - t_begin, t_solved - t_setup,
+                          mat_mults ? mat_mult_seconds / mat_mults : 0.0, mat_mults));
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  memory          peak host %.3f GB resident (max over %d rank(s), "
                           "after the solve); heap in use after it %.3f GB\n",
@@ -1306,8 +1421,11 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     }
     if (!solved) {
       char text[512];
-      char at_k[64] = "";
+      char at_k[96] = "";
       if (count > 1) std::snprintf(at_k, sizeof at_k, " at k = %g", k);
+      if (several)
+        std::snprintf(at_k + std::strlen(at_k), sizeof at_k - std::strlen(at_k), " for source %zu",
+                      at.source + 1);
       char target[160] = "";
       if (reason > 0 && rtol > 0)
         std::snprintf(target, sizeof target, ", above -ksp_rtol %g: KSP's own test stopped it%s",
@@ -1322,7 +1440,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                     "the solve failed%s: %s after %" PetscInt_FMT
                     " iterations (true relative residual %.2e%s); no output written%s",
                     at_k, KSPConvergedReasons[reason], iterations, double(true_residual), target,
-                    count == 1 ? "" : " for it");
+                    count == 1 && !several ? "" : " for it");
       failure = text;
     }
   }
@@ -1331,7 +1449,6 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
     // Every file of this k filled first, then all committed: pieces, rank 0's files, and the
     // .pvtu's summary last (a reader that sees it finds its pieces).
     OutputBatch batch, summary;
-    const std::size_t k_count = opt.wavenumbers.size();
     on_rank_zero(comm, [&] {
       if (!gathers_solution(opt)) return;
       // The files and the field in the user's element order and on the user's mesh (the
@@ -1373,27 +1490,25 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
                         std::make_move_iterator(more.end()));
         }
         const io::OutputFile &vtu =
-            batch.add(sweep_output_path(opt.vtu_path, index, k_count), "-o",
+            batch.add(sweep_output_path(opt.vtu_path, at), "-o",
                       [&](const std::string &path) { io::write_vtu(path, user_mesh(), fields); });
         lines.push_back("wrote           " + vtu.path());
       }
       if (!opt.csv_path.empty()) {
-        const io::OutputFile &csv =
-            batch.add(sweep_output_path(opt.csv_path, index, k_count), "-bem_csv",
-                      [&](const std::string &path) {
-                        if (user_classes.empty())
-                          io::write_csv(path, user_mesh(), to_user(solution));
-                        else
-                          io::write_csv(path, user_mesh(), physical());
-                      });
+        const io::OutputFile &csv = batch.add(
+            sweep_output_path(opt.csv_path, at), "-bem_csv", [&](const std::string &path) {
+              if (user_classes.empty())
+                io::write_csv(path, user_mesh(), to_user(solution));
+              else
+                io::write_csv(path, user_mesh(), physical());
+            });
         lines.push_back("wrote           " + csv.path());
       }
-      field_stage.fill(index, k_count,
-                       [&](const std::string &path, const std::string &option,
-                           const std::function<void(const std::string &)> &writer) {
-                         batch.add(path, option, writer);
-                         lines.push_back("wrote           " + path);
-                       });
+      field_stage.fill(at, [&](const std::string &path, const std::string &option,
+                               const std::function<void(const std::string &)> &writer) {
+        batch.add(path, option, writer);
+        lines.push_back("wrote           " + path);
+      });
     });
     if (writes_pieces(opt)) {
       std::vector<io::CellField> fields =
@@ -1404,7 +1519,7 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
         fields.insert(fields.end(), std::make_move_iterator(more.begin()),
                       std::make_move_iterator(more.end()));
       }
-      fill_pieces(sweep, index, fields, batch, summary, lines);
+      fill_pieces(sweep, at, fields, batch, summary, lines);
     }
     on_every_rank(comm, [&] { batch.commit(); });
     on_rank_zero(comm, [&] { summary.commit(); });
@@ -1415,17 +1530,10 @@ PetscErrorCode solve_at(const SweepContext &sweep, const Problem &problem, std::
   row->iterations = long(iterations);
   row->reason = KSPConvergedReasons[reason];
   row->solved = solved;
-  row->setup_seconds = t_setup - t_start;
+  row->source = at.source;
+  row->setup_seconds = t_setup - t_begin;
   row->solve_seconds = t_solved - t_setup;
 
-  PetscCall(VecScatterDestroy(&density_scatter));
-  PetscCall(VecDestroy(&x_columns));
-  PetscCall(VecScatterDestroy(&h_scatter));
-  PetscCall(VecDestroy(&h_columns));
-  PetscCall(VecDestroy(&h_rows));
-  PetscCall(KSPDestroy(&ksp));
-  PetscCall(MatDestroy(&A));
-  PetscCall(MatDestroy(&near_matrix));
   PetscFunctionReturn(0);
 }
 
@@ -1487,7 +1595,14 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscLogDouble t_start;
   PetscCall(PetscTime(&t_start));
 
-  on_rank_zero(comm, [&] { check_outputs(opt, size); });
+  // The sources' count as the options give it; separate groups are known once the mesh's
+  // groups are (checked again then when the count differs).
+  const std::size_t listed_sources =
+      std::max<std::size_t>(1, opt.problem.incident.kind == exact::Incident::Kind::PlaneWave &&
+                                       opt.problem.kind != ProblemKind::Radiation
+                                   ? opt.sources.directions.size()
+                                   : opt.sources.positions.size());
+  on_rank_zero(comm, [&] { check_outputs(opt, size, listed_sources); });
   // The field points are read on rank 0, which evaluates them.
   FieldStage field_stage;
   on_rank_zero(comm, [&] { field_stage.prepare(opt.field); });
@@ -1580,27 +1695,35 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     for (std::size_t c = 0; c < count; ++c)
       class_extents[c] = {static_cast<unsigned long long>(sums[2 * c]), sums[2 * c + 1]};
   }
-  // The spec with the whole mesh's element classes (rank 0's, where the whole mesh is).
-  const auto whole_spec = [&](const Mesh &whole) {
-    ProblemSpec spec = opt.problem;
+  // The run's sources: each its own right-hand side of one operator per k.
+  const std::vector<SourceCase> cases = source_cases(opt.problem, opt.sources);
+  if (cases.size() != listed_sources)
+    on_rank_zero(comm, [&] { check_outputs(opt, size, cases.size()); });
+  // A source's spec with the whole mesh's element classes (rank 0's, where the whole mesh is).
+  const auto whole_spec = [&](const Mesh &whole, ProblemSpec spec) {
     if (spec.kind == ProblemKind::Surface)
       spec.element_class = std::make_shared<const std::vector<std::int32_t>>(
           assign_conditions(whole, opt.conditions, opt.medium).element_class);
     return spec;
   };
-  // What the problem needs of the whole surface (its sphere fit, the source's clearance and
-  // winding number): formed where the whole mesh is, for the spec's source (every k's).
-  SurfaceFacts facts;
+  // What each source's problem needs of the whole surface (its sphere fit, the source's
+  // clearance and winding number, a vibrating cap): formed where the whole mesh is, for every
+  // k.
+  std::vector<SurfaceFacts> facts(cases.size());
   if (!distribution) {
-    facts = surface_facts(mesh, opt.problem);
+    for (std::size_t s = 0; s < cases.size(); ++s) facts[s] = surface_facts(mesh, cases[s].spec);
   } else {
     if (mesh_slab) {
-      facts = surface_facts(comm, *mesh_slab, opt.problem);
+      for (std::size_t s = 0; s < cases.size(); ++s)
+        facts[s] = surface_facts(comm, *mesh_slab, cases[s].spec);
       mesh_slab.reset();
     } else {
       static_assert(std::is_trivially_copyable_v<SurfaceFacts>);
-      on_rank_zero(comm, [&] { facts = surface_facts(*whole_mesh, whole_spec(*whole_mesh)); });
-      broadcast_bytes(comm, &facts, sizeof facts);
+      on_rank_zero(comm, [&] {
+        for (std::size_t s = 0; s < cases.size(); ++s)
+          facts[s] = surface_facts(*whole_mesh, whole_spec(*whole_mesh, cases[s].spec));
+      });
+      broadcast_bytes(comm, facts.data(), facts.size() * sizeof(SurfaceFacts));
     }
     // The gathered outputs' element order (solver -> user) and the user's mesh, on rank 0.
     const DistributedMesh &local = *distribution->local;
@@ -1623,7 +1746,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       if (rank == 0) {
         distribution->user_mesh.emplace(std::move(*whole_mesh));
         if (opt.problem.kind == ProblemKind::Surface)
-          distribution->user_element_class = *whole_spec(*distribution->user_mesh).element_class;
+          distribution->user_element_class =
+              *whole_spec(*distribution->user_mesh, opt.problem).element_class;
         if (opt.field.field() || opt.field.farfield_directions > 0)
           distribution->user_disc.emplace(*distribution->user_mesh, opt.quadrature_points);
       }
@@ -1651,8 +1775,15 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   if (distribution && std::size_t(row_begin) != distribution->local->first_row())
     throw Error("the distributed mesh's rows are not PETSc's (a defect: please report it)");
 
-  const Problem problem(mesh, opt.problem, own_rows, &facts);
-  warnings.insert(warnings.end(), problem.warnings().begin(), problem.warnings().end());
+  // Every source checked before any work (a point source inside the body, on the surface): its
+  // problem at the first k, over no rows (no exact values formed).
+  for (std::size_t s = 0; s < cases.size(); ++s) {
+    ProblemSpec spec = cases[s].spec;
+    spec.k = opt.wavenumbers.front();
+    const Problem checked(mesh, spec, RowRange{own_rows.begin, own_rows.begin}, &facts[s]);
+    for (const std::string &w : checked.warnings())
+      if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+  }
   warnings.insert(warnings.end(), field_stage.warnings().begin(), field_stage.warnings().end());
   for (const std::string &w : warnings)
     PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
@@ -1685,64 +1816,93 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                            field_stage,
                            curvature_correction,
                            distribution.get(),
-                           std::move(class_extents)};
-  const std::size_t count = opt.wavenumbers.size();
-  std::vector<SweepRow> table(count);
+                           std::move(class_extents),
+                           cases.size()};
+  const std::size_t count = opt.wavenumbers.size(), sources = cases.size();
+  // One row per k and source, the sources of a k together.
+  std::vector<SweepRow> table(count * sources);
   for (std::size_t i = 0; i < count; ++i) {
     PetscLogDouble t_k = t_start;  // the first k's set-up includes the mesh's
     if (i > 0) PetscCall(PetscTime(&t_k));
-    SweepRow &row = table[i];
-    row.k = opt.wavenumbers[i];
-    if (!opt.frequencies.empty()) row.frequency = opt.frequencies[i];
-    // A refusal at a later k (its set-up, its files) fails that k alone: the earlier ones are
-    // solved and written, so the run's answer is exit status 2 with the table saying which.
-    std::string refused;
-    PetscErrorCode ierr = 0;
-    try {
-      std::unique_ptr<Problem> later_problem;
-      if (i > 0) {
-        ProblemSpec spec = opt.problem;
+    for (std::size_t s = 0; s < sources; ++s) {
+      SweepRow &row = table[i * sources + s];
+      row.k = opt.wavenumbers[i];
+      row.source = s;
+      if (!opt.frequencies.empty()) row.frequency = opt.frequencies[i];
+    }
+    // A refusal after the first solve (a later k's set-up, a source's, its files) fails that k
+    // or source alone: the others are solved and written, so the run's answer is exit status 2
+    // with the table saying which.
+    std::unique_ptr<KStage> stage;
+    for (std::size_t s = 0; s < sources; ++s) {
+      SweepRow &row = table[i * sources + s];
+      const bool first_solve = i == 0 && s == 0;
+      std::string refused;
+      PetscErrorCode ierr = 0;
+      bool building = false;  // the k's shared set-up, whose failure is every source's
+      try {
+        ProblemSpec spec = cases[s].spec;
         spec.k = opt.wavenumbers[i];
-        later_problem = std::make_unique<Problem>(mesh, spec, own_rows, &facts);
-        for (const std::string &w : later_problem->warnings())
-          if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
-            PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
+        const Problem problem(mesh, spec, own_rows, &facts[s]);
+        if (i > 0 || s > 0)
+          for (const std::string &w : problem.warnings())
+            if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
+              PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
+        if (s == 0) {
+          building = true;
+          stage = std::make_unique<KStage>();
+          ierr = build_stage(sweep, problem, t_k, *stage);
+          if (!ierr) building = false;
+        }
+        if (!ierr && stage)
+          ierr = solve_source(sweep, *stage, problem, OutputIndex{i, count, s, sources},
+                              cases[s].label, &row);
+      } catch (const Error &e) {
+        if (first_solve) throw;
+        refused = e.what();
       }
-      ierr = solve_at(sweep, later_problem ? *later_problem : problem, i, t_k, &row);
-    } catch (const Error &e) {
-      if (i == 0) throw;
-      refused = e.what();
-    }
-    if (ierr && i == 0) PetscFunctionReturn(ierr);
-    if (ierr) {
-      const char *text = nullptr;
-      char *specific = nullptr;
-      PetscErrorMessage(ierr, &text, &specific);
-      refused = std::string("PETSc: ") + (specific && *specific ? specific : text ? text : "error");
-    }
-    if (!refused.empty()) {
-      row.solved = false;
-      row.reason = "REFUSED";
-      if (rank == 0)
-        std::fprintf(stderr, "bem_solve: error: at k = %g: %s; nothing written for it\n", row.k,
-                     refused.c_str());
-    }
-    if (!row.solved) *exit_status = kExitSolveFailed;
-    if (count > 1 && rank == 0) {
-      // Progress of a long sweep, apart from the summaries (stdout may go to a file).
-      std::fprintf(stderr, "bem_solve: k = %g (%zu of %zu): %ld iterations, %s, %.3f s\n", row.k,
-                   i + 1, count, row.iterations, row.reason.c_str(),
-                   row.setup_seconds + row.solve_seconds);
-      std::fflush(stderr);
+      if (ierr && first_solve) PetscFunctionReturn(ierr);
+      if (ierr) {
+        const char *text = nullptr;
+        char *specific = nullptr;
+        PetscErrorMessage(ierr, &text, &specific);
+        refused = std::string("PETSc: ") + (specific && *specific ? specific
+                                            : text                ? text
+                                                                  : "error");
+      }
+      // A k whose set-up failed has no stage: each of its sources is refused with its reason.
+      if (building) stage.reset();
+      if (!stage && refused.empty()) refused = "the set-up of this k failed";
+      if (!refused.empty()) {
+        row.solved = false;
+        row.reason = "REFUSED";
+        if (rank == 0) {
+          char source_text[64] = "";
+          if (sources > 1) std::snprintf(source_text, sizeof source_text, ", source %zu", s + 1);
+          std::fprintf(stderr, "bem_solve: error: at k = %g%s: %s; nothing written for it\n", row.k,
+                       source_text, refused.c_str());
+        }
+      }
+      if (!row.solved) *exit_status = kExitSolveFailed;
+      if ((count > 1 || sources > 1) && rank == 0) {
+        // Progress of a long run, apart from the summaries (stdout may go to a file).
+        char source_text[64] = "";
+        if (sources > 1)
+          std::snprintf(source_text, sizeof source_text, ", source %zu of %zu", s + 1, sources);
+        std::fprintf(stderr, "bem_solve: k = %g (%zu of %zu)%s: %ld iterations, %s, %.3f s\n",
+                     row.k, i + 1, count, source_text, row.iterations, row.reason.c_str(),
+                     row.setup_seconds + row.solve_seconds);
+        std::fflush(stderr);
+      }
     }
   }
-  if (rank == 0 && count > 1)
-    PetscCall(
-        PetscPrintf(PETSC_COMM_SELF, "\n%s", sweep_table(table, !opt.frequencies.empty()).c_str()));
+  if (rank == 0 && table.size() > 1)
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n%s",
+                          sweep_table(table, !opt.frequencies.empty(), sources > 1).c_str()));
   if (!opt.sweep_csv_path.empty()) {
     on_rank_zero(comm, [&] {
       io::OutputFile(opt.sweep_csv_path, "-bem_sweep_csv").write([&](const std::string &path) {
-        write_sweep_csv(path, table, !opt.frequencies.empty());
+        write_sweep_csv(path, table, !opt.frequencies.empty(), sources > 1);
       });
     });
     PetscCall(PetscPrintf(comm, "  wrote           %s\n", opt.sweep_csv_path.c_str()));

@@ -69,7 +69,7 @@ void FieldStage::prepare(const FieldRequest& request) {
       throw Error("-bem_field_vtk '" + request.vtk_path + "': the field file must end in " +
                   extension +
                   (request.plane ? " (a structured grid, for -bem_field_plane)"
-                                 : " (an unstructured grid, for -bem_field)") +
+                                 : " (an unstructured grid, for -bem_field or -bem_field_sphere)") +
                   "; use -bem_field_csv for CSV");
     if (!io::vtk_available())
       throw Error("-bem_field_vtk '" + request.vtk_path +
@@ -90,8 +90,11 @@ void FieldStage::prepare(const FieldRequest& request) {
                  "points, or several planes in several runs",
                  points, need / 1e9, kFieldBytesPerPoint, memory / 1e9));
     points_ = io::plane_points(*request.plane);
-  } else if (!request.points_file.empty())
+  } else if (request.sphere) {
+    points_ = io::sphere_points(*request.sphere);
+  } else if (!request.points_file.empty()) {
     points_ = io::read_field_points(request.points_file);
+  }
 }
 
 std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Discretization& disc,
@@ -245,16 +248,16 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
   return lines;
 }
 
-void FieldStage::fill(std::size_t index, std::size_t count, const AddOutput& add) const {
+void FieldStage::fill(const OutputIndex& at, const AddOutput& add) const {
   if (!tables_) return;
   if (!request_.vtk_path.empty())
-    add(sweep_output_path(request_.vtk_path, index, count), "-bem_field_vtk",
+    add(sweep_output_path(request_.vtk_path, at), "-bem_field_vtk",
         [&](const std::string& path) { io::write_field_vtk(path, points_, tables_->field); });
   if (!request_.csv_path.empty())
-    add(sweep_output_path(request_.csv_path, index, count), "-bem_field_csv",
+    add(sweep_output_path(request_.csv_path, at), "-bem_field_csv",
         [&](const std::string& path) { io::write_field_csv(path, points_, tables_->field); });
   if (!request_.farfield_csv.empty())
-    add(sweep_output_path(request_.farfield_csv, index, count), "-bem_farfield_csv",
+    add(sweep_output_path(request_.farfield_csv, at), "-bem_farfield_csv",
         [&](const std::string& path) { io::write_table_csv(path, tables_->farfield); });
 }
 

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/field/far_field.hpp"
 #include "fmbem/problem/number_text.hpp"
 #include "fmbem/solver/project_file.hpp"
 #include "fmbem/solver/sweep.hpp"
@@ -50,11 +51,15 @@ constexpr OptionSpec kOptions[] = {
     {"bem_incident", "planewave",
      "planewave or pointsource (scattering); with surface conditions also none (their "
      "default)"},
-    {"bem_incident_dir", "0,0,1", "Plane wave direction x,y,z"},
+    {"bem_incident_dir", "0,0,1",
+     "Plane wave direction x,y,z; several x,y,z;x,y,z;... (each its own solve, one set-up), or "
+     "fibonacci:N or circle:N (N directions of a Fibonacci sphere, of the x-z circle)"},
     {"bem_source", "",
-     "Point source x,y,z: outside the body for scattering, inside for "
-     "radiation "
-     "(default there: box centre)"},
+     "Point source x,y,z: outside the body for scattering, inside for radiation (default there: "
+     "box centre); several x,y,z;x,y,z;... each its own solve"},
+    {"bem_sources", "together",
+     "Surface groups' velocities and pressures: together (one source, with each incident wave) "
+     "or separate (each excited group its own solve, the others silent; each incident wave too)"},
     {"bem_rigid", "", "Surface groups that are rigid (v_n = 0): G[,G...], G a name or a tag"},
     {"bem_velocity", "",
      "Normal velocity (m/s, positive into the fluid) of surface groups: G:V[,G:V...], V a complex "
@@ -147,11 +152,16 @@ constexpr OptionSpec kOptions[] = {
     {"bem_csv", "", "Write x,y,z,re,im per element to this file"},
     {"bem_field", "",
      "Evaluate the field at these points: a Gmsh .msh (its nodes; triangles, quadrangles, "
-     "tetrahedra, hexahedra kept as cells) or a CSV of x,y,z"},
+     "tetrahedra, hexahedra kept as cells), a Mesh2HRTF evaluation grid (its folder or its "
+     "Nodes.txt, with Elements.txt beside it) or a CSV of x,y,z"},
     {"bem_field_plane", "",
      "Evaluate the field on a plane grid ox,oy,oz,ax,ay,az,bx,by,bz,na,nb: corner o, edges a and "
      "b, na x nb points (corners included)"},
-    {"bem_field_vtk", "", "Write the field to this .vtu (-bem_field) or .vts (-bem_field_plane)"},
+    {"bem_field_sphere", "",
+     "Evaluate the field on a sphere: fibonacci:N:R (N points) or equiangular:D:R (D degrees "
+     "in polar angle and azimuth, D dividing 180), radius R, centre :x,y,z (default the origin)"},
+    {"bem_field_vtk", "",
+     "Write the field to this .vtu (-bem_field, -bem_field_sphere) or .vts (-bem_field_plane)"},
     {"bem_field_csv", "", "Write the field to this CSV file"},
     {"bem_farfield", "0",
      "Far-field amplitude F (u_s ~ F e^{ikr}/r) in N directions on the great circle of the x-z "
@@ -240,6 +250,42 @@ Vec3 parse_vec3(const char *option, std::string_view text) {
   }
   return {xyz[0], xyz[1], xyz[2]};
 }
+
+// N of `text` = "<name>:N" (1..kMaxSources), or none when text has another form.
+std::optional<std::size_t> generator_count(const char *option, std::string_view text,
+                                           std::string_view name) {
+  if (text.substr(0, name.size() + 1) != std::string(name) + ":") return std::nullopt;
+  return std::size_t(
+      parse_integer(option, text.substr(name.size() + 1), 1, (long long)(kMaxSources)));
+}
+
+}  // namespace
+
+std::vector<Vec3> parse_vec3_list(const char *option, std::string_view text, bool generators) {
+  if (generators) {
+    if (const auto n = generator_count(option, text, "fibonacci"))
+      return field::fibonacci_sphere(*n).directions;
+    if (const auto n = generator_count(option, text, "circle"))
+      return field::great_circle(*n).directions;
+  }
+  std::vector<Vec3> list;
+  std::string_view rest = text;
+  while (true) {
+    const std::size_t end = rest.find(';');
+    const std::string_view entry = rest.substr(0, end);
+    if (entry.empty())
+      throw Error(std::string(option) + " " + std::string(text) +
+                  ": an empty entry (entries are x,y,z separated by ';')");
+    if (list.size() == kMaxSources)
+      throw Error(std::string(option) + ": more than " + std::to_string(kMaxSources) + " entries");
+    list.push_back(parse_vec3(option, entry));
+    if (end == std::string_view::npos) break;
+    rest = rest.substr(end + 1);
+  }
+  return list;
+}
+
+namespace {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -513,12 +559,16 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     throw Error(
         "-bem_incident_dir applies only to plane-wave scattering "
         "(-bem_incident planewave)");
+  if (value("bem_incident_dir"))
+    opt->sources.directions =
+        parse_vec3_list("-bem_incident_dir", *value("bem_incident_dir"), true);
   opt->problem.incident.direction =
-      parse_vec3("-bem_incident_dir", text_or("bem_incident_dir", "0,0,1"));
-  if (norm(opt->problem.incident.direction) == 0)
-    throw Error(
-        "-bem_incident_dir: the plane-wave direction must be a "
-        "non-zero vector");
+      opt->sources.directions.empty() ? Vec3{0, 0, 1} : opt->sources.directions.front();
+  for (const Vec3 &d : opt->sources.directions)
+    if (norm(d) == 0)
+      throw Error(
+          "-bem_incident_dir: the plane-wave direction must be a "
+          "non-zero vector");
   if (value("bem_source") && scattering && !point_source)
     throw Error(
         "-bem_source does not apply to plane-wave scattering (add "
@@ -527,9 +577,17 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   if (scattering && point_source && !value("bem_source"))
     throw Error("-bem_incident pointsource needs -bem_source x,y,z (outside the body)");
   opt->source_given = value("bem_source").has_value();
-  const Vec3 source = opt->source_given ? parse_vec3("-bem_source", *value("bem_source")) : Vec3{};
+  if (opt->source_given)
+    opt->sources.positions = parse_vec3_list("-bem_source", *value("bem_source"), false);
+  const Vec3 source = opt->source_given ? opt->sources.positions.front() : Vec3{};
   opt->problem.incident.source = source;
   opt->problem.source = source;
+  opt->sources.separate_groups = choose("-bem_sources", text_or("bem_sources", "together"),
+                                        {"together", "separate"}) == "separate";
+  if (opt->sources.separate_groups && !surface_conditions)
+    throw Error(
+        "-bem_sources separate applies to surface groups' velocities and pressures "
+        "(-bem_velocity, -bem_pressure, -bem_project); this problem has none");
 
   // For k > 0 the regularised Burton-Miller formulation: unique at every k like bm, its
   // iterations bounded in N and k without a preconditioner, its error at or below bm's
@@ -748,16 +806,22 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   field.points_file = text_or("bem_field", "");
   if (value("bem_field") && field.points_file.empty())
     throw Error("-bem_field needs a file name (.msh, or CSV of x,y,z)");
-  if (value("bem_field_plane")) {
-    if (value("bem_field"))
-      throw Error("-bem_field and -bem_field_plane both give the field points: give one of them");
+  if (int(value("bem_field").has_value()) + int(value("bem_field_plane").has_value()) +
+          int(value("bem_field_sphere").has_value()) >
+      1)
+    throw Error(
+        "-bem_field, -bem_field_plane and -bem_field_sphere each give the field points: give one "
+        "of them");
+  if (value("bem_field_plane"))
     field.plane = io::parse_field_plane("-bem_field_plane", *value("bem_field_plane"));
-  }
+  if (value("bem_field_sphere"))
+    field.sphere = io::parse_field_sphere("-bem_field_sphere", *value("bem_field_sphere"));
   field.vtk_path = text_or("bem_field_vtk", "");
   field.csv_path = text_or("bem_field_csv", "");
   for (const char *output : {"bem_field_vtk", "bem_field_csv"})
     if (value(output) && !field.field())
-      throw Error(dashed(output) + " needs field points: -bem_field FILE or -bem_field_plane");
+      throw Error(dashed(output) +
+                  " needs field points: -bem_field FILE, -bem_field_plane or -bem_field_sphere");
   if (value("bem_field_vtk") && field.vtk_path.empty())
     throw Error("-bem_field_vtk needs a file name");
   if (value("bem_field_csv") && field.csv_path.empty())

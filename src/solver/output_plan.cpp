@@ -42,9 +42,13 @@ class Identities {
   std::unordered_map<std::string, std::string> folders_;
 };
 
-std::string k_label(std::size_t index, std::size_t count) {
-  return count > 1 ? " (its file for sweep point " + std::to_string(index + 1) + ")"
-                   : std::string();
+// " (its file for sweep point 3, source 2)", naming what the run has several of.
+std::string point_label(const OutputIndex &at) {
+  std::string what;
+  if (at.k_count > 1) what = "sweep point " + std::to_string(at.k + 1);
+  if (at.source_count > 1)
+    what += (what.empty() ? "" : ", ") + std::string("source ") + std::to_string(at.source + 1);
+  return what.empty() ? what : " (its file for " + what + ")";
 }
 
 }  // namespace
@@ -53,12 +57,14 @@ void OutputPlan::add_input(std::string option, std::string path, std::string wha
   if (!path.empty()) inputs_.push_back({std::move(option), std::move(path), std::move(what)});
 }
 
-void OutputPlan::add_output(std::string option, std::string path, std::size_t count) {
-  if (!path.empty()) outputs_.push_back({std::move(option), std::move(path), count, true});
+void OutputPlan::add_output(std::string option, std::string path, std::size_t k_count,
+                            std::size_t source_count) {
+  if (!path.empty())
+    outputs_.push_back({std::move(option), std::move(path), k_count, source_count, true});
 }
 
 void OutputPlan::add_single_output(std::string option, std::string path) {
-  if (!path.empty()) outputs_.push_back({std::move(option), std::move(path), 1, false});
+  if (!path.empty()) outputs_.push_back({std::move(option), std::move(path), 1, 1, false});
 }
 
 void OutputPlan::check() const {
@@ -70,29 +76,30 @@ void OutputPlan::check() const {
   }
   struct Written {
     const Output *output;
-    std::size_t index;
+    OutputIndex at;
     std::string path;
   };
   std::unordered_map<std::string, Written> written;
   std::map<std::string, std::string> folders;  // folder -> the first output in it
   for (const Output &out : outputs_) {
-    const std::size_t count = out.numbered ? out.count : 1;
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::string path = out.numbered ? sweep_output_path(out.path, i, count) : out.path;
+    const std::size_t k_count = out.numbered ? out.k_count : 1,
+                      source_count = out.numbered ? out.source_count : 1;
+    for (std::size_t i = 0; i < k_count * source_count; ++i) {
+      const OutputIndex at{i / source_count, k_count, i % source_count, source_count};
+      const std::string path = sweep_output_path(out.path, at);
       const std::string id = identities.of(path);
-      const std::string named = out.option + " '" + path + "'" + k_label(i, count);
+      const std::string named = out.option + " '" + path + "'" + point_label(at);
       struct stat info {};
       if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
         throw Error(named + ": exists and is not a regular file");
       if (const auto in = inputs.find(id); in != inputs.end())
         throw Error(named + " is the " + in->second->what + " (" + in->second->option + " '" +
                     in->second->path + "'); it would overwrite it");
-      const auto [at, added] = written.try_emplace(id, Written{&out, i, path});
+      const auto [found, added] = written.try_emplace(id, Written{&out, at, path});
       if (!added) {
-        const Written &first = at->second;
-        const std::size_t first_count = first.output->numbered ? first.output->count : 1;
-        throw Error(first.output->option + k_label(first.index, first_count) + " and " +
-                    out.option + k_label(i, count) + " name the same file '" + path + "'" +
+        const Written &first = found->second;
+        throw Error(first.output->option + point_label(first.at) + " and " + out.option +
+                    point_label(at) + " name the same file '" + path + "'" +
                     (first.path != path ? " (also spelled '" + first.path + "')" : ""));
       }
       const fs::path p(path);

@@ -49,6 +49,36 @@ def summary(args, **kw):
     return r
 
 
+def source_blocks(out):
+    """Each source's block of a run with several sources: its number, label, iterations and (where
+    an exact solution exists) its max and relative L2 errors, in the order solved."""
+    blocks = []
+    for m in re.finditer(r"^  source +(\d+) of (\d+): (.*)$", out, re.M):
+        rest = out[m.end():]
+        nxt = re.search(r"^  source +\d+ of \d+: |^fmbem bem_solve summary", rest, re.M)
+        block = rest[:nxt.start()] if nxt else rest
+        its = re.search(r"solver\s+(\d+) iterations, (\S+)", block)
+        err = re.search(r"max \|\w+ - exact\| = (\S+), relative L2 = (\S+)", block)
+        b = {"source": int(m.group(1)), "of": int(m.group(2)), "label": m.group(3),
+             "its": int(its.group(1)), "reason": its.group(2), "block": block}
+        if err:
+            b["max"], b["l2"] = float(err.group(1)), float(err.group(2))
+        blocks.append(b)
+    return blocks
+
+
+def sphere_points_csv(path, n, radius):
+    """Writes n nearly uniform points (a Fibonacci sphere) of the sphere of `radius` about the
+    origin to a CSV file of x,y,z lines; returns its path."""
+    with open(path, "w") as f:
+        for i in range(n):
+            z = -1 + (2 * i + 1) / n
+            rho = (1 - z * z) ** 0.5
+            a = i * 2.399963
+            f.write(f"{radius * rho * math.cos(a)},{radius * rho * math.sin(a)},{radius * z}\n")
+    return path
+
+
 def check(cond, msg):
     if not cond:
         sys.exit("FAIL: " + msg)
@@ -1137,13 +1167,7 @@ elif CASE == "surface_groups":
     # meshes halve h a level and follow the cap's circle, so the error is the discretisation's
     # and falls like h^2 (4 a level, as the icosphere cases); 2.5 leaves room for the coarse
     # level (measured ratios below, in the output).
-    points = os.path.join(WORK, "sphere_r2.csv")
-    with open(points, "w") as f:
-        for i in range(40):
-            z = -1 + (2 * i + 1) / 40
-            rho = (1 - z * z) ** 0.5
-            a = i * 2.399963
-            f.write(f"{2 * rho * math.cos(a)},{2 * rho * math.sin(a)},{2 * z}\n")
+    points = sphere_points_csv(os.path.join(WORK, "sphere_r2.csv"), 40, 2.0)
     for hz, levels in [(50, (1, 2, 3)), (150, (1, 2)), (300, (1, 2))]:
         res = [summary(["-mesh", mesh(f"sphere_cap_{L}.msh"), "-bem_frequency", str(hz),
                         "-bem_velocity", "cap:1e-3", "-bem_field", points]) for L in levels]
@@ -1700,6 +1724,161 @@ elif CASE == "wideband":
     check(shared["its"] == fast["its"] and abs(shared["l2"] - fast["l2"]) <= 1e-8 * fast["l2"],
           f"2 ranks sharing the tree: the 1-rank solve ({shared['its']} iterations, L2 error "
           f"{shared['l2']:.6e})")
+elif CASE == "sources":
+    # Several right-hand sides in one run (README, Several sources): one set-up per k, each
+    # source solved apart with it. Each source's solve is a single run's (the same operator,
+    # right-hand side and KSP from the same data), so the solutions must be the same numbers:
+    # the CSVs (17 significant digits) byte for byte, as the sweep's k are.
+    dirs = ["0,0,1", "1,0,0", "0.6,0,-0.8"]
+    many = os.path.join(WORK, "dirs.csv")
+    out = run(["-mesh", "icosphere:3", "-k", "3", "-bem_incident_dir", ";".join(dirs),
+               "-bem_csv", many, "-bem_farfield", "6", "-bem_farfield_csv",
+               os.path.join(WORK, "ff.csv")]).stdout
+    blocks = source_blocks(out)
+    check([b["source"] for b in blocks] == [1, 2, 3] and all(b["of"] == 3 for b in blocks) and
+          out.count("fmbem bem_solve summary") == 1,
+          "three plane waves: one summary, three source blocks")
+    for i, d in enumerate(dirs):
+        one = os.path.join(WORK, f"dir{i}.csv")
+        single = summary(["-mesh", "icosphere:3", "-k", "3", "-bem_incident_dir", d,
+                          "-bem_csv", one, "-bem_farfield", "6", "-bem_farfield_csv",
+                          os.path.join(WORK, f"ff{i}.csv")])
+        name = lambda base: base[:-4] + f"_s{i + 1:04d}.csv"
+        same = (open(name(many)).read() == open(one).read() and
+                open(name(os.path.join(WORK, "ff.csv"))).read() ==
+                open(os.path.join(WORK, f"ff{i}.csv")).read())
+        check(same and blocks[i]["its"] == single["its"] and blocks[i]["l2"] == single["l2"],
+              f"plane wave {d}: its surface and far-field CSVs are the single run's byte for byte "
+              f"({single['its']} iterations, L2 error {single['l2']:.3e} against Mie)")
+    # Generated directions with a sweep: 2 k x 4 directions, outputs _kNNNN_sNNNN, a table row
+    # for each (k, source) with the source's number.
+    table = os.path.join(WORK, "sources_sweep.csv")
+    p = run(["-mesh", "icosphere:2", "-k", "1,2", "-bem_incident_dir", "fibonacci:4",
+             "-bem_csv", os.path.join(WORK, "fib.csv"), "-bem_sweep_csv", table])
+    rows = read_csv_table(table)
+    check(len(rows) == 8 and [int(r["source"]) for r in rows] == [1, 2, 3, 4] * 2 and
+          [r["k"] for r in rows] == [1.0] * 4 + [2.0] * 4 and
+          all(r["converged"] == 1 and r["error_rel_l2"] < 0.05 for r in rows),
+          "sweep of 2 k x 4 Fibonacci directions: 8 rows, each converged against Mie")
+    check(all(os.path.exists(os.path.join(WORK, f"fib_k{k:04d}_s{s:04d}.csv"))
+              for k in (1, 2) for s in range(1, 5)) and "source 3 of 4" in p.stderr,
+          "its files fib_k0001_s0001.csv .. fib_k0002_s0004.csv, progress per source")
+    # Point sources outside (scattering) and monopoles inside (radiation, exact on any surface).
+    blocks = source_blocks(run(["-mesh", "icosphere:3", "-k", "2", "-bem_incident",
+                                "pointsource", "-bem_source", "3,0,0;0,0,-2.5"]).stdout)
+    errors = ", ".join("%.3e" % b["l2"] for b in blocks)
+    check(len(blocks) == 2 and all(b["l2"] < 0.02 for b in blocks) and
+          "point source at 0,0,-2.5" in blocks[1]["label"],
+          f"two point sources: each against its own Mie series ({errors})")
+    blocks = source_blocks(run(["-mesh", "icosphere:3", "-k", "2", "-bem_problem", "radiation",
+                                "-bem_source", "0.1,0,0;0,-0.3,0.2"]).stdout)
+    check(len(blocks) == 2 and all(b["l2"] < 0.02 for b in blocks) and
+          "monopole at 0,-0.3,0.2" in blocks[1]["block"],
+          "two radiating monopoles: each against its own exact field")
+    # Distributed over 2 ranks: the same sources' solutions as 1 rank's, to the FMM's rounding.
+    two = os.path.join(WORK, "two_ranks.csv")
+    run(["-mesh", "icosphere:3", "-k", "3", "-bem_incident_dir", ";".join(dirs[:2]),
+         "-bem_csv", two, "-ksp_rtol", "1e-8"], mpi=2)
+    run(["-mesh", "icosphere:3", "-k", "3", "-bem_incident_dir", ";".join(dirs[:2]),
+         "-bem_csv", many, "-ksp_rtol", "1e-8"])
+    for s in (1, 2):
+        d = rel_diff(read_csv(two[:-4] + f"_s{s:04d}.csv"), read_csv(many[:-4] + f"_s{s:04d}.csv"))
+        # Both solve to 1e-8; the ranks' operator differs from one rank's by rounding and by S~'s
+        # rule (README, Parallel runs): far below 1e-5 of the solution.
+        check(d < 1e-5, f"2 ranks, source {s}: the 1-rank solution ({d:.2e})")
+    # HRTF-style evaluation grids: a Mesh2HRTF grid folder (Nodes.txt, Elements.txt: ids from
+    # 200000, as Mesh2HRTF writes them) gives the field of the same points given as CSV, and a
+    # generated equiangular sphere at r = 2 the Mie series' field (the surface's accuracy).
+    grid = os.path.join(WORK, "m2h_grid")
+    os.makedirs(grid, exist_ok=True)
+    pts = [(2 * math.sin(t) * math.cos(f), 2 * math.sin(t) * math.sin(f), 2 * math.cos(t))
+           for t in (0.3, 1.2, 2.5) for f in (0.0, 2.0, 4.0)]
+    with open(os.path.join(grid, "Nodes.txt"), "w") as f:
+        f.write(f"{len(pts)}\n" + "".join(f"{200000 + i} {x!r} {y!r} {z!r}\n"
+                                          for i, (x, y, z) in enumerate(pts)))
+    with open(os.path.join(grid, "Elements.txt"), "w") as f:
+        f.write("1\n200000 200000 200001 200002 2 0 1\n")
+    with open(os.path.join(WORK, "m2h_points.csv"), "w") as f:
+        f.write("".join(f"{x!r},{y!r},{z!r}\n" for x, y, z in pts))
+    fields, summaries = {}, {}
+    for name, points in [("grid", grid), ("csv", os.path.join(WORK, "m2h_points.csv"))]:
+        out = os.path.join(WORK, f"m2h_{name}_field.csv")
+        summaries[name] = summary(["-mesh", "icosphere:3", "-k", "2", "-bem_field", points,
+                                   "-bem_field_csv", out])["out"]
+        fields[name] = [(row["total_re"], row["total_im"]) for row in read_csv_table(out)]
+    check("Mesh2HRTF grid: 9 nodes, 1 elements" in summaries["grid"] and
+          fields["grid"] == fields["csv"],
+          "a Mesh2HRTF grid folder: the field of its nodes, as the same points in CSV")
+    r = summary(["-mesh", "icosphere:3", "-k", "2", "-bem_field_sphere", "equiangular:15:2",
+                 "-bem_field_csv", os.path.join(WORK, "sphere_field.csv")])
+    rows = read_csv_table(os.path.join(WORK, "sphere_field.csv"))
+    fe = float(re.search(r"field error +relative L2 = (\S+),", r["out"]).group(1))
+    check(len(rows) == 11 * 24 + 2 and all(abs(math.dist((0, 0, 0), (w["x"], w["y"], w["z"])) - 2)
+                                            < 1e-12 for w in rows) and fe < 0.02,
+          f"an equiangular 15-degree sphere of r = 2: 266 points, field error {fe:.3e} against Mie")
+    # Bad lists are refused before any work, naming the option.
+    for args, needle in [(["-bem_incident_dir", "0,0,1;"], "an empty entry"),
+                         (["-bem_incident_dir", "0,0,1;0,0,0"], "non-zero vector"),
+                         (["-bem_incident_dir", "fibonacci:0"], "out of range"),
+                         (["-bem_incident", "pointsource", "-bem_source", "3,0,0;0.1,0,0"],
+                          "must lie outside the body"),
+                         (["-bem_sources", "separate"], "applies to surface groups")]:
+        p = run(["-mesh", "icosphere:2", "-k", "1", "-bem_csv", os.path.join(WORK, "bad.csv")] +
+                args, expect_ok=False)
+        check(p.returncode == 1 and needle in p.stderr and "summary" not in p.stdout and
+              not any(f.startswith("bad") for f in os.listdir(WORK)),
+              f"{' '.join(args)}: refused before any solve ({needle})")
+elif CASE == "sources_ears":
+    # Both ears of a sphere (meshes/sphere_two_ears_N.msh: caps of 20 degrees about +y and -y),
+    # each its own source (-bem_sources separate): each ear alone is a vibrating cap on a rigid
+    # sphere, exact by its series, on the surface and at points 1 m off it (r = 2). The caps
+    # follow their circles, so the error is the discretisation's and falls like h^2 (4 a level;
+    # 2.5 leaves room for the coarse level, as the surface-groups case).
+    mesh = lambda level: os.path.join(SRC, "meshes", f"sphere_two_ears_{level}.msh")
+    points = sphere_points_csv(os.path.join(WORK, "sphere_r2.csv"), 40, 2.0)
+    field_errors = lambda out: [float(x) for x in
+                                re.findall(r"field error +relative L2 = (\S+),", out)]
+    ears = ["-bem_velocity", "left_ear:1e-3,right_ear:2e-3i", "-bem_sources", "separate"]
+    errors = {}
+    for level in (1, 2):
+        out = run(["-mesh", mesh(level), "-bem_frequency", "100,300", "-bem_field", points] +
+                  ears).stdout
+        for k_index, summary_text in enumerate(out.split("fmbem bem_solve summary")[1:]):
+            blocks = source_blocks(summary_text)
+            check(len(blocks) == 2 and blocks[0]["label"].startswith("group 'left_ear'") and
+                  blocks[1]["label"].startswith("group 'right_ear'") and
+                  all("vibrating cap series" in b["block"] for b in blocks),
+                  f"level {level}, frequency {k_index + 1}: two ears, each against its cap series")
+            for b in blocks:
+                errors[(level, k_index, b["source"])] = (b["l2"], field_errors(b["block"])[0])
+    for k_index, hz in enumerate((100, 300)):
+        for source in (1, 2):
+            (a, fa), (b, fb) = errors[(1, k_index, source)], errors[(2, k_index, source)]
+            check(a / b > 2.5 and fa / fb > 2.5,
+                  f"{hz} Hz, ear {source}: surface error {a:.3e} -> {b:.3e}, field at r = 2 "
+                  f"{fa:.3e} -> {fb:.3e}, each falling by > 2.5")
+    # Linearity: the ears together (one source) are the sum of the ears apart, to the solver's
+    # tolerance (-ksp_rtol 1e-9).
+    apart, together = os.path.join(WORK, "apart.csv"), os.path.join(WORK, "together.csv")
+    run(["-mesh", mesh(1), "-bem_frequency", "200", "-ksp_rtol", "1e-9", "-bem_csv", apart] +
+        ears)
+    run(["-mesh", mesh(1), "-bem_frequency", "200", "-ksp_rtol", "1e-9", "-bem_csv", together,
+         "-bem_velocity", "left_ear:1e-3,right_ear:2e-3i"])
+    pressure = lambda path: [complex(r["p_re"], r["p_im"]) for r in read_csv_table(path)]
+    left, right = pressure(apart[:-4] + "_s0001.csv"), pressure(apart[:-4] + "_s0002.csv")
+    d = rel_diff([a + b for a, b in zip(left, right)], pressure(together))
+    check(d < 1e-7, f"the ears together = left ear + right ear ({d:.2e})")
+    # An ear apart is the run with that ear alone (the other rigid): the same numbers.
+    alone = os.path.join(WORK, "alone.csv")
+    run(["-mesh", mesh(1), "-bem_frequency", "200", "-ksp_rtol", "1e-9", "-bem_csv", alone,
+         "-bem_velocity", "right_ear:2e-3i"])
+    d = rel_diff(right, pressure(alone))
+    check(d < 1e-12, f"the right ear apart = the right ear alone ({d:.1e})")
+    # With an incident wave and separate sources: the wave (ears silent) is a source too.
+    blocks = source_blocks(run(["-mesh", mesh(1), "-bem_frequency", "200", "-bem_incident_dir",
+                                "1,0,0"] + ears).stdout)
+    check([b["label"].split(" ")[0] for b in blocks] == ["plane", "group", "group"],
+          "a plane wave and two ears: three sources, the wave first")
 else:
     sys.exit("unknown case " + CASE)
 print("passed")

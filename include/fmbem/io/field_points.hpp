@@ -45,8 +45,27 @@ inline constexpr std::size_t kMaxPlanePoints = 100'000'000;
 FieldPlane parse_field_plane(const std::string& option, std::string_view text);
 FieldPoints plane_points(const FieldPlane& plane);
 
+// -bem_field_sphere KIND:V:R[:x,y,z]: points on the sphere of radius R about a centre (the
+// origin unless given), an HRTF's grid: fibonacci:N (the N directions of field::fibonacci_sphere,
+// nearly uniform, no cells) or equiangular:D (polar angles 0, D, ..., 180 degrees from +z and
+// azimuths 0, D, ..., 360 - D from +x towards +y, one point at each pole; D must divide 180; the
+// rings joined by quadrangles, the poles by triangles, so ParaView shows a surface).
+struct FieldSphere {
+  enum class Kind { fibonacci, equiangular } kind = Kind::fibonacci;
+  std::size_t count = 0;      // fibonacci: N
+  double step_degrees = 0.0;  // equiangular: D
+  double radius = 1.0;
+  Vec3 center{};
+};
+// Parses the option's text strictly (N in 1..kMaxPlanePoints, D in (0, 90] dividing 180 to
+// 1e-9, R finite > 0, the sphere within field::kLargestFieldCoordinate); throws fmbem::Error
+// naming `option`.
+FieldSphere parse_field_sphere(const std::string& option, std::string_view text);
+FieldPoints sphere_points(const FieldSphere& sphere);
+
 // Points from a file: a name ending in .msh is a Gmsh mesh (read_gmsh_points: its nodes, with
-// its triangles, quadrangles, tetrahedra and hexahedra as cells), anything else CSV
+// its triangles, quadrangles, tetrahedra and hexahedra as cells), a folder or a file named
+// Nodes.txt a Mesh2HRTF evaluation grid (read_mesh2hrtf_grid), anything else CSV
 // (parse_field_csv; a regular file, not a pipe). Throws fmbem::Error naming `path`: missing,
 // unreadable, malformed, no points, a point beyond field::kLargestFieldCoordinate (naming it).
 FieldPoints read_field_points(const std::string& path);
@@ -59,5 +78,22 @@ FieldPoints read_field_points(const std::string& path);
 // beyond a double's range (1e999), one that is not a number, two or four fields, a line over
 // 4096 bytes, a point beyond field::kLargestFieldCoordinate; so is a file without points.
 FieldPoints parse_field_csv(std::string_view content, const std::string& name);
+
+// A Mesh2HRTF (NumCalc) evaluation grid: Nodes.txt holds the point count on its first line, then
+// a point a line as "id x y z" (an integer id, unique, and three numbers, separated by blanks);
+// Elements.txt the element count, then an element a line as "id n1 n2 n3 [n4] 2 0 1" (its nodes
+// by id: a triangle or a quadrangle, and three integers Mesh2HRTF writes and nobody reads).
+// `path`: the grid's folder or its Nodes.txt (Elements.txt beside it; without one, the points
+// alone). The points keep Nodes.txt's order. Throws fmbem::Error naming the file and the line:
+// a count that is not a whole number or disagrees with the lines, a malformed line, a duplicate
+// id, an element naming an id Nodes.txt lacks, a point beyond field::kLargestFieldCoordinate, an
+// empty grid, a file over 2 GiB.
+FieldPoints read_mesh2hrtf_grid(const std::string& path);
+// The files read_field_points(path) reads (a grid's Nodes.txt and Elements.txt, else `path`):
+// the inputs no output may overwrite.
+std::vector<std::string> field_point_files(const std::string& path);
+// The same from the files' contents (`elements` empty: no cells); `name` names them in messages.
+FieldPoints parse_mesh2hrtf_grid(std::string_view nodes, std::string_view elements,
+                                 const std::string& name);
 
 }  // namespace fmbem::io

@@ -11,19 +11,21 @@
 #include "fmbem/field/field_evaluator.hpp"
 #include "fmbem/io/field_points.hpp"
 #include "fmbem/problem/problem.hpp"
+#include "fmbem/solver/sweep.hpp"
 
 namespace fmbem {
 
 // -bem_field*, -bem_farfield*: the field off the surface and the far field that bem_solve
 // evaluates after a successful solve.
 struct FieldRequest {
-  std::string points_file;              // -bem_field: a Gmsh .msh or a CSV of x,y,z
-  std::optional<io::FieldPlane> plane;  // -bem_field_plane
-  std::string vtk_path, csv_path;       // -bem_field_vtk (.vtu, or .vts for a plane), _csv
-  std::size_t farfield_directions = 0;  // -bem_farfield N (0: none)
-  bool farfield_sphere = false;         // -bem_farfield_sphere: Fibonacci sphere, not a circle
-  std::string farfield_csv;             // -bem_farfield_csv
-  bool field() const { return !points_file.empty() || plane.has_value(); }
+  std::string points_file;                // -bem_field: a Gmsh .msh or a CSV of x,y,z
+  std::optional<io::FieldPlane> plane;    // -bem_field_plane
+  std::optional<io::FieldSphere> sphere;  // -bem_field_sphere
+  std::string vtk_path, csv_path;         // -bem_field_vtk (.vtu, or .vts for a plane), _csv
+  std::size_t farfield_directions = 0;    // -bem_farfield N (0: none)
+  bool farfield_sphere = false;           // -bem_farfield_sphere: Fibonacci sphere, not a circle
+  std::string farfield_csv;               // -bem_farfield_csv
+  bool field() const { return !points_file.empty() || plane || sphere; }
 };
 
 // bem_solve's field stage, on rank 0: prepare() before any work (the outputs' kinds checked,
@@ -49,11 +51,11 @@ class FieldStage {
                                     std::span<const cplx> solution,
                                     const field::FieldOptions& options,
                                     std::span<const std::int32_t> element_class = {});
-  // The outputs of sweep point `index` of `count` (what the last evaluate gave), each handed to
-  // add(path, option, writer) to be filled and committed by the caller.
+  // The outputs of one solve (`at`: its sweep point and source; what the last evaluate gave),
+  // each handed to add(path, option, writer) to be filled and committed by the caller.
   using AddOutput = std::function<void(const std::string& path, const std::string& option,
                                        const std::function<void(const std::string&)>& writer)>;
-  void fill(std::size_t index, std::size_t count, const AddOutput& add) const;
+  void fill(const OutputIndex& at, const AddOutput& add) const;
   // What prepare read (for -bem_field): its warnings, one sentence each.
   const std::vector<std::string>& warnings() const { return points_.warnings; }
 

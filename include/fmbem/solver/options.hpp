@@ -9,6 +9,7 @@
 #include "fmbem/bem/near_field.hpp"
 #include "fmbem/fmm/fmm.hpp"
 #include "fmbem/problem/problem.hpp"
+#include "fmbem/problem/sources.hpp"
 #include "fmbem/solver/field_output.hpp"
 
 namespace fmbem {
@@ -65,6 +66,9 @@ struct SolveOptions {
   std::string vtu_path, csv_path;
   FieldRequest field;         // -bem_field*, -bem_farfield*
   bool source_given = false;  // radiation defaults to the centre of the bounding box
+  // Several sources, each its own solve with one set-up per k (-bem_incident_dir and
+  // -bem_source lists, -bem_sources separate); empty lists: the problem's one source.
+  SourceList sources;
   bool allow_coarse = false;  // solve even below 2 elements per wavelength
   bool help = false;          // -help: list the options, solve nothing
 };
@@ -77,6 +81,16 @@ struct SolveOptions {
 // value, a step <= 0, last < first (a sweep with zero steps), or more than kMaxSweepValues
 // (sweep.hpp) values.
 std::vector<double> parse_sweep_values(const char *option, std::string_view text);
+
+// At most this many sources a run (-bem_incident_dir, -bem_source, the excited groups).
+constexpr std::size_t kMaxSources = 10000;
+
+// Points or directions x,y,z separated by ';' (-bem_source, -bem_incident_dir), at most
+// kMaxSources; with `generators` also fibonacci:N (N directions of a Fibonacci sphere) and
+// circle:N (N directions on the x-z great circle from +z, the far field's). Throws fmbem::Error
+// naming `option` and the entry: an empty entry, not three finite numbers, N not an integer in
+// 1..kMaxSources.
+std::vector<Vec3> parse_vec3_list(const char *option, std::string_view text, bool generators);
 
 // Reads the options (collective). Every value is parsed strictly (the whole
 // text, finite, in range); an invalid or inapplicable value, or an unknown

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -144,7 +145,8 @@ TEST_F(FieldFiles, RefusesMissingAndNonRegularFiles) {
               read_field_points(scratch_file("missing.csv"));
             }).find("cannot read field file"),
             std::string::npos);
-  EXPECT_NE(error_message([&] { read_field_points(scratch_.string()); }).find("not a regular file"),
+  // A folder is a Mesh2HRTF grid, which needs its Nodes.txt.
+  EXPECT_NE(error_message([&] { read_field_points(scratch_.string()); }).find("no Nodes.txt"),
             std::string::npos);
   const std::string fifo = scratch_file("pipe.csv");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
@@ -154,6 +156,112 @@ TEST_F(FieldFiles, RefusesMissingAndNonRegularFiles) {
   std::ofstream(empty).close();
   EXPECT_NE(error_message([&] { read_field_points(empty); }).find("has no points"),
             std::string::npos);
+}
+
+// Mesh2HRTF's grid files as its write_evaluation_grid writes them (ids from 200000, triangles
+// followed by "2 0 1"), with tabs, blank lines, CRLF and a quadrangle.
+TEST(Mesh2HrtfGrid, ReadsNodesAndElementsById) {
+  const FieldPoints p = parse_mesh2hrtf_grid(
+      "5\n200000 1.0 0 0\n200001\t0 1.5 0\r\n\n200002 0 0 -2e-1\n7 1 1 1\n200004 -1 0 0\n",
+      "2\n200000 200000 200001 200002 2 0 1\n200001 200001 7 200004 200002 2 0 1\n", "grid");
+  ASSERT_EQ(p.points.size(), 5u);
+  EXPECT_EQ(p.points[2], (Vec3{0, 0, -0.2}));
+  EXPECT_EQ(p.points[3], (Vec3{1, 1, 1}));
+  ASSERT_EQ(p.cell_shapes.size(), 2u);
+  EXPECT_EQ(p.cell_shapes[0], CellShape::triangle);
+  EXPECT_EQ(p.cell_shapes[1], CellShape::quadrangle);
+  EXPECT_EQ(p.cell_offsets, (std::vector<std::size_t>{0, 3, 7}));
+  EXPECT_EQ(p.cell_nodes, (std::vector<std::size_t>{0, 1, 2, 1, 3, 4, 2}));
+  EXPECT_NE(p.description.find("Mesh2HRTF grid: 5 nodes, 2 elements"), std::string::npos);
+  // Without Elements.txt: the points alone.
+  const FieldPoints points = parse_mesh2hrtf_grid("1\n3 0 0 2\n", "", "grid");
+  EXPECT_EQ(points.points.size(), 1u);
+  EXPECT_TRUE(points.cell_offsets.empty());
+}
+
+TEST(Mesh2HrtfGrid, RefusesMalformedFilesByLine) {
+  const auto error = [](const std::string& nodes, const std::string& elements = "") {
+    return error_message([&] { parse_mesh2hrtf_grid(nodes, elements, "g"); });
+  };
+  const std::string two = "2\n1 0 0 1\n2 0 1 0\n";
+  EXPECT_NE(error("3\n1 0 0 1\n2 0 1 0\n").find("first line gives 3 nodes, the file holds 2"),
+            std::string::npos);
+  EXPECT_NE(error("two\n1 0 0 1\n").find("line 1: expected the number of nodes"),
+            std::string::npos);
+  EXPECT_NE(error("2\n1 0 0 1\n1 0 1 0\n").find("line 3: node id 1 is given twice"),
+            std::string::npos);
+  EXPECT_NE(error("2\n1 0 0 1\n2 0 nan 0\n").find("line 3: expected 'id x y z'"),
+            std::string::npos);
+  EXPECT_NE(error("1\n1.5 0 0 1\n").find("expected 'id x y z'"), std::string::npos);
+  EXPECT_NE(error("1\n1 0 0 1e300\n").find("the point"), std::string::npos);
+  EXPECT_NE(error("0\n").find("has no nodes"), std::string::npos);
+  EXPECT_NE(error("").find("is empty"), std::string::npos);
+  EXPECT_NE(error(two, "1\n1 1 2 3 2 0 1\n").find("Elements.txt, line 2: node id 3 is not in"),
+            std::string::npos);
+  EXPECT_NE(error(two, "1\n1 1 2 2 0 1\n").find("expected 'id n1 n2 n3 [n4] 2 0 1'"),
+            std::string::npos);
+  EXPECT_NE(error(two, "2\n1 1 2 1 2 0 1\n").find("gives 2 elements, the file holds 1"),
+            std::string::npos);
+}
+
+TEST_F(FieldFiles, ReadsMesh2HrtfGridFolderOrNodesFile) {
+  const std::string folder = scratch_file("grid");
+  std::filesystem::create_directory(folder);
+  std::ofstream(folder + "/Nodes.txt") << "3\n10 1 0 0\n11 0 1 0\n12 0 0 1\n";
+  std::ofstream(folder + "/Elements.txt") << "1\n10 10 11 12 2 0 1\n";
+  for (const std::string& path : {folder, folder + "/Nodes.txt"}) {
+    const FieldPoints p = read_field_points(path);
+    EXPECT_EQ(p.points.size(), 3u) << path;
+    EXPECT_EQ(p.cell_shapes.size(), 1u) << path;
+  }
+  EXPECT_EQ(field_point_files(folder),
+            (std::vector<std::string>{folder + "/Nodes.txt", folder + "/Elements.txt"}));
+  std::filesystem::remove(folder + "/Elements.txt");
+  EXPECT_TRUE(read_field_points(folder).cell_shapes.empty());
+  EXPECT_EQ(field_point_files(scratch_file("p.csv")),
+            (std::vector<std::string>{scratch_file("p.csv")}));
+}
+
+TEST(FieldSphere, EquiangularRingsPolesAndCells) {
+  const FieldSphere sphere = parse_field_sphere("-bem_field_sphere", "equiangular:30:1.5:0,0,1");
+  const FieldPoints p = sphere_points(sphere);
+  // 180 / 30 = 6 bands: 5 rings of 12 points and the two poles.
+  ASSERT_EQ(p.points.size(), 5u * 12u + 2u);
+  for (const Vec3& x : p.points) EXPECT_NEAR(norm(x - Vec3{0, 0, 1}), 1.5, 1e-14);
+  EXPECT_NEAR(p.points.front().z, 2.5, 1e-15);
+  EXPECT_NEAR(p.points.back().z, -0.5, 1e-15);
+  // Ring 3 (polar angle 90 degrees), azimuth 90 degrees: +y.
+  EXPECT_NEAR(p.points[1 + 2 * 12 + 3].y, 1.5, 1e-14);
+  // 12 triangles at each pole, 4 x 12 quadrangles between the rings: the cells close the sphere,
+  // so every edge is shared by two cells (an Euler check: V - E + F = 2).
+  ASSERT_EQ(p.cell_shapes.size(), 24u + 48u);
+  std::size_t corners = 0;
+  for (std::size_t c = 0; c < p.cell_shapes.size(); ++c)
+    corners += p.cell_offsets[c + 1] - p.cell_offsets[c];
+  EXPECT_EQ(long(p.points.size()) - long(corners / 2) + long(p.cell_shapes.size()), 2);
+}
+
+TEST(FieldSphere, FibonacciPointsAndBadSpecifications) {
+  const FieldPoints p = sphere_points(parse_field_sphere("-bem_field_sphere", "fibonacci:100:2"));
+  ASSERT_EQ(p.points.size(), 100u);
+  Vec3 sum{};
+  for (const Vec3& x : p.points) {
+    EXPECT_NEAR(norm(x), 2.0, 1e-14);
+    sum += x;
+  }
+  // Nearly uniform: the points' mean lies near the centre (exactly 0 in z by symmetry).
+  EXPECT_LT(norm(sum) / 100.0, 0.02);
+  const auto error = [](const char* text) {
+    return error_message([&] { parse_field_sphere("-bem_field_sphere", text); });
+  };
+  EXPECT_NE(error("fibonacci:0:1").find("N must be a whole number"), std::string::npos);
+  EXPECT_NE(error("equiangular:7:1").find("divides 180"), std::string::npos);
+  EXPECT_NE(error("equiangular:120:1").find("divides 180"), std::string::npos);
+  EXPECT_NE(error("lebedev:10:1").find("not known"), std::string::npos);
+  EXPECT_NE(error("fibonacci:10:-1").find("radius"), std::string::npos);
+  EXPECT_NE(error("fibonacci:10").find("expected KIND:V:R"), std::string::npos);
+  EXPECT_NE(error("fibonacci:10:1:0,0").find("centre"), std::string::npos);
+  EXPECT_NE(error("fibonacci:10:1e300").find("reaches"), std::string::npos);
 }
 
 TEST(FieldPlane, ParsesAndSamplesCornersIncluded) {

@@ -83,6 +83,13 @@ TEST(SweepOutputs, NumberedPerPointOnlyInASweep) {
   EXPECT_EQ(sweep_output_path("ts.csv", 12344, 20000), "ts_k12345.csv");
 }
 
+TEST(SweepOutputs, NumberedPerSourceWithSeveral) {
+  EXPECT_EQ(sweep_output_path("out.vtu", OutputIndex{0, 1, 0, 1}), "out.vtu");
+  EXPECT_EQ(sweep_output_path("out.vtu", OutputIndex{0, 1, 1, 2}), "out_s0002.vtu");
+  EXPECT_EQ(sweep_output_path("d.x/out.vtu", OutputIndex{2, 3, 0, 8}), "d.x/out_k0003_s0001.vtu");
+  EXPECT_EQ(sweep_output_path("grid", OutputIndex{0, 1, 9999, 10000}), "grid_s10000");
+}
+
 TEST(SweepTable, CsvHoldsEveryRow) {
   const std::string path =
       (std::filesystem::temp_directory_path() / "fmbem_sweep_test.csv").string();
@@ -112,6 +119,61 @@ TEST(SweepTable, CsvHoldsEveryRow) {
   const std::string table = sweep_table({a, b}, false);
   EXPECT_NE(table.find("DIVERGED_ITS"), std::string::npos);
   EXPECT_EQ(table.find("f (Hz)"), std::string::npos);
+  EXPECT_EQ(table.find("source"), std::string::npos);
+}
+
+TEST(SweepTable, SourceColumnWithSeveralSources) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "fmbem_sweep_sources_test.csv").string();
+  SweepRow a{.k = 2.0, .source = 0, .iterations = 7, .reason = "CONVERGED_RTOL", .solved = true};
+  SweepRow b = a;
+  b.source = 1;
+  b.iterations = 8;
+  write_sweep_csv(path, {a, b}, false, true);
+  std::ifstream in(path);
+  std::string header, first, second;
+  std::getline(in, header);
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_EQ(header, "k,source,iterations,converged,setup_s,solve_s,error_max,error_rel_l2");
+  EXPECT_EQ(first.substr(0, 8), "2,1,7,1,") << first;
+  EXPECT_EQ(second.substr(0, 8), "2,2,8,1,") << second;
+  std::filesystem::remove(path);
+  const std::string table = sweep_table({a, b}, false, true);
+  EXPECT_NE(table.find("2 solves"), std::string::npos) << table;
+  EXPECT_NE(table.find("source"), std::string::npos) << table;
+}
+
+// -bem_incident_dir and -bem_source lists, and the generated directions.
+TEST(SourceLists, ParsesEntriesAndGenerators) {
+  const std::vector<Vec3> two = parse_vec3_list("-bem_source", "3,0,0;0,-4,1e-1", false);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1].y, -4.0);
+  EXPECT_EQ(two[1].z, 0.1);
+  const std::vector<Vec3> sphere = parse_vec3_list("-bem_incident_dir", "fibonacci:32", true);
+  ASSERT_EQ(sphere.size(), 32u);
+  for (const Vec3& d : sphere) EXPECT_NEAR(norm(d), 1.0, 1e-15);
+  const std::vector<Vec3> circle = parse_vec3_list("-bem_incident_dir", "circle:4", true);
+  ASSERT_EQ(circle.size(), 4u);  // +z, +x, -z, -x
+  EXPECT_NEAR(circle[1].x, 1.0, 1e-15);
+  EXPECT_NEAR(circle[2].z, -1.0, 1e-15);
+  const auto list_error = [](const char* text, bool generators) -> std::string {
+    try {
+      parse_vec3_list("-bem_incident_dir", text, generators);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(list_error("0,0,1;;1,0,0", true).find("an empty entry"), std::string::npos);
+  EXPECT_NE(list_error("0,0,1;", true).find("an empty entry"), std::string::npos);
+  EXPECT_NE(list_error("0,0,1;1,0", true).find("needs exactly three numbers"), std::string::npos);
+  EXPECT_NE(list_error("fibonacci:0", true).find("out of range"), std::string::npos);
+  EXPECT_NE(list_error("fibonacci:10001", true).find("out of range"), std::string::npos);
+  EXPECT_NE(list_error("circle:x", true).find("not an integer"), std::string::npos);
+  // Point sources have no generators: the text is read as numbers.
+  EXPECT_NE(list_error("fibonacci:4", false).find("needs exactly three numbers"),
+            std::string::npos);
 }
 
 }  // namespace
