@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numbers>
 
@@ -85,6 +86,90 @@ std::vector<cplx> incident_field_at(const Problem& problem, std::span<const Vec3
     values[i] = point_source && points[i] == spec.incident.source
                     ? cplx(kNaN, kNaN)
                     : exact::incident_field(spec.k, spec.incident, points[i]);
+  return values;
+}
+
+void check_reference(const ProblemSpec& spec) {
+  if (!(spec.k > 0.0))
+    throw Error("-bem_field_reference needs k > 0 (a Laplace field has no acoustic reference)");
+  if (spec.kind != ProblemKind::Surface) return;
+  bool velocity = false;
+  for (const GroupCondition& c : spec.surface->classes) {
+    const bool driven = c.value.table || c.value.constant != cplx(0.0);
+    if (c.kind == ConditionKind::pressure && driven)
+      throw Error(
+          "-bem_field_reference: a surface driven by a pressure has no volume velocity to "
+          "reference to (the reference is a point source of the vibrating surface's volume "
+          "velocity, or the incident wave)");
+    velocity = velocity || (c.kind == ConditionKind::velocity && driven);
+  }
+  if (velocity && spec.incident_wave)
+    throw Error(
+        "-bem_field_reference: a vibrating surface and an incident wave in one source have two "
+        "references; solve them apart with -bem_sources separate");
+}
+
+ReferenceSource reference_source(const Problem& problem, const Mesh& mesh,
+                                 std::span<const std::int32_t> element_class, const Vec3& center) {
+  const ProblemSpec& spec = problem.spec();
+  check_reference(spec);
+  ReferenceSource out;
+  const auto point_text = [](const Vec3& p) {
+    char text[128];
+    std::snprintf(text, sizeof text, "%.6g,%.6g,%.6g", p.x, p.y, p.z);
+    return std::string(text);
+  };
+  if (spec.kind == ProblemKind::Radiation) {
+    out.kind = ReferenceSource::Kind::monopole;
+    out.description = "the monopole moved to " + point_text(center);
+    return out;
+  }
+  if (spec.kind == ProblemKind::Scattering || spec.incident_wave) {
+    out.kind = ReferenceSource::Kind::incident;
+    out.incident_at_center = exact::incident_field(spec.k, spec.incident, center);
+    out.description = "the incident wave at " + point_text(center);
+    return out;
+  }
+  // The vibrating surface's volume velocity: every velocity element's v_n times its area.
+  const SurfaceData& data = *spec.surface;
+  const double frequency = frequency_of(spec.k, data.medium);
+  std::vector<cplx> velocity(data.classes.size());
+  for (std::size_t c = 0; c < data.classes.size(); ++c)
+    if (data.classes[c].kind == ConditionKind::velocity)
+      velocity[c] = data.classes[c].value_at(frequency);
+  cplx q = 0.0;
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    const std::int32_t c = element_class.empty() ? problem.element_class(e) : element_class[e];
+    q += velocity[std::size_t(c)] * mesh.areas()[e];
+  }
+  if (q == cplx(0.0))
+    throw Error(
+        "-bem_field_reference: the surface has no volume velocity (no velocity group, or its "
+        "velocities cancel): nothing to reference to");
+  out.kind = ReferenceSource::Kind::volume_velocity;
+  out.volume_velocity = q;
+  char text[160];
+  std::snprintf(text, sizeof text, " of volume velocity Q = %.17g%+.17gi m^3/s", q.real(),
+                q.imag());
+  out.description = "a point source at " + point_text(center) + text;
+  return out;
+}
+
+std::vector<cplx> reference_pressure(const Problem& problem, const ReferenceSource& source,
+                                     const Vec3& center, std::span<const Vec3> points) {
+  const ProblemSpec& spec = problem.spec();
+  std::vector<cplx> values(points.size());
+  cplx strength = 1.0;  // of G(r) = e^{ikr} / (4 pi r)
+  if (source.kind == ReferenceSource::Kind::volume_velocity) {
+    const Medium& medium = spec.surface->medium;
+    // -i omega rho Q e^{ikr} / (4 pi r) = -i omega rho Q G(r), omega = k c.
+    strength = cplx(0.0, -spec.k * medium.sound_speed * medium.density) * source.volume_velocity;
+  }
+  for (std::size_t i = 0; i < points.size(); ++i)
+    values[i] = source.kind == ReferenceSource::Kind::incident
+                    ? source.incident_at_center
+                    : (points[i] == center ? cplx(kNaN, kNaN)
+                                           : strength * exact::monopole(spec.k, center, points[i]));
   return values;
 }
 

@@ -28,6 +28,7 @@
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 #include "fmbem/bem/regularised_operator.hpp"
 #include "fmbem/core/error.hpp"
+#include "fmbem/field/problem_field.hpp"
 #include "fmbem/fmm/distributed.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/fmm/multipole_exchange.hpp"
@@ -1775,6 +1776,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   if (distribution && std::size_t(row_begin) != distribution->local->first_row())
     throw Error("the distributed mesh's rows are not PETSc's (a defect: please report it)");
 
+  if (opt.field.reference_center)
+    for (const SourceCase &c : cases) field::check_reference(c.spec);
   // Every source checked before any work (a point source inside the body, on the surface): its
   // problem at the first k, over no rows (no exact values formed).
   for (std::size_t s = 0; s < cases.size(); ++s) {

@@ -167,6 +167,21 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
                          })});
     else
       columns.push_back({"spl_dB_re1", map(total, [](cplx v) { return decibels(std::abs(v)); })});
+    if (request_.reference_center) {
+      // The HRTF: the total field over the free-field pressure of the reference source.
+      const Vec3 center = *request_.reference_center;
+      const field::ReferenceSource source =
+          field::reference_source(problem, mesh, element_class, center);
+      const std::vector<cplx> reference =
+          field::reference_pressure(problem, source, center, points_.points);
+      std::vector<cplx> hrtf(m);
+      for (std::size_t i = 0; i < m; ++i) hrtf[i] = total[i] / reference[i];
+      lines.push_back("field reference " + source.description);
+      columns.push_back({"reference_re", map(reference, [](cplx v) { return v.real(); })});
+      columns.push_back({"reference_im", map(reference, [](cplx v) { return v.imag(); })});
+      add_complex(columns, "hrtf", hrtf);
+      columns.push_back({"hrtf_dB", map(hrtf, [](cplx v) { return decibels(std::abs(v)); })});
+    }
     if (const auto exact =
             field::exact_scattered_field(problem, mesh, points_.points, geometry.locations())) {
       const field::FieldError error = field::field_error(scattered, exact->values);

@@ -160,6 +160,10 @@ constexpr OptionSpec kOptions[] = {
     {"bem_field_sphere", "",
      "Evaluate the field on a sphere: fibonacci:N:R (N points) or equiangular:D:R (D degrees "
      "in polar angle and azimuth, D dividing 180), radius R, centre :x,y,z (default the origin)"},
+    {"bem_field_reference", "",
+     "With field points: add the reference pressure and the HRTF (the total field over it) of a "
+     "source as strong as the problem's at x,y,z (default the origin): the vibrating surface's "
+     "volume velocity as a point source (Mesh2HRTF's), the monopole, or the incident wave there"},
     {"bem_field_vtk", "",
      "Write the field to this .vtu (-bem_field, -bem_field_sphere) or .vts (-bem_field_plane)"},
     {"bem_field_csv", "", "Write the field to this CSV file"},
@@ -818,6 +822,16 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     field.sphere = io::parse_field_sphere("-bem_field_sphere", *value("bem_field_sphere"));
   field.vtk_path = text_or("bem_field_vtk", "");
   field.csv_path = text_or("bem_field_csv", "");
+  if (value("bem_field_reference")) {
+    const std::string text = *value("bem_field_reference");
+    field.reference_center = text.empty() ? Vec3{} : parse_vec3("-bem_field_reference", text);
+    if (!field.field())
+      throw Error(
+          "-bem_field_reference needs field points: -bem_field FILE, -bem_field_plane or "
+          "-bem_field_sphere");
+    if (*std::min_element(wavenumbers.begin(), wavenumbers.end()) == 0)
+      throw Error("-bem_field_reference needs k > 0 (a Laplace field has no acoustic reference)");
+  }
   for (const char *output : {"bem_field_vtk", "bem_field_csv"})
     if (value(output) && !field.field())
       throw Error(dashed(output) +

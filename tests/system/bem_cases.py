@@ -8,6 +8,7 @@ VTK_CELLS (case pvtu): tests/system/vtk_cells, which prints a .vtu's or .pvtu's 
 Each case asserts against exact solutions (Mie series, Laplace series,
 monopole) with bounds explained next to them.
 """
+import cmath
 import math
 import os
 import re
@@ -1822,7 +1823,10 @@ elif CASE == "sources":
                          (["-bem_incident_dir", "fibonacci:0"], "out of range"),
                          (["-bem_incident", "pointsource", "-bem_source", "3,0,0;0.1,0,0"],
                           "must lie outside the body"),
-                         (["-bem_sources", "separate"], "applies to surface groups")]:
+                         (["-bem_sources", "separate"], "applies to surface groups"),
+                         (["-bem_field_reference"], "needs field points"),
+                         (["-bem_default_condition", "pressure:1", "-bem_field_sphere",
+                           "fibonacci:4:2", "-bem_field_reference"], "driven by a pressure")]:
         p = run(["-mesh", "icosphere:2", "-k", "1", "-bem_csv", os.path.join(WORK, "bad.csv")] +
                 args, expect_ok=False)
         check(p.returncode == 1 and needle in p.stderr and "summary" not in p.stdout and
@@ -1874,6 +1878,39 @@ elif CASE == "sources_ears":
          "-bem_velocity", "right_ear:2e-3i"])
     d = rel_diff(right, pressure(alone))
     check(d < 1e-12, f"the right ear apart = the right ear alone ({d:.1e})")
+    # The HRTF's reference (Mesh2HRTF's): each ear's volume velocity Q = v A (A its area, from
+    # the summary) as a point source at the origin, p_ref = -i omega rho Q e^{ikr} / (4 pi r);
+    # the hrtf columns are the field over it (checked here from the written columns, to the
+    # CSV's 17 digits), on a generated Fibonacci sphere of 1 m about the head.
+    field_csv = os.path.join(WORK, "hrtf.csv")
+    out = run(["-mesh", mesh(1), "-bem_frequency", "200", "-bem_field_sphere", "fibonacci:30:1",
+               "-bem_field_reference", "-bem_field_csv", field_csv] + ears).stdout
+    omega, rho, c0 = 2 * math.pi * 200, 1.204, 343.0
+    # Q as the summary prints it (17 digits; the area there has 6, so v A agrees to 1e-6).
+    printed_q = [complex(float(a), float(b)) for a, b in
+                 re.findall(r"field reference a point source at 0,0,0 of volume velocity "
+                            r"Q = ([-+]?\d[\d.]*(?:e[-+]?\d+)?)([-+]\d[\d.]*(?:e[-+]?\d+)?)i "
+                            r"m\^3/s", out)]
+    check(len(printed_q) == 2, "the summary gives each ear's reference")
+    for source, (name, v) in enumerate([("left_ear", 1e-3), ("right_ear", 2e-3j)], start=1):
+        area = float(re.search(rf"group +'{name}' \(tag \d\): \d+ elements, area (\S+),",
+                               out).group(1))
+        q = printed_q[source - 1]
+        check(abs(q - v * area) < 1e-6 * abs(v * area),
+              f"ear {source}: Q = {abs(q):.6e} m^3/s is v_n times its area {area}")
+        worst = 0.0
+        for row in read_csv_table(field_csv[:-4] + f"_s{source:04d}.csv"):
+            r = math.dist((0, 0, 0), (row["x"], row["y"], row["z"]))
+            ref = -1j * omega * rho * q * cmath.exp(1j * omega / c0 * r) / (4 * math.pi * r)
+            got_ref = complex(row["reference_re"], row["reference_im"])
+            hrtf = complex(row["hrtf_re"], row["hrtf_im"])
+            radiated = complex(row["radiated_re"], row["radiated_im"])
+            worst = max(worst, abs(got_ref - ref) / abs(ref),
+                        abs(hrtf - radiated / got_ref) / abs(hrtf),
+                        abs(row["hrtf_dB"] - 20 * math.log10(abs(hrtf))))
+        check(worst < 1e-12 and "volume velocity Q" in out,
+              f"ear {source}: the reference of Q = {abs(q):.4e} m^3/s at the origin and the HRTF "
+              f"= field / reference ({worst:.1e})")
     # With an incident wave and separate sources: the wave (ears silent) is a source too.
     blocks = source_blocks(run(["-mesh", mesh(1), "-bem_frequency", "200", "-bem_incident_dir",
                                 "1,0,0"] + ears).stdout)

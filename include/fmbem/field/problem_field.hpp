@@ -29,6 +29,29 @@ SurfaceTraces surface_traces(const Problem& problem, const Mesh& mesh,
 // for radiation (the field is the radiated one alone).
 std::vector<cplx> incident_field_at(const Problem& problem, std::span<const Vec3> points);
 
+// An HRTF's reference (Mesh2HRTF's): the free-field pressure of a source as strong as the
+// problem's placed at `center`. A vibrating surface: its volume velocity Q = sum of v_n A over
+// the velocity elements (m^3/s; v_n into the fluid) as a point source,
+//   p_ref(x) = -i omega rho Q e^{ikr} / (4 pi r),  r = |x - center|, omega = k c
+// (exp(-i omega t); Williams, Fourier Acoustics, eq. 6.71); a radiating monopole: G(r), its own
+// strength; an incident wave: its value at the centre, the same at every point.
+struct ReferenceSource {
+  enum class Kind { volume_velocity, monopole, incident } kind = Kind::incident;
+  cplx volume_velocity{};  // Q (m^3/s), for volume_velocity
+  cplx incident_at_center{};
+  std::string description;  // "point source at 0,0,0 of Q = 1.2e-05+0i m^3/s"
+};
+// The reference of `problem` (element_class: the classes of `mesh`'s elements; empty: the
+// problem's own). Throws fmbem::Error where none applies (check_reference says which).
+ReferenceSource reference_source(const Problem& problem, const Mesh& mesh,
+                                 std::span<const std::int32_t> element_class, const Vec3& center);
+std::vector<cplx> reference_pressure(const Problem& problem, const ReferenceSource& source,
+                                     const Vec3& center, std::span<const Vec3> points);
+// Before any work: throws fmbem::Error for a problem whose reference is not defined: Laplace
+// (k = 0), a surface driven by a pressure (no volume velocity), or by a velocity and an incident
+// wave together (two references; -bem_sources separate solves them apart).
+void check_reference(const ProblemSpec& spec);
+
 // The exact scattered (radiation: radiated) field where one exists: the Mie series for a
 // sphere (the mesh's vertices on one sphere, fit_sphere), the monopole for radiation from any
 // closed surface. Values at the points whose location is exterior, NaN at the others.

@@ -25,6 +25,10 @@ struct FieldRequest {
   std::size_t farfield_directions = 0;    // -bem_farfield N (0: none)
   bool farfield_sphere = false;           // -bem_farfield_sphere: Fibonacci sphere, not a circle
   std::string farfield_csv;               // -bem_farfield_csv
+  // -bem_field_reference: the field's points also get the reference pressure and the HRTF (the
+  // total field over it) of a source as strong as the problem's at this centre
+  // (field::reference_source).
+  std::optional<Vec3> reference_center;
   bool field() const { return !points_file.empty() || plane || sphere; }
 };
 

@@ -5,6 +5,7 @@
 
 #include "../io/scratch_test.hpp"
 #include "fmbem/core/error.hpp"
+#include "fmbem/problem/surface_conditions.hpp"
 
 namespace fmbem::test {
 
@@ -21,6 +22,15 @@ std::string error_of(Action&& action) {
 
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// A condition of `kind` with a constant value, given by "test".
+inline GroupCondition constant_condition(ConditionKind kind, cplx value) {
+  GroupCondition c;
+  c.kind = kind;
+  c.value.constant = value;
+  c.origin = "test";
+  return c;
 }
 
 // A scratch folder per test to write input files into.

@@ -17,23 +17,16 @@ namespace {
 using test::contains;
 using test::error_of;
 
-GroupCondition condition(ConditionKind kind, cplx value) {
-  GroupCondition c;
-  c.kind = kind;
-  c.value.constant = value;
-  c.origin = "test";
-  return c;
-}
-
 // An icosphere whose elements fall in five classes by their centroid's z: two vibrating ears
 // (velocity), an absorbing belt (admittance), a pressure-release patch of 0 Pa, and the rest
 // rigid. Each class's data apart is what separate sources silence.
 ProblemSpec two_ear_spec(const Mesh& mesh, double k) {
   auto data = std::make_shared<SurfaceData>();
-  data->classes = {condition(ConditionKind::velocity, 1e-3),
-                   condition(ConditionKind::velocity, cplx(0.0, 2e-3)),
-                   condition(ConditionKind::admittance, cplx(0.5, 0.2)),
-                   condition(ConditionKind::pressure, 0.0), condition(ConditionKind::rigid, 0.0)};
+  data->classes = {test::constant_condition(ConditionKind::velocity, 1e-3),
+                   test::constant_condition(ConditionKind::velocity, cplx(0.0, 2e-3)),
+                   test::constant_condition(ConditionKind::admittance, cplx(0.5, 0.2)),
+                   test::constant_condition(ConditionKind::pressure, 0.0),
+                   test::constant_condition(ConditionKind::rigid, 0.0)};
   data->labels = {"group 'left_ear'", "group 'right_ear'", "group 'belt'", "group 'vent'",
                   "elements of no condition"};
   auto element_class = std::make_shared<std::vector<std::int32_t>>(mesh.size());
@@ -173,8 +166,8 @@ TEST(Sources, RefusesWhatCannotBeSeparated) {
   const Mesh mesh = Mesh::from_surface(make_icosphere(1, 1.0), "icosphere:1");
   ProblemSpec quiet = two_ear_spec(mesh, 2.0);
   auto data = std::make_shared<SurfaceData>(*quiet.surface);
-  data->classes[0] = condition(ConditionKind::rigid, 0.0);
-  data->classes[1] = condition(ConditionKind::velocity, 0.0);
+  data->classes[0] = test::constant_condition(ConditionKind::rigid, 0.0);
+  data->classes[1] = test::constant_condition(ConditionKind::velocity, 0.0);
   quiet.surface = data;
   EXPECT_TRUE(contains(error_of([&] { source_cases(quiet, list); }), "nothing drives the field"));
   // A table counts as driving (its values are read per frequency).
