@@ -28,6 +28,11 @@ if(FMBEM_WITH_VTK)
   find_package(VTK 9 REQUIRED COMPONENTS CommonCore CommonDataModel IOXML IOParallelXML)
 endif()
 
+if(FMBEM_WITH_NETCDF)
+  # SOFA files are netCDF-4 (HDF5) files (Debian: libnetcdf-dev).
+  pkg_check_modules(NETCDF REQUIRED IMPORTED_TARGET netcdf)
+endif()
+
 if(FMBEM_WITH_CUDA)
   include(CheckLanguage)
   check_language(CUDA)

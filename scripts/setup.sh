@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config python3 libpetsc-complex-dev libgmsh-dev gmsh
           libvtk9-dev libboost-dev libopenmpi-dev openmpi-bin googletest libgtest-dev libseccomp-dev
-          python3-matplotlib paraview xvfb xauth libtomlplusplus-dev)
+          python3-matplotlib paraview xvfb xauth libtomlplusplus-dev libnetcdf-dev python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -28,6 +28,14 @@ if ! command -v pvpython >/dev/null && [ ! -x $pvdir/usr/bin/pvpython ]; then
     echo "setup.sh: warning: python3-paraview not found; the ParaView picture test is left out" >&2
   fi
   rm -rf "$deb"
+fi
+# sofar (PyPI), the SOFA reader the tests check -bem_sofa's files with (its verify() knows every
+# convention's rules), in a virtual environment of its own: Debian 12's Python is externally
+# managed, and the project's own code needs nothing from it.
+sofar_env=/opt/fmbem-sofar
+if [ ! -x $sofar_env/bin/python ] || ! $sofar_env/bin/python -c 'import sofar' 2>/dev/null; then
+  python3 -m venv $sofar_env
+  $sofar_env/bin/pip install -q 'sofar==1.3.0'
 fi
 build=${BUILD_DIR:-build}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release

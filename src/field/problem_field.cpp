@@ -138,9 +138,15 @@ ReferenceSource reference_source(const Problem& problem, const Mesh& mesh,
     if (data.classes[c].kind == ConditionKind::velocity)
       velocity[c] = data.classes[c].value_at(frequency);
   cplx q = 0.0;
+  Vec3 moment{};
+  double vibrating_area = 0.0;
   for (std::size_t e = 0; e < mesh.size(); ++e) {
     const std::int32_t c = element_class.empty() ? problem.element_class(e) : element_class[e];
     q += velocity[std::size_t(c)] * mesh.areas()[e];
+    if (velocity[std::size_t(c)] != cplx(0.0)) {
+      moment += mesh.centroids()[e] * mesh.areas()[e];
+      vibrating_area += mesh.areas()[e];
+    }
   }
   if (q == cplx(0.0))
     throw Error(
@@ -148,6 +154,7 @@ ReferenceSource reference_source(const Problem& problem, const Mesh& mesh,
         "velocities cancel): nothing to reference to");
   out.kind = ReferenceSource::Kind::volume_velocity;
   out.volume_velocity = q;
+  out.vibrating_center = moment * (1.0 / vibrating_area);
   char text[160];
   std::snprintf(text, sizeof text, " of volume velocity Q = %.17g%+.17gi m^3/s", q.real(),
                 q.imag());

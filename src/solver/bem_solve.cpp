@@ -36,6 +36,7 @@
 #include "fmbem/io/field_points.hpp"
 #include "fmbem/io/mesh_source.hpp"
 #include "fmbem/io/output_file.hpp"
+#include "fmbem/io/sofa_writer.hpp"
 #include "fmbem/io/vtk_writer.hpp"
 #include "fmbem/solver/field_output.hpp"
 #include "fmbem/solver/options.hpp"
@@ -419,6 +420,7 @@ void check_outputs(const SolveOptions &opt, int ranks, std::size_t sources) {
   plan.add_output("-bem_field_csv", opt.field.csv_path, count, sources);
   plan.add_output("-bem_farfield_csv", opt.field.farfield_csv, count, sources);
   plan.add_single_output("-bem_sweep_csv", opt.sweep_csv_path);
+  plan.add_single_output("-bem_sofa", opt.field.sofa_path);
   plan.check();
 }
 
@@ -582,6 +584,20 @@ struct Distribution {
   std::vector<FeatureSegment> feature_segments;
 };
 
+// -bem_sofa on rank 0: every (k, source)'s HRTFs at the field points, written after the run.
+struct SofaCollector {
+  io::SofaHrtf hrtf;
+  std::vector<char> filled;  // per k and source
+  std::size_t sources = 0;
+  void add(const OutputIndex &at, std::span<const cplx> values, const Vec3 &receiver) {
+    const std::size_t n = hrtf.frequencies.size();
+    for (std::size_t m = 0; m < values.size(); ++m)
+      hrtf.data[(m * sources + at.source) * n + at.k] = values[m];
+    hrtf.receiver_positions[at.source] = receiver;
+    filled[at.k * sources + at.source] = 1;
+  }
+};
+
 struct SweepContext {
   MPI_Comm comm;
   PetscMPIInt rank, size;
@@ -609,7 +625,8 @@ struct SweepContext {
   const Distribution *distribution;  // null: every rank the whole FMM upward pass
   // Surface conditions: each class's elements and area over the whole mesh (the summary).
   std::vector<ClassExtent> class_extents;
-  std::size_t source_count = 1;  // the run's sources, each solved at every k
+  std::size_t source_count = 1;   // the run's sources, each solved at every k
+  SofaCollector *sofa = nullptr;  // rank 0 with -bem_sofa
 };
 
 // -o name.pvtu of one solve (`at`): every rank fills its rows' piece into `batch` (`fields`:
@@ -1476,6 +1493,8 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
                     ? field_stage.evaluate(problem, sweep.distribution->user_disc.value(),
                                            to_user(solution), field_options, user_classes)
                     : field_stage.evaluate(problem, disc, solution, field_options);
+        if (sweep.sofa)
+          sweep.sofa->add(at, field_stage.hrtf(), field_stage.reference()->vibrating_center);
       }
       const auto physical = [&] {
         return physical_fields(problem, user_mesh(), user_classes, 0, to_user(solution));
@@ -1778,6 +1797,13 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
 
   if (opt.field.reference_center)
     for (const SourceCase &c : cases) field::check_reference(c.spec);
+  if (!opt.field.sofa_path.empty())
+    for (std::size_t s = 0; s < cases.size(); ++s)
+      if (cases[s].spec.kind != ProblemKind::Surface || cases[s].spec.incident_wave)
+        throw Error("-bem_sofa: source " + std::to_string(s + 1) + " (" + cases[s].label +
+                    ") is not a vibrating ear: a SOFA file's HRTFs come from the ears by "
+                    "reciprocity, each source a vibrating group (-bem_velocity G:V with "
+                    "-bem_sources separate)");
   // Every source checked before any work (a point source inside the body, on the surface): its
   // problem at the first k, over no rows (no exact values formed).
   for (std::size_t s = 0; s < cases.size(); ++s) {
@@ -1799,6 +1825,24 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   // The whole density on every rank, unless each rank's operator reads its columns alone.
   if (!distribution) PetscCall(VecScatterCreateToAll(x, &gather, &x_all));
   std::optional<std::vector<double>> curvature_correction;
+  // -bem_sofa: the HRTFs of every k and source, on rank 0 where the field is evaluated.
+  std::optional<SofaCollector> sofa;
+  if (!opt.field.sofa_path.empty() && rank == 0) {
+    sofa.emplace();
+    io::SofaHrtf &h = sofa->hrtf;
+    h.listener_position = *opt.field.reference_center;
+    h.source_positions = field_stage.points();
+    h.receiver_positions.resize(cases.size());
+    for (double k : opt.wavenumbers) h.frequencies.push_back(frequency_of(k, opt.medium));
+    if (!opt.frequencies.empty()) h.frequencies = opt.frequencies;
+    h.data.assign(h.source_positions.size() * cases.size() * h.frequencies.size(), cplx(0.0));
+    h.title = "HRTFs of " + opt.mesh;
+    h.comment = "fmbem bem_solve: the pressure at each source position over the reference (" +
+                std::to_string(cases.size()) + " receivers: " + cases.front().label +
+                (cases.size() > 1 ? ", ..." : "") + ")";
+    sofa->filled.assign(opt.wavenumbers.size() * cases.size(), 0);
+    sofa->sources = cases.size();
+  }
   const SweepContext sweep{comm,
                            rank,
                            size,
@@ -1820,7 +1864,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                            curvature_correction,
                            distribution.get(),
                            std::move(class_extents),
-                           cases.size()};
+                           cases.size(),
+                           sofa ? &*sofa : nullptr};
   const std::size_t count = opt.wavenumbers.size(), sources = cases.size();
   // One row per k and source, the sources of a k together.
   std::vector<SweepRow> table(count * sources);
@@ -1911,6 +1956,25 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     PetscCall(PetscPrintf(comm, "  wrote           %s\n", opt.sweep_csv_path.c_str()));
   }
 
+  if (sofa) {
+    const std::size_t missing =
+        std::size_t(std::count(sofa->filled.begin(), sofa->filled.end(), char(0)));
+    if (missing == 0) {
+      io::OutputFile(opt.field.sofa_path, "-bem_sofa").write([&](const std::string &path) {
+        io::write_sofa_hrtf(path, sofa->hrtf);
+      });
+      PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                            "  wrote           %s (SimpleFreeFieldHRTF: %zu positions, %zu "
+                            "receivers, %zu frequencies)\n",
+                            opt.field.sofa_path.c_str(), sofa->hrtf.source_positions.size(),
+                            sofa->hrtf.receiver_positions.size(), sofa->hrtf.frequencies.size()));
+    } else {
+      std::fprintf(stderr,
+                   "bem_solve: error: -bem_sofa '%s' not written: %zu of the %zu solves failed\n",
+                   opt.field.sofa_path.c_str(), missing, sofa->filled.size());
+      *exit_status = kExitSolveFailed;
+    }
+  }
   for (const std::string &name : unused_options(false))
     PetscCall(PetscPrintf(comm, "bem_solve: warning: option -%s was not used\n", name.c_str()));
 

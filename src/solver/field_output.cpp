@@ -104,6 +104,8 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
   using field::PointLocation;
   std::vector<std::string> lines;
   tables_ = std::make_unique<Tables>();
+  hrtf_.clear();
+  reference_.reset();
   const Mesh& mesh = disc.mesh();
   const ProblemSpec& spec = problem.spec();
   const bool scattering = spec.kind == ProblemKind::Scattering ||
@@ -177,6 +179,8 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
       std::vector<cplx> hrtf(m);
       for (std::size_t i = 0; i < m; ++i) hrtf[i] = total[i] / reference[i];
       lines.push_back("field reference " + source.description);
+      hrtf_ = hrtf;
+      reference_ = source;
       columns.push_back({"reference_re", map(reference, [](cplx v) { return v.real(); })});
       columns.push_back({"reference_im", map(reference, [](cplx v) { return v.imag(); })});
       add_complex(columns, "hrtf", hrtf);

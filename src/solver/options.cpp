@@ -16,6 +16,7 @@
 
 #include "fmbem/core/error.hpp"
 #include "fmbem/field/far_field.hpp"
+#include "fmbem/io/sofa_writer.hpp"
 #include "fmbem/problem/number_text.hpp"
 #include "fmbem/solver/project_file.hpp"
 #include "fmbem/solver/sweep.hpp"
@@ -164,6 +165,10 @@ constexpr OptionSpec kOptions[] = {
      "With field points: add the reference pressure and the HRTF (the total field over it) of a "
      "source as strong as the problem's at x,y,z (default the origin): the vibrating surface's "
      "volume velocity as a point source (Mesh2HRTF's), the monopole, or the incident wave there"},
+    {"bem_sofa", "",
+     "Write the HRTFs of every frequency and source at the field points to this SOFA file "
+     "(SimpleFreeFieldHRTF; each source a vibrating ear, -bem_sources separate; referenced as "
+     "-bem_field_reference, the origin unless given)"},
     {"bem_field_vtk", "",
      "Write the field to this .vtu (-bem_field, -bem_field_sphere) or .vts (-bem_field_plane)"},
     {"bem_field_csv", "", "Write the field to this CSV file"},
@@ -822,8 +827,21 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     field.sphere = io::parse_field_sphere("-bem_field_sphere", *value("bem_field_sphere"));
   field.vtk_path = text_or("bem_field_vtk", "");
   field.csv_path = text_or("bem_field_csv", "");
-  if (value("bem_field_reference")) {
-    const std::string text = *value("bem_field_reference");
+  if (value("bem_sofa")) {
+    field.sofa_path = *value("bem_sofa");
+    if (field.sofa_path.size() < 6 ||
+        field.sofa_path.compare(field.sofa_path.size() - 5, 5, ".sofa") != 0)
+      throw Error("-bem_sofa '" + field.sofa_path + "': the HRTF file must end in .sofa");
+    if (!io::sofa_available())
+      throw Error("-bem_sofa '" + field.sofa_path +
+                  "': this build has no netCDF (FMBEM_WITH_NETCDF=OFF); use -bem_field_csv");
+    if (!field.field())
+      throw Error(
+          "-bem_sofa needs field points (the HRTF's source positions): -bem_field FILE, "
+          "-bem_field_plane or -bem_field_sphere");
+  }
+  if (value("bem_field_reference") || value("bem_sofa")) {
+    const std::string text = text_or("bem_field_reference", "");
     field.reference_center = text.empty() ? Vec3{} : parse_vec3("-bem_field_reference", text);
     if (!field.field())
       throw Error(

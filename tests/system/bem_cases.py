@@ -9,6 +9,7 @@ Each case asserts against exact solutions (Mie series, Laplace series,
 monopole) with bounds explained next to them.
 """
 import cmath
+import json
 import math
 import os
 import re
@@ -1916,6 +1917,65 @@ elif CASE == "sources_ears":
                                 "1,0,0"] + ears).stdout)
     check([b["label"].split(" ")[0] for b in blocks] == ["plane", "group", "group"],
           "a plane wave and two ears: three sources, the wave first")
+elif CASE == "sofa":
+    # The HRTFs of both ears (meshes/sphere_two_ears_1.msh, each ear its own source) at three
+    # frequencies on a generated sphere of 1.5 m, in one SimpleFreeFieldHRTF file: sofar (an
+    # independent reader, SOFA's rules) verifies it, and its data are the field's hrtf columns
+    # (the solved field over the reference) for every position, ear and frequency, its receivers
+    # the ears' centres (about +-y on the unit sphere), its source positions the grid's.
+    sofa = os.path.join(WORK, "ears.sofa")
+    field_csv = os.path.join(WORK, "ears.csv")
+    run(["-mesh", os.path.join(SRC, "meshes", "sphere_two_ears_1.msh"), "-bem_frequency",
+         "100,200,300", "-bem_velocity", "left_ear:1e-3,right_ear:1e-3", "-bem_sources",
+         "separate", "-bem_field_sphere", "equiangular:30:1.5", "-bem_sofa", sofa,
+         "-bem_field_csv", field_csv])
+    reader = """
+import json, sys
+import sofar
+s = sofar.read_sofa(sys.argv[1], verify=False)
+issues = s.verify(issue_handling="return")
+print(json.dumps({"issues": issues, "conventions": s.GLOBAL_SOFAConventions,
+                  "datatype": s.GLOBAL_DataType, "shape": list(s.Data_Real.shape),
+                  "n": s.N.tolist(), "real": s.Data_Real.tolist(), "imag": s.Data_Imag.tolist(),
+                  "sources": s.SourcePosition.tolist(),
+                  "receivers": s.ReceiverPosition[:, :, 0].tolist()}))
+"""
+    p = subprocess.run([os.environ["SOFAR_PYTHON"], "-c", reader, sofa], capture_output=True,
+                       text=True, timeout=300)
+    check(p.returncode == 0, f"sofar reads the file ({p.stderr.strip()[-300:]})")
+    got = json.loads(p.stdout)
+    check(got["issues"] is None and got["conventions"] == "SimpleFreeFieldHRTF" and
+          got["datatype"] == "TF" and got["shape"] == [62, 2, 3] and
+          got["n"] == [100.0, 200.0, 300.0],
+          "sofar's verify finds no issue: SimpleFreeFieldHRTF, TF, 62 positions x 2 ears x 3 "
+          "frequencies")
+    worst = 0.0
+    for f in range(3):
+        for ear in range(2):
+            rows = read_csv_table(field_csv[:-4] + f"_k{f + 1:04d}_s{ear + 1:04d}.csv")
+            for m, row in enumerate(rows):
+                h = complex(row["hrtf_re"], row["hrtf_im"])
+                stored = complex(got["real"][m][ear][f], got["imag"][m][ear][f])
+                worst = max(worst, abs(stored - h) / abs(h))
+                if f == 0 and ear == 0:
+                    az, el, radius = got["sources"][m]
+                    x = (radius * math.cos(math.radians(el)) * math.cos(math.radians(az)),
+                         radius * math.cos(math.radians(el)) * math.sin(math.radians(az)),
+                         radius * math.sin(math.radians(el)))
+                    worst = max(worst, math.dist(x, (row["x"], row["y"], row["z"])) / 1.5)
+    check(worst < 1e-14, f"its data are the hrtf columns at every position, ear and frequency, "
+                         f"its positions the grid's ({worst:.1e})")
+    left, right = got["receivers"]
+    check(left[1] > 0.9 and right[1] < -0.9 and abs(left[0]) < 0.01 and abs(right[2]) < 0.01,
+          f"its receivers are the ears' centres ({left}, {right})")
+    # An incident wave is no ear: refused before any work.
+    p = run(["-mesh", os.path.join(SRC, "meshes", "sphere_two_ears_1.msh"), "-bem_frequency",
+             "100", "-bem_velocity", "left_ear:1e-3", "-bem_sources", "separate",
+             "-bem_incident_dir", "1,0,0", "-bem_field_sphere", "fibonacci:10:1.5", "-bem_sofa",
+             os.path.join(WORK, "bad.sofa")], expect_ok=False)
+    check(p.returncode == 1 and "is not a vibrating ear" in p.stderr and
+          not os.path.exists(os.path.join(WORK, "bad.sofa")),
+          "a plane-wave source with -bem_sofa: refused before any solve")
 else:
     sys.exit("unknown case " + CASE)
 print("passed")

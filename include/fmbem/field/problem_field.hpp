@@ -37,7 +37,8 @@ std::vector<cplx> incident_field_at(const Problem& problem, std::span<const Vec3
 // strength; an incident wave: its value at the centre, the same at every point.
 struct ReferenceSource {
   enum class Kind { volume_velocity, monopole, incident } kind = Kind::incident;
-  cplx volume_velocity{};  // Q (m^3/s), for volume_velocity
+  cplx volume_velocity{};   // Q (m^3/s), for volume_velocity
+  Vec3 vibrating_center{};  // the area-weighted centroid of the vibrating elements (the ear)
   cplx incident_at_center{};
   std::string description;  // "point source at 0,0,0 of Q = 1.2e-05+0i m^3/s"
 };

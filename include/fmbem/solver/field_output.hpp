@@ -9,6 +9,7 @@
 
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/field/field_evaluator.hpp"
+#include "fmbem/field/problem_field.hpp"
 #include "fmbem/io/field_points.hpp"
 #include "fmbem/problem/problem.hpp"
 #include "fmbem/solver/sweep.hpp"
@@ -29,6 +30,9 @@ struct FieldRequest {
   // total field over it) of a source as strong as the problem's at this centre
   // (field::reference_source).
   std::optional<Vec3> reference_center;
+  // -bem_sofa: the HRTFs of every frequency and source (each a vibrating ear) at the field's
+  // points, one SimpleFreeFieldHRTF file (io::write_sofa_hrtf); implies the reference.
+  std::string sofa_path;
   bool field() const { return !points_file.empty() || plane || sphere; }
 };
 
@@ -60,6 +64,11 @@ class FieldStage {
   using AddOutput = std::function<void(const std::string& path, const std::string& option,
                                        const std::function<void(const std::string&)>& writer)>;
   void fill(const OutputIndex& at, const AddOutput& add) const;
+  // The field's points, and what the last evaluate gave with -bem_field_reference: the HRTF at
+  // each point and the reference source (empty / none otherwise).
+  const std::vector<Vec3>& points() const { return points_.points; }
+  const std::vector<cplx>& hrtf() const { return hrtf_; }
+  const std::optional<field::ReferenceSource>& reference() const { return reference_; }
   // What prepare read (for -bem_field): its warnings, one sentence each.
   const std::vector<std::string>& warnings() const { return points_.warnings; }
 
@@ -67,6 +76,8 @@ class FieldStage {
   FieldRequest request_;
   io::FieldPoints points_;
   std::unique_ptr<field::FieldGeometry> geometry_;
+  std::vector<cplx> hrtf_;
+  std::optional<field::ReferenceSource> reference_;
   // What write() writes: the point arrays and the far-field table.
   struct Tables;
   std::unique_ptr<Tables> tables_;
