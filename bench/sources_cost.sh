@@ -25,7 +25,7 @@ for m in 1 $MS; do
   # shellcheck disable=SC2086
   "$BEM" -mesh "$MESH" -k "$K" -bem_incident_dir "fibonacci:$m" $EXTRA >"$log" 2>&1
   end=$(date +%s.%N)
-  wall=$(echo "$end - $start" | bc -l)
+  wall=$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')
   [ -z "$single" ] && single=$wall
   # The per-source times and iterations from the summaries' solver and times lines.
   read -r setup solve its <<<"$(awk '
@@ -33,5 +33,6 @@ for m in 1 $MS; do
     /^  times/ { gsub(",", ""); s = $3; v = $6; if (n == 1) setup = s; solve += v }
     END { printf "%.3f %.3f %s\n", setup, solve / n, (lo == hi ? lo : lo "-" hi) }' "$log")"
   printf "| %d | %.2f | %.2f | %.1f | %s | %s | %s |\n" "$m" "$wall" \
-    "$(echo "$wall / $single" | bc -l)" "$(echo "0.5 * $m + 1" | bc -l)" "$setup" "$solve" "$its"
+    "$(awk -v w="$wall" -v s="$single" 'BEGIN { print w / s }')" \
+    "$(awk -v m="$m" 'BEGIN { print 0.5 * m + 1 }')" "$setup" "$solve" "$its"
 done
