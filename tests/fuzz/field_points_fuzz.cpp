@@ -8,12 +8,14 @@
 // cells that index them, or in one fmbem::Error with a one-line message; anything else (another
 // exception, a NaN/inf or out-of-range point, a crash or hang of this process) fails.
 // Deterministic: case k uses the seed (seed, k); --case k reruns one. One case in 8 is a Gmsh file
-// (read by Gmsh in its sandboxed child, about 4 ms); the others CSV.
+// (read by Gmsh in its sandboxed child, about 4 ms), one in 8 a Mesh2HRTF grid folder (its
+// Nodes.txt or its Elements.txt damaged: an id twice or unknown, counts that disagree, ...); the
+// others CSV.
 //
 //   fuzz_field_points [--cases N] [--seed S] [--case K] [--work DIR] [--verbose 1]
 //
 // Prints the count of each outcome and the throughput; exits 1 on a failure, after saving the
-// offending input as DIR/failure_<k>.csv or .msh.
+// offending input as DIR/failure_<k>.csv, .msh or .grid (both grid files, one after the other).
 
 #include <chrono>
 #include <cstdio>
@@ -46,6 +48,15 @@ std::vector<std::string> csv_seeds() {
       "1,2,3\n4,5,6\n\n# end\n7.,.8,+9e-3\n",
       "X [m],Y [m],Z [m]\n0,0,2\n1e-310,-0,1E2\n1e12,1e15,1e18\n",
       "2,0,0",
+  };
+}
+
+// Mesh2HRTF grids as its write_evaluation_grid writes them: Nodes.txt, Elements.txt.
+std::vector<std::pair<std::string, std::string>> grid_seeds() {
+  return {
+      {"4\n200000 1.0 0 0\n200001 0 1.5 0\n200002 0 0 -2e-1\n200003 -1 -1 -1\n",
+       "2\n200000 200000 200001 200002 2 0 1\n200001 200000 200002 200003 200001 2 0 1\n"},
+      {"3\r\n7\t1 1 1\r\n8\t2 2 2\r\n\r\n9\t3 3 3\r\n", ""},
   };
 }
 
@@ -223,7 +234,8 @@ int main(int argc, char** argv) {
 #else
   const std::vector<std::string> msh;  // no Gmsh: CSV alone
 #endif
-  const long long unmutated = static_cast<long long>(csv.size() + msh.size());
+  const std::vector<std::pair<std::string, std::string>> grids = grid_seeds();
+  const long long unmutated = static_cast<long long>(csv.size() + msh.size() + grids.size());
 
   std::map<std::string, long long> outcomes;
   long long failures = 0;
@@ -232,24 +244,49 @@ int main(int argc, char** argv) {
   long long slowest_case = -1;
   for (long long k = only >= 0 ? only : 0; k < (only >= 0 ? only + 1 : cases); ++k) {
     Mutator mutator(seed * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(k));
-    // The seeds first, unmutated; then one case in 8 a Gmsh file.
-    const bool is_msh =
-        k < unmutated ? k >= static_cast<long long>(csv.size()) : !msh.empty() && k % 8 == 7;
-    const std::vector<std::string>& inputs = is_msh ? msh : csv;
-    const std::size_t pick = k < unmutated ? static_cast<std::size_t>(is_msh ? k - csv.size() : k)
-                                           : static_cast<std::size_t>(k / 8) % inputs.size();
-    const std::string text = k < unmutated ? inputs[pick] : mutator.mutate(inputs[pick]);
-    const std::string path = (work / (is_msh ? "case.msh" : "case.csv")).string();
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    // The seeds first, unmutated (CSV, Gmsh, grids); then one case in 8 a Gmsh file and one in 8
+    // a grid.
+    const long long seeds_csv = static_cast<long long>(csv.size()),
+                    seeds_msh = static_cast<long long>(msh.size());
+    const char* kind = k < unmutated                ? (k < seeds_csv               ? "csv"
+                                                       : k < seeds_csv + seeds_msh ? "msh"
+                                                                                   : "grid")
+                       : !msh.empty() && k % 8 == 7 ? "msh"
+                       : k % 8 == 3                 ? "grid"
+                                                    : "csv";
+    const bool is_msh = std::strcmp(kind, "msh") == 0, is_grid = std::strcmp(kind, "grid") == 0;
+    std::string text, path;
+    if (is_grid) {
+      const std::size_t pick = k < unmutated ? static_cast<std::size_t>(k - seeds_csv - seeds_msh)
+                                             : static_cast<std::size_t>(k / 8) % grids.size();
+      auto [nodes, elements] = grids[pick];
+      if (k >= unmutated)
+        (k / 8) % 2 == 0 ? nodes = mutator.mutate(nodes) : elements = mutator.mutate(elements);
+      const fs::path folder = work / "grid";
+      fs::create_directories(folder);
+      std::ofstream(folder / "Nodes.txt", std::ios::binary | std::ios::trunc) << nodes;
+      fs::remove(folder / "Elements.txt");
+      if (!elements.empty())
+        std::ofstream(folder / "Elements.txt", std::ios::binary | std::ios::trunc) << elements;
+      text = "Nodes.txt:\n" + nodes + "\nElements.txt:\n" + elements;
+      path = folder.string();
+    } else {
+      const std::vector<std::string>& inputs = is_msh ? msh : csv;
+      const std::size_t pick = k < unmutated ? static_cast<std::size_t>(is_msh ? k - seeds_csv : k)
+                                             : static_cast<std::size_t>(k / 8) % inputs.size();
+      text = k < unmutated ? inputs[pick] : mutator.mutate(inputs[pick]);
+      path = (work / (is_msh ? "case.msh" : "case.csv")).string();
+      std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    }
     const auto case_start = std::chrono::steady_clock::now();
     std::string failure, outcome, message;
     try {
       const fmbem::io::FieldPoints read = fmbem::io::read_field_points(path);
       failure = check_points(read);
-      outcome = std::string(is_msh ? "msh" : "csv") + ": points";
+      outcome = std::string(kind) + ": points";
     } catch (const fmbem::Error& e) {
       message = e.what();
-      outcome = std::string(is_msh ? "msh" : "csv") + ": error";
+      outcome = std::string(kind) + ": error";
       if (!one_clear_line(message)) failure = "an error message that is not one clear line";
       if (k < unmutated) failure = "an unmutated seed was refused: " + message;
     } catch (const std::exception& e) {
@@ -264,8 +301,11 @@ int main(int argc, char** argv) {
     if (verbose) std::printf("case %lld: %s %s\n", k, outcome.c_str(), message.c_str());
     if (!failure.empty()) {
       ++failures;
-      const std::string saved =
-          (work / ("failure_" + std::to_string(k) + (is_msh ? ".msh" : ".csv"))).string();
+      const std::string saved = (work / ("failure_" + std::to_string(k) +
+                                         (is_msh    ? ".msh"
+                                          : is_grid ? ".grid"
+                                                    : ".csv")))
+                                    .string();
       std::ofstream(saved, std::ios::binary) << text;
       std::printf("FAIL case %lld: %s (input saved as %s)\n", k, failure.c_str(), saved.c_str());
     }
