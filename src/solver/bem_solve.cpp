@@ -1400,12 +1400,12 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
   if (rank == 0) {
     const std::string u = problem.unknown_name();
     if (first) PetscCall(print_setup_summary(sweep, stage, problem, at.k));
-    if (several)
+    if (several) {
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "  source          %zu of %zu: %s\n", at.source + 1,
                             at.source_count, source_label.c_str()));
-    if (several)
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "  problem         %s, k = %g\n",
                             problem.description().c_str(), k));
+    }
     char continued[128] = "";
     if (rounds > 0)
       std::snprintf(continued, sizeof continued, " (continued %d time(s) %s)", rounds,
