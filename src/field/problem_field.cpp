@@ -10,6 +10,7 @@
 #include "fmbem/exact/sphere.hpp"
 #include "fmbem/exact/sphere_cap.hpp"
 #include "fmbem/exact/sphere_field.hpp"
+#include "fmbem/problem/sources.hpp"
 
 namespace fmbem::field {
 namespace {
@@ -95,7 +96,7 @@ void check_reference(const ProblemSpec& spec) {
   if (spec.kind != ProblemKind::Surface) return;
   bool velocity = false;
   for (const GroupCondition& c : spec.surface->classes) {
-    const bool driven = c.value.table || c.value.constant != cplx(0.0);
+    const bool driven = is_excitation(c);
     if (c.kind == ConditionKind::pressure && driven)
       throw Error(
           "-bem_field_reference: a surface driven by a pressure has no volume velocity to "
@@ -114,20 +115,15 @@ ReferenceSource reference_source(const Problem& problem, const Mesh& mesh,
   const ProblemSpec& spec = problem.spec();
   check_reference(spec);
   ReferenceSource out;
-  const auto point_text = [](const Vec3& p) {
-    char text[128];
-    std::snprintf(text, sizeof text, "%.6g,%.6g,%.6g", p.x, p.y, p.z);
-    return std::string(text);
-  };
   if (spec.kind == ProblemKind::Radiation) {
     out.kind = ReferenceSource::Kind::monopole;
-    out.description = "the monopole moved to " + point_text(center);
+    out.description = "the monopole moved to " + format_point(center);
     return out;
   }
   if (spec.kind == ProblemKind::Scattering || spec.incident_wave) {
     out.kind = ReferenceSource::Kind::incident;
     out.incident_at_center = exact::incident_field(spec.k, spec.incident, center);
-    out.description = "the incident wave at " + point_text(center);
+    out.description = "the incident wave at " + format_point(center);
     return out;
   }
   // The vibrating surface's volume velocity: every velocity element's v_n times its area.
@@ -158,7 +154,7 @@ ReferenceSource reference_source(const Problem& problem, const Mesh& mesh,
   char text[160];
   std::snprintf(text, sizeof text, " of volume velocity Q = %.17g%+.17gi m^3/s", q.real(),
                 q.imag());
-  out.description = "a point source at " + point_text(center) + text;
+  out.description = "a point source at " + format_point(center) + text;
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <numbers>
 #include <sstream>
 #include <system_error>
 #include <unordered_map>
@@ -296,7 +297,7 @@ FieldPoints sphere_points(const FieldSphere& sphere) {
     for (std::size_t i = 0; i < n; ++i) out.points.push_back(on_sphere(fibonacci_direction(i, n)));
     text << "Fibonacci, " << n << " points";
   } else {
-    constexpr double kDegree = 3.14159265358979323846 / 180.0;
+    constexpr double kDegree = std::numbers::pi / 180.0;
     const std::size_t rings = std::size_t(std::llround(180.0 / sphere.step_degrees));
     const std::size_t around = 2 * rings;
     out.points.push_back(on_sphere({0, 0, 1}));

@@ -21,12 +21,6 @@ std::string format_number(double x) {
   return s.str();
 }
 
-std::string format_point(const Vec3 &p) {
-  std::ostringstream s;
-  s << p.x << "," << p.y << "," << p.z;
-  return s.str();
-}
-
 // A source closer to the surface than this fraction of the nearest element's
 // size lies on it for our purposes: the incident data at the nearest
 // collocation point is then wrong by orders of magnitude.
@@ -144,6 +138,12 @@ void find_exact_surface_conditions(const Mesh &mesh, const ProblemSpec &spec, Su
 }
 
 }  // namespace
+
+std::string format_point(const Vec3 &p) {
+  std::ostringstream s;
+  s << p.x << "," << p.y << "," << p.z;
+  return s.str();
+}
 
 // Ericson, Real-Time Collision Detection 5.1.5.
 Vec3 closest_point_on_triangle(const Vec3 &x, const Vec3 &a, const Vec3 &b, const Vec3 &c) {

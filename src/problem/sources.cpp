@@ -1,23 +1,16 @@
 #include "fmbem/problem/sources.hpp"
 
 #include <memory>
-#include <sstream>
 
 #include "fmbem/core/error.hpp"
 
 namespace fmbem {
 namespace {
 
-std::string point_text(const Vec3& p) {
-  std::ostringstream s;
-  s << p.x << "," << p.y << "," << p.z;
-  return s.str();
-}
-
 std::string incident_label(const exact::Incident& incident) {
   return incident.kind == exact::Incident::Kind::PlaneWave
-             ? "plane wave towards " + point_text(incident.direction)
-             : "point source at " + point_text(incident.source);
+             ? "plane wave towards " + format_point(incident.direction)
+             : "point source at " + format_point(incident.source);
 }
 
 // The surface data with every class but `kept` (none: -1) silenced.
@@ -50,11 +43,11 @@ std::vector<SourceCase> source_cases(const ProblemSpec& base, const SourceList& 
   const bool radiation = base.kind == ProblemKind::Radiation;
   const bool incident = base.kind == ProblemKind::Scattering || (surface && base.incident_wave);
   if (radiation) {
-    if (list.positions.empty()) cases.push_back({base, "monopole at " + point_text(base.source)});
+    if (list.positions.empty()) cases.push_back({base, "monopole at " + format_point(base.source)});
     for (const Vec3& p : list.positions) {
       ProblemSpec spec = base;
       spec.source = p;
-      cases.push_back({std::move(spec), "monopole at " + point_text(p)});
+      cases.push_back({std::move(spec), "monopole at " + format_point(p)});
     }
   } else if (incident) {
     const bool plane = base.incident.kind == exact::Incident::Kind::PlaneWave;

@@ -1833,8 +1833,9 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     h.listener_position = *opt.field.reference_center;
     h.source_positions = field_stage.points();
     h.receiver_positions.resize(cases.size());
-    for (double k : opt.wavenumbers) h.frequencies.push_back(frequency_of(k, opt.medium));
-    if (!opt.frequencies.empty()) h.frequencies = opt.frequencies;
+    h.frequencies = opt.frequencies;
+    if (h.frequencies.empty())  // -k: the frequencies at the medium's sound speed
+      for (double k : opt.wavenumbers) h.frequencies.push_back(frequency_of(k, opt.medium));
     h.data.assign(h.source_positions.size() * cases.size() * h.frequencies.size(), cplx(0.0));
     h.title = "HRTFs of " + opt.mesh;
     h.comment = "fmbem bem_solve: the pressure at each source position over the reference (" +

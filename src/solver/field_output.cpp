@@ -179,12 +179,12 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
       std::vector<cplx> hrtf(m);
       for (std::size_t i = 0; i < m; ++i) hrtf[i] = total[i] / reference[i];
       lines.push_back("field reference " + source.description);
-      hrtf_ = hrtf;
-      reference_ = source;
       columns.push_back({"reference_re", map(reference, [](cplx v) { return v.real(); })});
       columns.push_back({"reference_im", map(reference, [](cplx v) { return v.imag(); })});
       add_complex(columns, "hrtf", hrtf);
       columns.push_back({"hrtf_dB", map(hrtf, [](cplx v) { return decibels(std::abs(v)); })});
+      hrtf_ = std::move(hrtf);
+      reference_ = source;
     }
     if (const auto exact =
             field::exact_scattered_field(problem, mesh, points_.points, geometry.locations())) {

@@ -827,6 +827,11 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     field.sphere = io::parse_field_sphere("-bem_field_sphere", *value("bem_field_sphere"));
   field.vtk_path = text_or("bem_field_vtk", "");
   field.csv_path = text_or("bem_field_csv", "");
+  // What the field's points are needed for: each refused without them.
+  for (const char *output : {"bem_field_vtk", "bem_field_csv", "bem_sofa", "bem_field_reference"})
+    if (value(output) && !field.field())
+      throw Error(dashed(output) +
+                  " needs field points: -bem_field FILE, -bem_field_plane or -bem_field_sphere");
   if (value("bem_sofa")) {
     field.sofa_path = *value("bem_sofa");
     if (field.sofa_path.size() < 6 ||
@@ -835,25 +840,13 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     if (!io::sofa_available())
       throw Error("-bem_sofa '" + field.sofa_path +
                   "': this build has no netCDF (FMBEM_WITH_NETCDF=OFF); use -bem_field_csv");
-    if (!field.field())
-      throw Error(
-          "-bem_sofa needs field points (the HRTF's source positions): -bem_field FILE, "
-          "-bem_field_plane or -bem_field_sphere");
   }
   if (value("bem_field_reference") || value("bem_sofa")) {
     const std::string text = text_or("bem_field_reference", "");
     field.reference_center = text.empty() ? Vec3{} : parse_vec3("-bem_field_reference", text);
-    if (!field.field())
-      throw Error(
-          "-bem_field_reference needs field points: -bem_field FILE, -bem_field_plane or "
-          "-bem_field_sphere");
     if (*std::min_element(wavenumbers.begin(), wavenumbers.end()) == 0)
       throw Error("-bem_field_reference needs k > 0 (a Laplace field has no acoustic reference)");
   }
-  for (const char *output : {"bem_field_vtk", "bem_field_csv"})
-    if (value(output) && !field.field())
-      throw Error(dashed(output) +
-                  " needs field points: -bem_field FILE, -bem_field_plane or -bem_field_sphere");
   if (value("bem_field_vtk") && field.vtk_path.empty())
     throw Error("-bem_field_vtk needs a file name");
   if (value("bem_field_csv") && field.csv_path.empty())

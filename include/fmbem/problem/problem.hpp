@@ -202,6 +202,9 @@ class Problem {
 
 std::optional<SphereFit> fit_sphere(const Mesh &mesh);
 
+// "x,y,z" with six significant digits each: points in messages and source labels.
+std::string format_point(const Vec3 &p);
+
 // The point of triangle abc closest to x.
 Vec3 closest_point_on_triangle(const Vec3 &x, const Vec3 &a, const Vec3 &b, const Vec3 &c);
 
