@@ -54,18 +54,18 @@ cplx monopole_normal_derivative(double k, const Vec3& source, const Vec3& x, con
 
 cplx incident_field(double k, const Incident& inc, const Vec3& x) {
   check_wavenumber(k);
-  if (inc.kind == Incident::Kind::PointSource) return monopole(k, inc.source, x);
+  if (inc.kind == Incident::Kind::PointSource) return inc.amplitude * monopole(k, inc.source, x);
   const Vec3 d = unit_direction(inc.direction);
-  return std::polar(1.0, k * dot(d, x));
+  return inc.amplitude * std::polar(1.0, k * dot(d, x));
 }
 
 cplx incident_normal_derivative(double k, const Incident& inc, const Vec3& x, const Vec3& n) {
   check_wavenumber(k);
   if (inc.kind == Incident::Kind::PointSource) {
-    return monopole_normal_derivative(k, inc.source, x, n);
+    return inc.amplitude * monopole_normal_derivative(k, inc.source, x, n);
   }
   const Vec3 d = unit_direction(inc.direction);
-  return cplx(0.0, k * dot(d, n)) * std::polar(1.0, k * dot(d, x));
+  return inc.amplitude * cplx(0.0, k * dot(d, n)) * std::polar(1.0, k * dot(d, x));
 }
 
 }  // namespace fmbem::exact

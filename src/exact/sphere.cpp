@@ -211,6 +211,7 @@ SphereScattering::SphereScattering(double k, double radius, const Vec3& center, 
                              : helmholtz_point_source(k, a, r_s, response, min_terms);
   }
 
+  for (cplx& c : coefficients_) c *= inc.amplitude;  // the solution is linear in it
   legendre_ = LegendreSum(terms());
 }
 

@@ -87,13 +87,13 @@ SphereScatteredField::SphereScatteredField(double k, double radius, const Vec3& 
     // u_s = -a/r. Point source 1/(4 pi |x - s|) = sum r^n / r_s^{n+1} P_n / (4 pi): soft
     // u_s = -sum a^{2n+1} / (r_s r)^{n+1} P_n / (4 pi), rigid the same times -n/(n+1).
     if (plane_wave_) {
-      if (soft) beta_ = {-1.0};
+      if (soft) beta_ = {-inc.amplitude};
       return;
     }
     beta_.resize(count);
     double rho_n = 1.0;  // (a / r_s)^n, underflows harmlessly
     for (int n = 0; n < count; ++n, rho_n *= a / r_s)
-      beta_[n] = (soft ? -1.0 : n / (n + 1.0)) * rho_n / (kFourPi * r_s);
+      beta_[n] = inc.amplitude * (soft ? -1.0 : n / (n + 1.0)) * rho_n / (kFourPi * r_s);
     return;
   }
 
@@ -111,9 +111,10 @@ SphereScatteredField::SphereScatteredField(double k, double radius, const Vec3& 
   for (int n = 0; n < count; ++n, i_pow_n *= kI, minus_i_pow_n1 *= -kI, eta.advance()) {
     // a_n t_n h_n(kr) = beta_n R_n with beta_n = -(a_n / h_n(ka)) times j_n h_n (soft) or
     // j_n' h_n + i B j_n h_n (rigid: B = 0; admittance) at ka.
-    const cplx a_over_h = plane_wave_
-                              ? phase * (2.0 * n + 1.0) * i_pow_n * inverse.inv_h[n]
-                              : kI * k / kFourPi * (2.0 * n + 1.0) * source_ratio.h_over_h[n];
+    const cplx a_over_h =
+        inc.amplitude * (plane_wave_
+                             ? phase * (2.0 * n + 1.0) * i_pow_n * inverse.inv_h[n]
+                             : kI * k / kFourPi * (2.0 * n + 1.0) * source_ratio.h_over_h[n]);
     beta_[n] = -a_over_h * (soft ? w.j_h[n] : w.dj_h[n] + kI * admittance * w.j_h[n]);
     den_[n] = soft ? cplx(1.0) : 1.0 / (eta.log_derivative() + kI * admittance);
     far_[n] = beta_[n] * minus_i_pow_n1 / k * inverse.inv_h[n] * den_[n];

@@ -18,52 +18,12 @@
 #include "fmbem/core/fibonacci_sphere.hpp"
 #include "fmbem/field/field_limits.hpp"
 #include "fmbem/io/gmsh_reader.hpp"
+#include "text_input.hpp"
 
 namespace fmbem::io {
 namespace {
 
-// Larger CSV files are refused before they are read (as mesh files are).
-constexpr std::uint64_t kMaxCsvBytes = std::uint64_t{2} << 30;
-constexpr std::size_t kMaxCsvLine = 4096;
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
-// One comma-separated field, read as msh_check reads a coordinate: std::from_chars over the
-// whole text (no locale, no hex floats, no blanks or junk inside) after a leading '+' that is
-// not followed by a sign (so "+-2" and "++2" are refused).
-enum class Token {
-  number,        // a finite double
-  non_finite,    // nan, inf, infinity (any case), nan(...)
-  out_of_range,  // a number beyond a double's range: 1e999, 1e-999
-  word,          // text that is no number at all: a header's "x" (starts with no digit or sign)
-  malformed,     // anything else: "", "+-2", "1.5.5", "1e3x", "0x1p3"
-};
-
-Token read_token(std::string_view text, double& value) {
-  std::string_view digits = text;
-  if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-' && digits[1] != '+')
-    digits.remove_prefix(1);
-  const char* end = digits.data() + digits.size();
-  const auto [stop, error] = std::from_chars(digits.data(), end, value);
-  if (!digits.empty() && stop == end) {
-    if (error == std::errc::result_out_of_range) return Token::out_of_range;
-    if (error == std::errc()) return std::isfinite(value) ? Token::number : Token::non_finite;
-  }
-  if (text.empty()) return Token::malformed;
-  const char c = text.front();
-  const bool starts_like_number = (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
-  return starts_like_number ? Token::malformed : Token::word;
-}
-
-// The whole text as one finite number.
-bool parse_number(std::string_view text, double& value) {
-  return read_token(text, value) == Token::number;
-}
+using namespace detail;
 
 std::vector<std::string_view> split(std::string_view text) {
   std::vector<std::string_view> fields;
@@ -75,84 +35,10 @@ std::vector<std::string_view> split(std::string_view text) {
   }
 }
 
-// Printable ASCII only, at most 60 characters: file content quoted in a message.
-std::string excerpt(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 60)) out += c >= 0x20 && c < 0x7f ? c : '?';
-  return s.size() > 60 ? out + "..." : out;
-}
-
 std::string format(const Vec3& v) {
   std::ostringstream out;
   out << "(" << v.x << ", " << v.y << ", " << v.z << ")";
   return out.str();
-}
-
-// Blank-separated fields (spaces, tabs) of a line.
-std::vector<std::string_view> words(std::string_view line) {
-  std::vector<std::string_view> out;
-  line = trim(line);
-  while (!line.empty()) {
-    const std::size_t end = line.find_first_of(" \t");
-    out.push_back(line.substr(0, end));
-    line = trim(end == std::string_view::npos ? std::string_view() : line.substr(end));
-  }
-  return out;
-}
-
-bool parse_id(std::string_view text, long long& value) {
-  const auto [stop, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return !text.empty() && error == std::errc() && stop == text.data() + text.size();
-}
-
-// The whole of a regular file of at most kMaxCsvBytes; `where` names it in messages.
-std::string read_regular_file(const std::string& path, const std::string& where) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0)
-    throw Error("cannot read " + where + ": " + std::strerror(errno));
-  if (!S_ISREG(info.st_mode)) throw Error(where + " is not a regular file");
-  if (std::uint64_t(info.st_size) > kMaxCsvBytes) throw Error(where + " is larger than 2 GiB");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + where + ": " + std::strerror(errno));
-  std::string content(std::size_t(info.st_size), '\0');
-  in.read(content.data(), std::streamsize(content.size()));
-  if (!in && !in.eof()) throw Error("cannot read " + where);
-  content.resize(std::size_t(in.gcount()));
-  return content;
-}
-
-// The content lines of a Mesh2HRTF grid file (blank lines skipped) with their line numbers,
-// after the first, which must be the count of the rest.
-struct CountedLines {
-  std::vector<std::pair<std::size_t, std::string_view>> lines;
-};
-CountedLines counted_lines(std::string_view content, const std::string& where, const char* what) {
-  CountedLines out;
-  std::size_t line_number = 0;
-  long long count = -1;
-  while (!content.empty()) {
-    const std::size_t newline = content.find('\n');
-    const std::string_view line = trim(content.substr(0, newline));
-    content.remove_prefix(newline == std::string_view::npos ? content.size() : newline + 1);
-    ++line_number;
-    if (line.size() > kMaxCsvLine)
-      throw Error(where + ", line " + std::to_string(line_number) + ": longer than " +
-                  std::to_string(kMaxCsvLine) + " bytes");
-    if (line.empty()) continue;
-    if (count < 0) {
-      if (!parse_id(line, count) || count < 0 || std::uint64_t(count) > kMaxPlanePoints)
-        throw Error(where + ", line " + std::to_string(line_number) + ": expected the number of " +
-                    what + " (a whole number up to " + std::to_string(kMaxPlanePoints) +
-                    "), got '" + excerpt(line) + "'");
-      continue;
-    }
-    out.lines.emplace_back(line_number, line);
-  }
-  if (count < 0) throw Error(where + " is empty (its first line is the number of " + what + ")");
-  if (std::size_t(count) != out.lines.size())
-    throw Error(where + ": its first line gives " + std::to_string(count) + " " + what +
-                ", the file holds " + std::to_string(out.lines.size()));
-  return out;
 }
 
 bool ends_with(const std::string& s, std::string_view suffix) {
@@ -342,8 +228,8 @@ FieldPoints parse_field_csv(std::string_view content, const std::string& name) {
     content.remove_prefix(newline == std::string_view::npos ? content.size() : newline + 1);
     ++line_number;
     const std::string at = where + ", line " + std::to_string(line_number) + ": ";
-    if (raw.size() > kMaxCsvLine)
-      throw Error(at + "longer than " + std::to_string(kMaxCsvLine) + " bytes");
+    if (raw.size() > kMaxTextLine)
+      throw Error(at + "longer than " + std::to_string(kMaxTextLine) + " bytes");
     const std::string_view line = trim(raw);
     if (line.empty() || line.starts_with('#')) continue;
     const std::vector<std::string_view> fields = split(line);
@@ -388,7 +274,7 @@ FieldPoints parse_mesh2hrtf_grid(std::string_view nodes, std::string_view elemen
                                  const std::string& name) {
   FieldPoints out;
   const std::string nodes_where = "field grid '" + name + "', Nodes.txt";
-  const CountedLines node_lines = counted_lines(nodes, nodes_where, "nodes");
+  const CountedLines node_lines = counted_lines(nodes, nodes_where, "nodes", kMaxPlanePoints);
   if (node_lines.lines.empty()) throw Error(nodes_where + " has no nodes");
   std::unordered_map<long long, std::size_t> index_of;
   index_of.reserve(node_lines.lines.size());
@@ -412,7 +298,7 @@ FieldPoints parse_mesh2hrtf_grid(std::string_view nodes, std::string_view elemen
   std::string cells;
   if (!elements.empty()) {
     const std::string where = "field grid '" + name + "', Elements.txt";
-    const CountedLines element_lines = counted_lines(elements, where, "elements");
+    const CountedLines element_lines = counted_lines(elements, where, "elements", kMaxPlanePoints);
     out.cell_offsets.push_back(0);
     for (const auto& [line_number, line] : element_lines.lines) {
       const std::string at = where + ", line " + std::to_string(line_number) + ": ";

@@ -9,6 +9,7 @@
 
 #include "fmbem/core/error.hpp"
 #include "fmbem/io/gmsh_reader.hpp"
+#include "fmbem/io/numcalc_project.hpp"
 
 namespace fmbem::io {
 namespace {
@@ -65,6 +66,11 @@ SurfaceRead read_surface(const std::string& spec) {
   if (is_icosphere_spec(spec)) {
     const IcosphereSpec sphere = parse_icosphere_spec(spec);
     return {make_icosphere(sphere.level, sphere.radius), {}};
+  }
+  if (spec.starts_with(kNumCalcMeshPrefix)) {
+    NumCalcMesh mesh =
+        read_numcalc_mesh(read_numcalc_input(spec.substr(kNumCalcMeshPrefix.size())));
+    return {std::move(mesh.surface), std::move(mesh.warnings)};
   }
   return read_gmsh(spec);
 }

@@ -398,6 +398,9 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
     throw Error("the exact solution's rows run past the mesh's elements");
   if (!std::isfinite(spec.k) || spec.k < 0.0)
     throw Error("the wavenumber k must be finite and >= 0 (k = 0 is Laplace)");
+  if (!std::isfinite(spec.incident.amplitude.real()) ||
+      !std::isfinite(spec.incident.amplitude.imag()))
+    throw Error("the incident wave's amplitude must be finite");
   if (spec.formulation != Formulation::Conventional) {
     if (spec.k == 0.0)
       throw Error(std::string("the ") +
@@ -505,8 +508,17 @@ void Problem::set_surface_exact_solution(const SurfaceFacts &facts) {
     exact_name_ = name;
     return;
   }
-  if (facts.uniform_class < 0 || !spec_.incident_wave) return;
+  if (facts.uniform_class < 0) return;
   const ClassData &all = class_data_[std::size_t(facts.uniform_class)];
+  if (!spec_.incident_wave) {
+    // Every element at one velocity: the pulsating sphere, u = A e^{ikr} / r outside with
+    // du/dr = q at r = a, so u(a) = q a / (ika - 1).
+    if (all.pressure_given || all.robin != cplx(0.0)) return;
+    const cplx u = all.value * sphere.radius / cplx(-1.0, spec_.k * sphere.radius);
+    fill([&](const Vec3 &) { return u; });
+    exact_name_ = "pulsating sphere (a monopole at its centre)";
+    return;
+  }
   if (all.value != cplx(0.0)) return;
   if (all.pressure_given) {  // pressure 0: the soft sphere, its unknown q
     const exact::SphereScattering mie(spec_.k, sphere.radius, sphere.center,
@@ -707,23 +719,36 @@ std::string Problem::unknown_name() const {
   return spec_.bc == BoundaryCondition::Neumann ? "u" : "q";
 }
 
+namespace {
+
+// ", plane wave towards x,y,z" or ", point source at x,y,z", with ", amplitude A" unless 1.
+std::string incident_text(const exact::Incident &incident) {
+  std::string text = incident.kind == exact::Incident::Kind::PlaneWave
+                         ? ", plane wave towards " + format_point(incident.direction)
+                         : ", point source at " + format_point(incident.source);
+  if (incident.amplitude != cplx(1.0)) {
+    char amplitude[96];
+    std::snprintf(amplitude, sizeof amplitude, ", amplitude %.6g%+.6gi", incident.amplitude.real(),
+                  incident.amplitude.imag());
+    text += amplitude;
+  }
+  return text;
+}
+
+}  // namespace
+
 std::string Problem::description() const {
   std::string text = spec_.k > 0 ? "Helmholtz" : "Laplace";
   if (spec_.kind == ProblemKind::Surface) {
     text += " surface conditions on " + std::to_string(spec_.surface->classes.size()) +
             (spec_.surface->classes.size() == 1 ? " class" : " classes") + " of elements";
-    if (spec_.incident_wave)
-      text += spec_.incident.kind == exact::Incident::Kind::PlaneWave
-                  ? ", plane wave towards " + format_point(spec_.incident.direction)
-                  : ", point source at " + format_point(spec_.incident.source);
+    if (spec_.incident_wave) text += incident_text(spec_.incident);
     return text;
   }
   if (spec_.kind == ProblemKind::Scattering) {
     text += spec_.bc == BoundaryCondition::Neumann ? " rigid (Neumann) scattering"
                                                    : " soft (Dirichlet) scattering";
-    text += spec_.incident.kind == exact::Incident::Kind::PlaneWave
-                ? ", plane wave towards " + format_point(spec_.incident.direction)
-                : ", point source at " + format_point(spec_.incident.source);
+    text += incident_text(spec_.incident);
   } else {
     text += spec_.bc == BoundaryCondition::Neumann ? " radiation, Neumann data"
                                                    : " radiation, Dirichlet data";

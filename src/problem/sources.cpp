@@ -55,7 +55,9 @@ std::vector<SourceCase> source_cases(const ProblemSpec& base, const SourceList& 
     if (given.empty()) cases.push_back({base, incident_label(base.incident)});
     for (const Vec3& v : given) {
       ProblemSpec spec = base;
-      spec.incident = plane ? exact::Incident::plane_wave(v) : exact::Incident::point_source(v);
+      const cplx amplitude = base.incident.amplitude;
+      spec.incident = plane ? exact::Incident::plane_wave(v, amplitude)
+                            : exact::Incident::point_source(v, amplitude);
       std::string label = incident_label(spec.incident);
       cases.push_back({std::move(spec), std::move(label)});
     }

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <new>
@@ -35,10 +36,12 @@
 #include "fmbem/io/csv_writer.hpp"
 #include "fmbem/io/field_points.hpp"
 #include "fmbem/io/mesh_source.hpp"
+#include "fmbem/io/numcalc_project.hpp"
 #include "fmbem/io/output_file.hpp"
 #include "fmbem/io/sofa_writer.hpp"
 #include "fmbem/io/vtk_writer.hpp"
 #include "fmbem/solver/field_output.hpp"
+#include "fmbem/solver/numcalc_run.hpp"
 #include "fmbem/solver/options.hpp"
 #include "fmbem/solver/output_plan.hpp"
 #include "fmbem/solver/preconditioner.hpp"
@@ -341,7 +344,7 @@ bool writes_pieces(const SolveOptions &opt) { return ends_with(opt.vtu_path, ".p
 // CSV, the field and the far field. The report needs no gather, nor do the .pvtu's pieces.
 bool gathers_solution(const SolveOptions &opt) {
   return (!opt.vtu_path.empty() && !writes_pieces(opt)) || !opt.csv_path.empty() ||
-         opt.field.field() || opt.field.farfield_directions > 0;
+         opt.field.field() || opt.field.farfield_directions > 0 || !opt.numcalc_path.empty();
 }
 
 // True when `path` names a piece that -o name.pvtu writes on `ranks` ranks (for any k of a
@@ -411,6 +414,10 @@ void check_outputs(const SolveOptions &opt, int ranks, std::size_t sources) {
   const std::size_t count = opt.wavenumbers.size();
   OutputPlan plan;
   plan.add_input("-mesh", opt.mesh, "input mesh");
+  if (!opt.numcalc_path.empty())
+    for (const std::string &file :
+         io::numcalc_input_files(io::read_numcalc_input(opt.numcalc_path)))
+      plan.add_input("-bem_numcalc", file, "NumCalc project file");
   if (!opt.field.points_file.empty())
     for (const std::string &file : io::field_point_files(opt.field.points_file))
       plan.add_input("-bem_field", file, "field file");
@@ -598,6 +605,49 @@ struct SofaCollector {
   }
 };
 
+// -bem_numcalc on rank 0: the project's ids and groups, NumCalc's result files of each frequency
+// step (be.out/be.N: pBoundary, vBoundary, pEvalGrid) and its log NC.out, rewritten after each
+// step so that an interrupted run reports the steps it finished.
+struct NumCalcWriter {
+  io::NumCalcInput input;
+  io::NumCalcMesh mesh;
+  std::string folder;  // holds be.out and NC.out
+  std::string start_time = numcalc_time_now();
+  std::vector<NumCalcStep> steps;
+  std::string solver_name = "KSP";  // PETSc's KSP type, as NC.out names its solver
+
+  NumCalcWriter(const SolveOptions &opt)
+      : input(io::read_numcalc_input(opt.numcalc_path)),
+        mesh(io::read_numcalc_mesh(input)),
+        folder(opt.numcalc_output) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(folder, ec))
+      throw Error("-bem_numcalc_output '" + folder + "': no such folder");
+    // NumCalc's outputs never replace the project's inputs (a grid kept in be.out, say).
+    const std::vector<std::string> inputs = io::numcalc_input_files(input);
+    std::vector<std::string> outputs{log_path()};
+    for (std::size_t i = 0; i < input.frequencies_hz.size(); ++i)
+      for (const char *name : {"pBoundary", "vBoundary", "pEvalGrid"})
+        outputs.push_back(step_folder(i) + "/" + name);
+    for (const std::string &out : outputs)
+      for (const std::string &in : inputs)
+        if (io::same_file(out, in))
+          throw Error("-bem_numcalc: the result file '" + out + "' is the project's input '" + in +
+                      "'; it would be overwritten (give -bem_numcalc_output another folder)");
+  }
+  std::string step_folder(std::size_t k) const {
+    return folder + "/be.out/be." + std::to_string(k + 1);
+  }
+  std::string log_path() const { return folder + "/NC.out"; }
+  void write_log(bool finished) const {
+    io::OutputFile(log_path(), "-bem_numcalc").write([&](const std::string &path) {
+      std::ofstream out(path);
+      out << numcalc_log(input, steps, start_time, finished ? numcalc_time_now() : "", solver_name);
+      if (!out) throw Error("cannot write '" + log_path() + "'");
+    });
+  }
+};
+
 struct SweepContext {
   MPI_Comm comm;
   PetscMPIInt rank, size;
@@ -625,8 +675,9 @@ struct SweepContext {
   const Distribution *distribution;  // null: every rank the whole FMM upward pass
   // Surface conditions: each class's elements and area over the whole mesh (the summary).
   std::vector<ClassExtent> class_extents;
-  std::size_t source_count = 1;   // the run's sources, each solved at every k
-  SofaCollector *sofa = nullptr;  // rank 0 with -bem_sofa
+  std::size_t source_count = 1;      // the run's sources, each solved at every k
+  SofaCollector *sofa = nullptr;     // rank 0 with -bem_sofa
+  NumCalcWriter *numcalc = nullptr;  // rank 0 with -bem_numcalc
 };
 
 // -o name.pvtu of one solve (`at`): every rank fills its rows' piece into `batch` (`fields`:
@@ -1317,6 +1368,10 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
   };
   KSPType ksp_type;
   PetscCall(KSPGetType(ksp, &ksp_type));
+  if (sweep.numcalc) {
+    sweep.numcalc->solver_name = ksp_type;
+    for (char &c : sweep.numcalc->solver_name) c = char(std::toupper((unsigned char)c));
+  }
   const bool continues = std::string(ksp_type) != KSPPREONLY && rtol > 0;
   int rounds = 0;
   for (PetscReal round_rtol = rtol;
@@ -1524,6 +1579,42 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
             });
         lines.push_back("wrote           " + csv.path());
       }
+      if (sweep.numcalc) {
+        // NumCalc's files of this step: the pressure and normal velocity at each boundary
+        // element's centroid, the total pressure at each evaluation node.
+        const NumCalcWriter &nc = *sweep.numcalc;
+        const std::string folder = nc.step_folder(at.k);
+        std::error_code ec;
+        std::filesystem::create_directories(folder, ec);
+        if (ec)
+          throw Error("-bem_numcalc: cannot make the folder '" + folder + "': " + ec.message());
+        const std::vector<io::CellField> fields = physical();
+        const auto column = [&](const char *re, const char *im) {
+          const auto find = [&](const char *name) -> const std::vector<double> & {
+            for (const io::CellField &f : fields)
+              if (f.name == name) return f.values;
+            throw Error(std::string("no column ") + name);
+          };
+          const std::vector<double> &a = find(re), &b = find(im);
+          std::vector<cplx> out(a.size());
+          for (std::size_t i = 0; i < a.size(); ++i) out[i] = {a[i], b[i]};
+          return out;
+        };
+        const std::vector<cplx> pressure = column("p_re", "p_im"),
+                                velocity = column("vn_re", "vn_im");
+        batch.add(folder + "/pBoundary", "-bem_numcalc", [&](const std::string &path) {
+          io::write_numcalc_boundary(path, nc.input.version_line, nc.mesh, pressure);
+        });
+        batch.add(folder + "/vBoundary", "-bem_numcalc", [&](const std::string &path) {
+          io::write_numcalc_boundary(path, nc.input.version_line, nc.mesh, velocity);
+        });
+        if (!nc.mesh.grid_node_ids.empty())
+          batch.add(folder + "/pEvalGrid", "-bem_numcalc", [&](const std::string &path) {
+            io::write_numcalc_grid(path, nc.input.version_line, nc.mesh, field_stage.total());
+          });
+        lines.push_back("wrote           " + folder + "/ (NumCalc's pBoundary, vBoundary" +
+                        (nc.mesh.grid_node_ids.empty() ? "" : ", pEvalGrid") + ")");
+      }
       field_stage.fill(at, [&](const std::string &path, const std::string &option,
                                const std::function<void(const std::string &)> &writer) {
         batch.add(path, option, writer);
@@ -1553,6 +1644,7 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
   row->source = at.source;
   row->setup_seconds = t_setup - t_begin;
   row->solve_seconds = t_solved - t_setup;
+  row->residual = double(true_residual);
 
   PetscFunctionReturn(0);
 }
@@ -1625,7 +1717,15 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   on_rank_zero(comm, [&] { check_outputs(opt, size, listed_sources); });
   // The field points are read on rank 0, which evaluates them.
   FieldStage field_stage;
-  on_rank_zero(comm, [&] { field_stage.prepare(opt.field); });
+  std::optional<NumCalcWriter> numcalc;
+  on_rank_zero(comm, [&] {
+    if (!opt.numcalc_path.empty()) {
+      numcalc.emplace(opt);
+      for (const std::string &note : opt.numcalc_notes)
+        std::printf("bem_solve: note: %s\n", note.c_str());
+    }
+    field_stage.prepare(opt.field, numcalc ? &numcalc->mesh.grid : nullptr);
+  });
   std::vector<std::string> warnings;
   // The distributed FMM (issue 13): rank 0 alone reads and validates the mesh (a generated
   // icosphere: each rank its own slab, io::read_slab), and each rank
@@ -1866,7 +1966,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                            distribution.get(),
                            std::move(class_extents),
                            cases.size(),
-                           sofa ? &*sofa : nullptr};
+                           sofa ? &*sofa : nullptr,
+                           numcalc ? &*numcalc : nullptr};
   const std::size_t count = opt.wavenumbers.size(), sources = cases.size();
   // One row per k and source, the sources of a k together.
   std::vector<SweepRow> table(count * sources);
@@ -1933,6 +2034,21 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         }
       }
       if (!row.solved) *exit_status = kExitSolveFailed;
+      if (numcalc) {
+        PetscLogDouble t_done;
+        PetscCall(PetscTime(&t_done));
+        NumCalcStep step;
+        step.frequency_hz = opt.frequencies[i];
+        step.solved = row.solved;
+        step.iterations = row.iterations;
+        step.residual = row.residual;
+        step.setup_seconds = row.setup_seconds;
+        step.solve_seconds = row.solve_seconds;
+        step.output_seconds =
+            std::max(0.0, double(t_done - t_k) - row.setup_seconds - row.solve_seconds);
+        numcalc->steps.push_back(step);
+        numcalc->write_log(i + 1 == count);
+      }
       if ((count > 1 || sources > 1) && rank == 0) {
         // Progress of a long run, apart from the summaries (stdout may go to a file).
         char source_text[64] = "";

@@ -61,7 +61,7 @@ struct FieldStage::Tables {
 FieldStage::FieldStage() = default;
 FieldStage::~FieldStage() = default;
 
-void FieldStage::prepare(const FieldRequest& request) {
+void FieldStage::prepare(const FieldRequest& request, const io::FieldPoints* given) {
   request_ = request;
   if (!request.vtk_path.empty()) {
     const char* extension = request.plane ? ".vts" : ".vtu";
@@ -94,6 +94,8 @@ void FieldStage::prepare(const FieldRequest& request) {
     points_ = io::sphere_points(*request.sphere);
   } else if (!request.points_file.empty()) {
     points_ = io::read_field_points(request.points_file);
+  } else if (given) {
+    points_ = *given;
   }
 }
 
@@ -112,7 +114,8 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
                           (spec.kind == ProblemKind::Surface && spec.incident_wave);
   const field::SurfaceTraces traces = field::surface_traces(problem, mesh, solution, element_class);
 
-  if (request_.field()) {
+  total_.clear();
+  if (request_.field() && !points_.points.empty()) {
     const bool reused = geometry_ != nullptr;  // a sweep's later k
     if (!reused) geometry_ = std::make_unique<field::FieldGeometry>(disc, points_.points, options);
     const field::FieldGeometry& geometry = *geometry_;
@@ -157,6 +160,7 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
     for (std::size_t i = 0; i < m; ++i) location[i] = double(geometry.locations()[i]);
     columns.push_back({"location", std::move(location), true});
     const std::span<const cplx> scattered = values.scattered, total = values.total;
+    total_.assign(total.begin(), total.end());
     if (scattering) {
       add_complex(columns, "scattered", scattered);
       add_complex(columns, "total", total);

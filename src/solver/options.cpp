@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <numbers>
@@ -16,8 +18,11 @@
 
 #include "fmbem/core/error.hpp"
 #include "fmbem/field/far_field.hpp"
+#include "fmbem/io/mesh_source.hpp"
+#include "fmbem/io/numcalc_project.hpp"
 #include "fmbem/io/sofa_writer.hpp"
 #include "fmbem/problem/number_text.hpp"
+#include "fmbem/solver/numcalc_run.hpp"
 #include "fmbem/solver/project_file.hpp"
 #include "fmbem/solver/sweep.hpp"
 
@@ -34,6 +39,12 @@ struct OptionSpec {
 };
 constexpr OptionSpec kOptions[] = {
     {"mesh", "", "Gmsh .msh file (or a pipe), or icosphere:L[:R] (20*4^L triangles)"},
+    {"bem_numcalc", "",
+     "Solve a NumCalc (Mesh2HRTF) project: its NC.inp or folder gives the mesh, frequencies, "
+     "medium, conditions, incident wave and evaluation grid; NumCalc's result files are written "
+     "(be.out/be.N/pBoundary, vBoundary, pEvalGrid; NC.out)"},
+    {"bem_numcalc_output", "",
+     "The folder that receives -bem_numcalc's be.out and NC.out (default: the NC.inp's folder)"},
     {"k", "1",
      "Wavenumber (0: Laplace), or a sweep: a list 1,2,4 and ranges first:last:step (1:10:0.25), "
      "each solved in one run"},
@@ -450,6 +461,62 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->mesh = text_or("mesh", "");
   // Surface conditions: the project file's, then the options' (a group given two is refused).
   std::optional<Medium> project_medium;
+  // A NumCalc project gives the problem; bem_solve's options choose how it is solved.
+  std::optional<io::NumCalcInput> numcalc;
+  if (value("bem_numcalc")) {
+    for (const char *given_too : {"mesh",
+                                  "k",
+                                  "bem_frequency",
+                                  "bem_sound_speed",
+                                  "bem_density",
+                                  "kernel",
+                                  "bem_project",
+                                  "bem_rigid",
+                                  "bem_velocity",
+                                  "bem_pressure",
+                                  "bem_admittance",
+                                  "bem_impedance",
+                                  "bem_default_condition",
+                                  "bem_problem",
+                                  "bem_bc",
+                                  "bem_incident",
+                                  "bem_incident_dir",
+                                  "bem_source",
+                                  "bem_sources",
+                                  "bem_field",
+                                  "bem_field_plane",
+                                  "bem_field_sphere"})
+      if (value(given_too))
+        throw Error(dashed(given_too) +
+                    " and -bem_numcalc: the NumCalc project gives the mesh, the frequencies, "
+                    "the medium, the conditions, the incident wave and the evaluation grid; "
+                    "change them in its NC.inp");
+    numcalc = io::read_numcalc_input(*value("bem_numcalc"));
+    opt->numcalc_path = numcalc->path;
+    opt->numcalc_output = text_or(
+        "bem_numcalc_output", std::filesystem::path(numcalc->path).parent_path().string().c_str());
+    if (opt->numcalc_output.empty()) opt->numcalc_output = ".";
+    opt->mesh = std::string(io::kNumCalcMeshPrefix) + numcalc->path;
+    opt->conditions = numcalc_conditions(*numcalc, opt->numcalc_notes);
+    opt->numcalc_notes.insert(opt->numcalc_notes.begin(), numcalc->notes.begin(),
+                              numcalc->notes.end());
+    project_medium = Medium{numcalc->sound_speed, numcalc->density};
+    if (numcalc->waves.size() > 1)
+      throw Error(numcalc->path + ", line " + std::to_string(numcalc->waves[1].line) +
+                  ": a second incident wave (line " + std::to_string(numcalc->waves[0].line) +
+                  " gives the first): fmbem takes one a project (NumCalc superposes them); solve "
+                  "each in its own project and add the results");
+    if (!numcalc->waves.empty()) {
+      const io::NumCalcWave &wave = numcalc->waves.front();
+      char text[128];
+      std::snprintf(text, sizeof text, "%.17g,%.17g,%.17g", wave.vector.x, wave.vector.y,
+                    wave.vector.z);
+      given[wave.plane ? "bem_incident_dir" : "bem_source"] = text;
+    }
+    opt->field.numcalc_project = numcalc->path;
+  } else if (value("bem_numcalc_output")) {
+    throw Error("-bem_numcalc_output applies only to -bem_numcalc");
+  }
   if (value("bem_project")) {
     Project project = read_project_file(*value("bem_project"));
     opt->conditions.add_all(project.conditions);
@@ -490,7 +557,11 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   if (value("bem_sound_speed") && !value("bem_frequency") && !surface_conditions)
     throw Error("-bem_sound_speed applies only to -bem_frequency and surface conditions");
   std::vector<double> &wavenumbers = opt->wavenumbers;
-  if (value("bem_frequency")) {
+  if (numcalc) {
+    opt->frequencies = numcalc->frequencies_hz;
+    for (double f : opt->frequencies)
+      wavenumbers.push_back(2 * std::numbers::pi * f / opt->medium.sound_speed);
+  } else if (value("bem_frequency")) {
     const double sound_speed = opt->medium.sound_speed;
     opt->frequencies = parse_sweep_values("-bem_frequency", *value("bem_frequency"));
     for (double f : opt->frequencies) wavenumbers.push_back(2 * std::numbers::pi * f / sound_speed);
@@ -591,6 +662,8 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   const Vec3 source = opt->source_given ? opt->sources.positions.front() : Vec3{};
   opt->problem.incident.source = source;
   opt->problem.source = source;
+  if (numcalc && !numcalc->waves.empty())
+    opt->problem.incident.amplitude = numcalc->waves.front().amplitude;
   opt->sources.separate_groups = choose("-bem_sources", text_or("bem_sources", "together"),
                                         {"together", "separate"}) == "separate";
   if (opt->sources.separate_groups && !surface_conditions)
@@ -831,7 +904,8 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   for (const char *output : {"bem_field_vtk", "bem_field_csv", "bem_sofa", "bem_field_reference"})
     if (value(output) && !field.field())
       throw Error(dashed(output) +
-                  " needs field points: -bem_field FILE, -bem_field_plane or -bem_field_sphere");
+                  " needs field points: -bem_field FILE, -bem_field_plane or -bem_field_sphere "
+                  "(or a NumCalc project's evaluation grid)");
   if (value("bem_sofa")) {
     field.sofa_path = *value("bem_sofa");
     if (field.sofa_path.size() < 6 ||

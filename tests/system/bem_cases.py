@@ -17,6 +17,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sphere_meshes import icosphere_nodes, refine  # noqa: E402
+
 BEM, WORK, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 VTK_CELLS = sys.argv[4] if len(sys.argv) > 4 else None
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -146,41 +149,6 @@ def read_msh22(path):
     return nodes, tris
 
 
-def refine(nodes, tris):
-    """Split every triangle in four at its edge midpoints (exact on flat faces)."""
-    nodes, mid, out = list(nodes), {}, []
-
-    def m(a, b):
-        key = (min(a, b), max(a, b))
-        if key not in mid:
-            mid[key] = len(nodes)
-            nodes.append(tuple((x + y) / 2 for x, y in zip(nodes[a], nodes[b])))
-        return mid[key]
-    for a, b, c in tris:
-        ab, bc, ca = m(a, b), m(b, c), m(c, a)
-        out += [(a, ab, ca), (b, bc, ab), (c, ca, bc), (ab, bc, ca)]
-    return nodes, out
-
-
-def icosphere_nodes(level, radius=1.0, centre=(0.0, 0.0, 0.0)):
-    """The icosahedral sphere of -mesh icosphere:L, scaled by radius and moved to centre."""
-    t = (1 + 5 ** 0.5) / 2
-    v = [(-1, t, 0), (1, t, 0), (-1, -t, 0), (1, -t, 0), (0, -1, t), (0, 1, t), (0, -1, -t),
-         (0, 1, -t), (t, 0, -1), (t, 0, 1), (-t, 0, -1), (-t, 0, 1)]
-    f = [(0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4),
-         (11, 10, 2), (10, 7, 6), (7, 1, 8), (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8), (3, 8, 9),
-         (4, 9, 5), (2, 4, 11), (6, 2, 10), (8, 6, 7), (9, 8, 1)]
-
-    def unit(p):
-        r = sum(x * x for x in p) ** 0.5
-        return tuple(x / r for x in p)
-    v = [unit(p) for p in v]
-    for _ in range(level):
-        v, f = refine(v, f)
-        v = [unit(p) for p in v]
-    return [tuple(c + radius * x for c, x in zip(centre, p)) for p in v], f
-
-
 def pressure_diff(p, reference):
     """The relative L2 difference of two surface pressures."""
     return (sum(abs(x - y) ** 2 for x, y in zip(p, reference)) /
@@ -208,6 +176,20 @@ def expect_error(args, needle):
     lines = [l for l in p.stderr.strip().split("\n") if l]
     check(p.returncode != 0 and any(needle in l for l in lines) and "Segmentation" not in p.stderr,
           f"{' '.join(args)} -> non-zero exit and '{needle}' ({lines[-1] if lines else ''})")
+
+
+def be(nc, step, name):
+    """NumCalc's result file `name` of frequency step `step` (1-based) of the project nc."""
+    return os.path.join(os.path.dirname(nc), "be.out", f"be.{step}", name)
+
+
+def csv_column(path, re_name, im_name):
+    return [complex(r[re_name], r[im_name]) for r in read_csv_table(path)]
+
+
+def scaled_diff(values, reference, scale):
+    """rel_diff of values against scale times reference."""
+    return rel_diff(values, [scale * v for v in reference])
 
 
 def mpi_tree():
@@ -1976,6 +1958,159 @@ print(json.dumps({"issues": issues, "conventions": s.GLOBAL_SOFAConventions,
     check(p.returncode == 1 and "is not a vibrating ear" in p.stderr and
           not os.path.exists(os.path.join(WORK, "bad.sofa")),
           "a plane-wave source with -bem_sofa: refused before any solve")
+elif CASE == "numcalc":
+    # NumCalc projects (-bem_numcalc), written here as Mesh2HRTF lays them out
+    # (tests/system/numcalc_files.py): the same problem given on our command line gives the same
+    # numbers (the written files carry 7 digits, %E: 2e-6 relative), the incident wave's
+    # amplitude and the curves' admittance are NC.inp's, and the files parse as Mesh2HRTF's own
+    # reader parses NumCalc's.
+    import numcalc_files as ncf
+    nodes, tris = icosphere_nodes(3)
+    grid = ("r2", *icosphere_nodes(1, 2.0))  # 42 evaluation nodes at r = 2
+    grid_csv = os.path.join(WORK, "grid.csv")
+    with open(grid_csv, "w") as f:
+        f.writelines("%.17g,%.17g,%.17g\n" % p for p in grid[1])
+    tight = ["-ksp_rtol", "1e-10"]
+    # 1. A plane wave of amplitude 0.5-0.25i towards d on the rigid sphere, two frequencies, an
+    # evaluation grid: pBoundary and pEvalGrid are the amplitude times the unit wave's solution
+    # and field from the command line; the error against Mie's series (scaled by the amplitude)
+    # is the command line's; vBoundary is 0 (rigid).
+    d = (0.3, 0.4, -math.sqrt(0.75))
+    amplitude = 0.5 - 0.25j
+    nc = ncf.write_project(os.path.join(WORK, "plane"), nodes, tris, [100.0, 250.0],
+                           waves=[("plane", d, amplitude.real, amplitude.imag)], grid=grid)
+    out = run(["-bem_numcalc", nc] + tight).stdout
+    cli_csv, cli_field = os.path.join(WORK, "cli.csv"), os.path.join(WORK, "cli_field.csv")
+    cli = run(["-mesh", "icosphere:3", "-bem_frequency", "100,250", "-bem_incident_dir",
+               "%r,%r,%r" % d, "-bem_csv", cli_csv, "-bem_field", grid_csv, "-bem_field_csv",
+               cli_field] + tight).stdout
+    errors = lambda text: re.findall(r"max \|\w+ - exact\| = \S+, relative L2 = (\S+)", text)
+    ours_err, cli_err = errors(out), errors(cli)
+    check(len(ours_err) == 2 and all(abs(float(a) / float(b) - 1) < 1e-5
+                                     for a, b in zip(ours_err, cli_err)),
+          f"the error against Mie's series times the amplitude is the command line's "
+          f"({ours_err} / {cli_err})")
+    for step in (1, 2):
+        ids, p, count = ncf.read_result(be(nc, step, "pBoundary"))
+        reference = read_csv(cli_csv[:-4] + f"_k{step:04d}.csv")
+        diff = scaled_diff(p, reference, amplitude)
+        check(ids == list(range(1280)) and count == 1280 and diff < 2e-6,
+              f"step {step}: pBoundary = amplitude x the command line's solution ({diff:.1e})")
+        ids, v, count = ncf.read_result(be(nc, step, "vBoundary"))
+        check(count == 1280 and max(abs(x) for x in v) == 0, f"step {step}: vBoundary 0 (rigid)")
+        ids, pg, count = ncf.read_result(be(nc, step, "pEvalGrid"))
+        field = csv_column(cli_field[:-4] + f"_k{step:04d}.csv", "total_re", "total_im")
+        diff = scaled_diff(pg, field, amplitude)
+        check(ids == list(range(200000, 200042)) and count == 42 and diff < 2e-6,
+              f"step {step}: pEvalGrid (node ids from 200000) = amplitude x the command "
+              f"line's total field ({diff:.1e})")
+    lines = open(be(nc, 1, "pBoundary")).read().split("\n")
+    grid_lines = open(be(nc, 1, "pEvalGrid")).read().split("\n")
+    check(lines[:3] == ["Mesh2HRTF 1.2.4", "    2", "    0  1280"] and
+          re.fullmatch(r"    0 [ -]\d\.\d{6}E[-+]\d\d [ -]\d\.\d{6}E[-+]\d\d", lines[3]) and
+          grid_lines[:3] == ["Mesh2HRTF 1.2.4", "    1", "    1    42"],
+          "NumCalc's layout: version line, group count, '%5d %5d' group lines, '%5d % E % E' rows")
+    steps, ended = ncf.read_log(os.path.join(os.path.dirname(nc), "NC.out"))
+    check(ended and [s["step"] for s in steps] == [1, 2] and
+          [s["frequency"] for s in steps] == [100.0, 250.0] and
+          all(s["iterations"] and s["error"] < 1e-9 and None not in s["times"] and
+              not s["warning"] for s in steps),
+          "NC.out: Mesh2HRTF's report reader finds both steps, their frequencies, iterations, "
+          "relative errors and times, and the end")
+    # The same project on 2 ranks (the distributed FMM) gives the same files to the solver's
+    # tolerance.
+    one = ncf.read_result(be(nc, 2, "pEvalGrid"))[1]
+    run(["-bem_numcalc", nc] + tight, mpi=2)
+    diff = rel_diff(ncf.read_result(be(nc, 2, "pEvalGrid"))[1], one)
+    check(diff < 2e-6, f"2 ranks = 1 rank ({diff:.1e})")
+
+    # 2. A point source of Mesh2HRTF's amplitude 0.1 at (0, 0, 3) on the sphere with an
+    # admittance from two curves (re: 0.2 at 50 Hz to 0.8 at 300 Hz, im: 1 to 0, times 1.0 and
+    # 0.5): at 100 Hz beta = 0.32+0.4i, at 250 Hz 0.68+0.1i, each equal to the command line's
+    # -bem_default_condition admittance at that value, with the admittance sphere's series.
+    nc = ncf.write_project(os.path.join(WORK, "admittance"), nodes, tris, [100.0, 250.0],
+                           boundary=[(0, 1279, "ADMI", 1.0, 1, 0.5, 2)],
+                           waves=[("point", (0.0, 0.0, 3.0), 0.1, 0.0)],
+                           curves=[(1, [(50.0, 0.2), (300.0, 0.8)]),
+                                   (2, [(50.0, 1.0), (300.0, 0.0)])])
+    out = run(["-bem_numcalc", nc] + tight).stdout
+    check(out.count("admittance sphere series") == 2 and "amplitude 0.1+0i" in out,
+          "the admittance sphere's series is the exact solution at both steps, amplitude 0.1")
+    for step, (hz, beta) in enumerate([(100, "0.32+0.4i"), (250, "0.68+0.1i")], start=1):
+        path = os.path.join(WORK, f"admittance_{step}.csv")
+        run(["-mesh", "icosphere:3", "-bem_frequency", str(hz), "-bem_default_condition",
+             "admittance:" + beta, "-bem_incident", "pointsource", "-bem_source", "0,0,3",
+             "-bem_csv", path] + tight)
+        diff = scaled_diff(ncf.read_result(be(nc, step, "pBoundary"))[1],
+                           csv_column(path, "p_re", "p_im"), 0.1)
+        check(diff < 2e-6, f"{hz} Hz: the curves' admittance {beta}, pBoundary = 0.1 x the "
+                           f"command line's ({diff:.1e})")
+        diff = scaled_diff(ncf.read_result(be(nc, step, "vBoundary"))[1],
+                           csv_column(path, "vn_re", "vn_im"), 0.1)
+        check(diff < 2e-6, f"{hz} Hz: vBoundary = 0.1 x the command line's v_n ({diff:.1e})")
+
+    # 3. VELO 1e-3 on every element (a pulsating sphere: exact) and IMPE 0 (NumCalc's sound-soft
+    # surface) in a plane wave: each against its exact solution.
+    nc = ncf.write_project(os.path.join(WORK, "pulsating"), nodes, tris, [200.0],
+                           boundary=[(0, 1279, "VELO", 1e-3, -1, 0.0, -1)])
+    out = run(["-bem_numcalc", nc]).stdout
+    err = re.search(r"max \|\w+ - exact\| = \S+, relative L2 = (\S+)", out)
+    v = ncf.read_result(be(nc, 1, "vBoundary"))[1]
+    check(err and float(err.group(1)) < 1e-2 and all(x == 1e-3 for x in v),
+          f"pulsating sphere: its exact solution to {err and err.group(1)}; vBoundary 1e-3")
+    nc = ncf.write_project(os.path.join(WORK, "soft"), nodes, tris, [200.0],
+                           boundary=[(0, 1279, "IMPE", 0.0, -1, 0.0, -1)],
+                           waves=[("plane", (0.0, 0.0, 1.0), 1.0, 0.0)])
+    out = run(["-bem_numcalc", nc]).stdout
+    err = re.search(r"max \|\w+ - exact\| = \S+, relative L2 = (\S+)", out)
+    p = ncf.read_result(be(nc, 1, "pBoundary"))[1]
+    check("soft sphere Mie series" in out and float(err.group(1)) < 1e-2 and
+          all(x == 0 for x in p), f"IMPE 0 is the soft sphere ({err.group(1)}); pBoundary 0")
+
+    # 4. What fmbem cannot express, or NumCalc refuses: one message naming the line and the
+    # reason, exit 1, no result written.
+    base = open(ncf.write_project(os.path.join(WORK, "bad"), nodes, tris, [200.0],
+                                  waves=[("plane", (0.0, 0.0, 1.0), 1.0, 0.0)])).read()
+    bad_nc = os.path.join(WORK, "bad", "NumCalc", "source_1", "NC.inp")
+    cases = [
+        ("2 1280 642 0 0 2 1 4 0", "2 1280 642 0 1 2 1 4 0", "symmetry planes"),
+        ("1 0 0 0.0000e+00", "1 0 1 0.0000e+00", "interior problem"),
+        ("1.204 1.0 ", "1.204 -1.0 ", "time factor -1"),
+        ("RETU", "ELEM 0 TO 10 TRAD 1.0 -1 0.0 -1\nRETU", "transfer conditions"),
+        ("RETU", "ELEM 0 TO 10 VELO 1.0 -1 0.0 -1\nELEM 5 TO 20 PRES 1.0 -1 0.0 -1\nRETU",
+         "already has a condition"),
+        ("RETU", "ELEM 0 TO 10 ADMI 1.0 3 0.0 3\nRETU", "curve 3 is not in CURVES"),
+        ("RETU", "ELEM 0 TO 10 VELO 1.0 1 0.0 -1\nRETU", "both be -1 or both"),
+        ("1 0 0 0.0000e+00", "2 0 0 0.0000e+00", "counts 2 plane waves, PLANE WAVES gives 1"),
+        ("1 0 0 0.0000e+00", "1 1 0 0.0000e+00", "expected 'POINT SOURCES'"),
+        ("0 0.0 0.0 1.0 1.0 -1 0.0 -1", "0 0.0 0.0 1.0 1.0 2 0.0 2", "amplitude over frequency"),
+        ("END\n", "", "ends before END"),
+        ("2 1280 642", "2 1281 642", "its element files hold 1280"),
+        ("Mesh2HRTF 1.2.4", "NumCalc 1.2.4", "starts with 'Mesh2HRTF"),
+    ]
+    for old, new, needle in cases:
+        check(old in base, f"the project has '{old}'")
+        open(bad_nc, "w").write(base.replace(old, new, 1))
+        shutil.rmtree(os.path.join(os.path.dirname(bad_nc), "be.out"), ignore_errors=True)
+        expect_error(["-bem_numcalc", bad_nc], needle)
+        check(not os.path.exists(os.path.join(os.path.dirname(bad_nc), "be.out")),
+              f"nothing written for '{needle}'")
+    open(bad_nc, "w").write(base)
+    expect_error(["-bem_numcalc", bad_nc, "-mesh", "icosphere:2"], "-mesh and -bem_numcalc")
+    # A quadrilateral boundary element, two waves.
+    elements = os.path.join(WORK, "bad", "ObjectMeshes", "Reference", "Elements.txt")
+    good = open(elements).read()
+    lines = good.split("\n")
+    first = lines[1].split()
+    lines[1] = " ".join([first[0]] + first[1:4] + [first[1]] + first[4:])
+    open(elements, "w").write("\n".join(lines))
+    expect_error(["-bem_numcalc", bad_nc], "quadrilateral boundary element")
+    open(elements, "w").write(good)
+    two = base.replace("1 0 0 0.0000e+00", "2 0 0 0.0000e+00").replace(
+        "0 0.0 0.0 1.0 1.0 -1 0.0 -1", "0 0.0 0.0 1.0 1.0 -1 0.0 -1\n1 1.0 0.0 0.0 1.0 -1 0.0 -1")
+    open(bad_nc, "w").write(two)
+    expect_error(["-bem_numcalc", bad_nc], "a second incident wave")
+
 else:
     sys.exit("unknown case " + CASE)
 print("passed")

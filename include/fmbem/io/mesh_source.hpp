@@ -1,5 +1,6 @@
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fmbem/mesh/mesh.hpp"
@@ -19,10 +20,14 @@ struct SurfaceRead {
 //   "icosphere:L" or "icosphere:L:R"  icosahedral sphere of level L (integer 0..10,
 //                                     20 * 4^L triangles) and radius R > 0 (default 1)
 //                                     centred at the origin;
+//   "numcalc:PATH"                    the boundary elements of the NumCalc project PATH (its
+//                                     NC.inp or folder: read_numcalc_mesh), a surface group a
+//                                     BOUNDARY line;
 //   anything else                     a Gmsh .msh file, pipe or FIFO, read by read_gmsh
 //                                     with its default options.
 // Throws fmbem::Error on a malformed spec or an unreadable or malformed file.
 SurfaceRead read_surface(const std::string& spec);
+inline constexpr std::string_view kNumCalcMeshPrefix = "numcalc:";
 
 // Whether each rank can read its own slab of the mesh `spec` names (issue 13): a generated
 // icosphere. A Gmsh file is read whole on one rank (the Gmsh SDK reads a file whole).

@@ -33,7 +33,10 @@ struct FieldRequest {
   // -bem_sofa: the HRTFs of every frequency and source (each a vibrating ear) at the field's
   // points, one SimpleFreeFieldHRTF file (io::write_sofa_hrtf); implies the reference.
   std::string sofa_path;
-  bool field() const { return !points_file.empty() || plane || sphere; }
+  // -bem_numcalc: the points are the project's evaluation grid (FieldStage::prepare gets them;
+  // a project may have none).
+  std::string numcalc_project;
+  bool field() const { return !points_file.empty() || plane || sphere || !numcalc_project.empty(); }
 };
 
 // bem_solve's field stage, on rank 0: prepare() before any work (the outputs' kinds checked,
@@ -50,7 +53,9 @@ class FieldStage {
   // Throws fmbem::Error: an output with the wrong extension (-bem_field_vtk: .vtu for points
   // from a file, .vts for a plane), a VTK output without VTK, a field file that is missing,
   // malformed or without points.
-  void prepare(const FieldRequest& request);
+  // `given`: the points of a NumCalc project's evaluation grid (request.numcalc_project), read
+  // by the caller; none (an empty grid) leaves the stage without field points.
+  void prepare(const FieldRequest& request, const io::FieldPoints* given = nullptr);
   // Evaluates the field (FieldGeometry, built at the first call and kept for the next k of a
   // sweep: it does not depend on k; FieldEvaluator) and the far field of the solution;
   // returns the summary lines (without indentation), none when nothing was asked.
@@ -67,6 +72,8 @@ class FieldStage {
   // The field's points, and what the last evaluate gave with -bem_field_reference: the HRTF at
   // each point and the reference source (empty / none otherwise).
   const std::vector<Vec3>& points() const { return points_.points; }
+  // The total field at them from the last evaluate (NaN inside the body).
+  const std::vector<cplx>& total() const { return total_; }
   const std::vector<cplx>& hrtf() const { return hrtf_; }
   const std::optional<field::ReferenceSource>& reference() const { return reference_; }
   // What prepare read (for -bem_field): its warnings, one sentence each.
@@ -76,7 +83,7 @@ class FieldStage {
   FieldRequest request_;
   io::FieldPoints points_;
   std::unique_ptr<field::FieldGeometry> geometry_;
-  std::vector<cplx> hrtf_;
+  std::vector<cplx> hrtf_, total_;
   std::optional<field::ReferenceSource> reference_;
   // What write() writes: the point arrays and the far-field table.
   struct Tables;

@@ -70,7 +70,11 @@ struct SolveOptions {
   // -bem_source lists, -bem_sources separate); empty lists: the problem's one source.
   SourceList sources;
   bool allow_coarse = false;  // solve even below 2 elements per wavelength
-  bool help = false;          // -help: list the options, solve nothing
+  // -bem_numcalc: the project's NC.inp (it gave the problem: mesh is "numcalc:" + it), the
+  // folder its results go to, and what the solve takes differently from NumCalc.
+  std::string numcalc_path, numcalc_output;
+  std::vector<std::string> numcalc_notes;
+  bool help = false;  // -help: list the options, solve nothing
 };
 
 // A frequency sweep's values (-k, -bem_frequency): comma-separated entries, each a number or a

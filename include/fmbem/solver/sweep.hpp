@@ -33,6 +33,7 @@ struct SweepRow {
   std::string reason;  // KSP's converged reason ("CONVERGED_RTOL", "DIVERGED_ITS", ...)
   bool solved = false;
   double setup_seconds = 0.0, solve_seconds = 0.0;
+  double residual = 0.0;   // the true relative residual at the end of the solve
   bool has_error = false;  // an exact solution was known and the solve succeeded
   double error_max = 0.0, error_relative_l2 = 0.0;
 };

@@ -160,5 +160,42 @@ TEST(SphereScatteredField, RefusesWhatItCannotGive) {
   EXPECT_THROW(helmholtz.far_field({0, 0, 0}), Error);
 }
 
+// Every field is linear in the incident wave's amplitude A: the incident field and its normal
+// derivative, the surface series and the scattered and far fields are A times the unit wave's,
+// for plane waves and point sources, Helmholtz and Laplace, every boundary.
+TEST(IncidentAmplitude, EveryFieldIsLinearInIt) {
+  const cplx a(0.5, -0.25);
+  const Vec3 centre{0.1, -0.2, 0.3}, x{1.0, 1.5, -0.5}, n{0.6, 0.0, 0.8};
+  for (const double k : {0.0, 2.5}) {
+    for (const Incident unit :
+         {Incident::plane_wave({0.3, 0.4, -0.5}), Incident::point_source({2.0, -1.0, 1.5})}) {
+      Incident scaled = unit;
+      scaled.amplitude = a;
+      EXPECT_NEAR(std::abs(incident_field(k, scaled, x) - a * incident_field(k, unit, x)), 0.0,
+                  1e-15);
+      EXPECT_NEAR(std::abs(incident_normal_derivative(k, scaled, x, n) -
+                           a * incident_normal_derivative(k, unit, x, n)),
+                  0.0, 1e-15);
+      for (const SphereBoundary bc :
+           {SphereBoundary::Rigid, SphereBoundary::Soft, SphereBoundary::Admittance}) {
+        const cplx admittance = bc == SphereBoundary::Admittance ? cplx(0.4, 0.2) : cplx(0.0);
+        const SphereScattering s1(k, 0.8, centre, bc, unit, admittance),
+            sa(k, 0.8, centre, bc, scaled, admittance);
+        const Vec3 on = centre + Vec3{0.0, 0.8, 0.0};
+        const cplx v1 = s1.surface_value(on);
+        EXPECT_NEAR(std::abs(sa.surface_value(on) - a * v1), 0.0, 1e-14 * std::abs(v1));
+        const SphereScatteredField f1(k, 0.8, centre, bc, unit, admittance),
+            fa(k, 0.8, centre, bc, scaled, admittance);
+        const cplx u1 = f1.scattered(x);
+        EXPECT_NEAR(std::abs(fa.scattered(x) - a * u1), 0.0, 1e-14 * std::abs(u1) + 1e-300);
+        if (k > 0) {
+          const cplx g1 = f1.far_field(n);
+          EXPECT_NEAR(std::abs(fa.far_field(n) - a * g1), 0.0, 1e-14 * std::abs(g1));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fmbem::exact
