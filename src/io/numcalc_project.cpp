@@ -151,10 +151,6 @@ const NumCalcCurve* NumCalcInput::curve(int id) const {
   return nullptr;
 }
 
-std::string numcalc_group_name(const NumCalcBoundary& boundary) {
-  return "NC.inp line " + std::to_string(boundary.line);
-}
-
 NumCalcInput parse_numcalc_input(std::string_view text, const std::string& path) {
   NumCalcInput out;
   out.path = path;
@@ -283,6 +279,8 @@ NumCalcInput parse_numcalc_input(std::string_view text, const std::string& path)
       throw in.at(line, std::string("expected '") + form + "', got '" + excerpt(line.text) + "'");
     NumCalcBoundary b;
     b.line = line.number;
+    b.group = "NC.inp line " + std::to_string(b.line);
+    b.file = path;
     b.first = in.integer(line, 1, "the first element id");
     b.last = in.integer(line, 3, "the last element id");
     if (b.last < b.first)
@@ -405,7 +403,9 @@ NumCalcInput parse_numcalc_input(std::string_view text, const std::string& path)
   return out;
 }
 
-NumCalcInput read_numcalc_input(const std::string& path) {
+namespace {
+
+NumCalcInput read_one_input(const std::string& path) {
   std::error_code ec;
   const std::string file = std::filesystem::is_directory(path, ec)
                                ? (std::filesystem::path(path) / "NC.inp").string()
@@ -417,11 +417,147 @@ NumCalcInput read_numcalc_input(const std::string& path) {
   const auto size = std::filesystem::file_size(file, size_error);
   if (!size_error && size > kMaxNumCalcInputBytes)
     throw Error("NumCalc project '" + file + "' is larger than 16 MiB: not an NC.inp");
-  return parse_numcalc_input(read_regular_file(file, "NumCalc project '" + file + "'"), file);
+  NumCalcInput input =
+      parse_numcalc_input(read_regular_file(file, "NumCalc project '" + file + "'"), file);
+  NumCalcSource source{input.path, std::filesystem::path(input.path).parent_path().string(), {}};
+  if (source.folder.empty()) source.folder = ".";
+  for (std::size_t i = 0; i < input.boundary.size(); ++i) source.own_lines.push_back(i);
+  input.sources = {source};
+  return input;
+}
+
+// The NC.inp of each source_N folder of `folder`, in the order of N; empty when there is none.
+std::vector<std::string> source_inputs(const std::filesystem::path& folder) {
+  std::vector<std::pair<long long, std::string>> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    long long n = 0;
+    if (name.starts_with("source_") && parse_id(name.substr(7), n) &&
+        std::filesystem::is_regular_file(entry.path() / "NC.inp", ec))
+      found.emplace_back(n, (entry.path() / "NC.inp").string());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& [n, path] : found) out.push_back(std::move(path));
+  return out;
+}
+
+bool same_curve(const NumCalcInput& a, std::optional<int> ia, const NumCalcInput& b,
+                std::optional<int> ib) {
+  if (!ia || !ib) return !ia && !ib;
+  const NumCalcCurve *ca = a.curve(*ia), *cb = b.curve(*ib);
+  return ca->frequencies_hz == cb->frequencies_hz && ca->factors == cb->factors;
+}
+
+bool same_line(const NumCalcInput& a, const NumCalcBoundary& x, const NumCalcInput& b,
+               const NumCalcBoundary& y) {
+  return x.first == y.first && x.last == y.last && x.kind == y.kind && x.value == y.value &&
+         same_curve(a, x.curve_re, b, y.curve_re) && same_curve(a, x.curve_im, b, y.curve_im);
+}
+
+std::string normal(const std::string& path) {
+  return std::filesystem::path(path).lexically_normal().string();
+}
+
+// The sources of a Mesh2HRTF project as one problem: the first's settings, the lines every
+// source has once, each other line (a velocity source) its source's own.
+NumCalcInput merge_sources(const std::vector<std::string>& paths) {
+  std::vector<NumCalcInput> inputs;
+  for (const std::string& path : paths) inputs.push_back(read_one_input(path));
+  NumCalcInput out = inputs.front();
+  out.boundary.clear();
+  out.sources.clear();
+  const NumCalcInput& first = inputs.front();
+  const auto same_files = [](const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (normal(a[i]) != normal(b[i])) return false;
+    return true;
+  };
+  for (const NumCalcInput& in : inputs) {
+    const auto differs = [&](const std::string& what) {
+      return Error("NumCalc sources '" + first.path + "' and '" + in.path + "' differ in " + what +
+                   ": fmbem solves a project's sources together when they are one problem but "
+                   "for their velocity sources (Mesh2HRTF's ears); give each source's folder on "
+                   "its own");
+    };
+    if (in.frequencies_hz != first.frequencies_hz) throw differs("their frequencies");
+    if (in.sound_speed != first.sound_speed || in.density != first.density)
+      throw differs("their medium");
+    if (in.node_count != first.node_count || in.element_count != first.element_count ||
+        !same_files(in.node_files, first.node_files) ||
+        !same_files(in.element_files, first.element_files))
+      throw differs("their mesh files");
+    bool same_waves = in.waves.size() == first.waves.size();
+    for (std::size_t w = 0; same_waves && w < in.waves.size(); ++w)
+      same_waves = in.waves[w].plane == first.waves[w].plane &&
+                   in.waves[w].vector == first.waves[w].vector &&
+                   in.waves[w].amplitude == first.waves[w].amplitude;
+    if (!same_waves) throw differs("their plane waves or point sources");
+  }
+  // A line every source has is the problem's; any other is its sources' own and must be a
+  // velocity (silenced, it is NumCalc's default: rigid).
+  for (std::size_t s = 0; s < inputs.size(); ++s) {
+    const NumCalcInput& in = inputs[s];
+    NumCalcSource source{in.path, std::filesystem::path(in.path).parent_path().string(), {}};
+    const std::string name =
+        std::filesystem::path(in.path).parent_path().filename().string() + "/NC.inp line ";
+    for (const NumCalcBoundary& b : in.boundary) {
+      bool everywhere = true;
+      for (const NumCalcInput& other : inputs) {
+        bool has = false;
+        for (const NumCalcBoundary& c : other.boundary) has = has || same_line(in, b, other, c);
+        everywhere = everywhere && has;
+      }
+      if (everywhere && s > 0) continue;  // kept once, from the first source
+      NumCalcBoundary line = b;
+      line.group = name + std::to_string(b.line);
+      if (!everywhere) {
+        if (b.kind != NumCalcBoundary::Kind::velocity)
+          throw Error(in.path + ", line " + std::to_string(b.line) + ": a " +
+                      numcalc_keyword(b.kind) +
+                      " line that not every source has: fmbem solves a project's sources "
+                      "together when they differ in velocity sources (VELO) alone; give each "
+                      "source's folder on its own");
+        if (line.curve_re) {  // the curves are this source's: numbered apart from the first's
+          for (std::optional<int>* id : {&line.curve_re, &line.curve_im}) {
+            NumCalcCurve curve = *in.curve(**id);
+            curve.id = int(out.curves.size()) + 1000000 * int(s + 1);
+            out.curves.push_back(curve);
+            **id = curve.id;
+          }
+        }
+        source.own_lines.push_back(out.boundary.size());
+      }
+      out.boundary.push_back(line);
+    }
+    out.sources.push_back(std::move(source));
+  }
+  return out;
+}
+
+}  // namespace
+
+NumCalcInput read_numcalc_input(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec) &&
+      !std::filesystem::exists(std::filesystem::path(path) / "NC.inp", ec)) {
+    std::vector<std::string> sources = source_inputs(std::filesystem::path(path) / "NumCalc");
+    if (sources.empty()) sources = source_inputs(path);
+    if (sources.empty())
+      throw Error("NumCalc project '" + path +
+                  "': no NC.inp in it, nor in its source_N or NumCalc/source_N folders");
+    if (sources.size() > 1) return merge_sources(sources);
+    return read_one_input(sources.front());
+  }
+  return read_one_input(path);
 }
 
 std::vector<std::string> numcalc_input_files(const NumCalcInput& input) {
   std::vector<std::string> files{input.path};
+  for (const NumCalcSource& source : input.sources)
+    if (source.path != input.path) files.push_back(source.path);
   files.insert(files.end(), input.node_files.begin(), input.node_files.end());
   files.insert(files.end(), input.element_files.begin(), input.element_files.end());
   return files;
@@ -577,21 +713,20 @@ NumCalcMesh read_numcalc_mesh(const NumCalcInput& input) {
   out.surface.triangle_group.assign(out.surface.triangles.size(), -1);
   for (const NumCalcBoundary& b : input.boundary) {
     const std::int32_t g = std::int32_t(out.surface.groups.size());
-    out.surface.groups.push_back({numcalc_group_name(b), int(b.line), 2});
+    out.surface.groups.push_back({b.group, int(b.line), 2});
     auto it = std::lower_bound(by_id.begin(), by_id.end(), std::pair{b.first, std::size_t(0)});
     std::size_t reached = 0;
     for (; it != by_id.end() && it->first <= b.last; ++it, ++reached) {
       std::int32_t& group = out.surface.triangle_group[it->second];
       if (group >= 0)
-        throw Error(input.path + ", line " + std::to_string(b.line) + ": element " +
-                    std::to_string(it->first) + " already has a condition from line " +
-                    std::to_string(out.surface.groups[std::size_t(group)].tag) +
+        throw Error(input.path + ": " + b.group + ": element " + std::to_string(it->first) +
+                    " already has a condition from " + out.surface.groups[std::size_t(group)].name +
                     ": fmbem takes one condition an element (make the ranges disjoint)");
       group = g;
     }
     if (reached == 0)
-      out.warnings.push_back(input.path + ", line " + std::to_string(b.line) + ": ELEM " +
-                             std::to_string(b.first) + " TO " + std::to_string(b.last) +
+      out.warnings.push_back(input.path + ": " + b.group + ": ELEM " + std::to_string(b.first) +
+                             " TO " + std::to_string(b.last) +
                              " reaches no boundary element (NumCalc skips it too)");
   }
   return out;

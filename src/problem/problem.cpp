@@ -95,7 +95,10 @@ void find_exact_surface_conditions(const Mesh &mesh, const ProblemSpec &spec, Su
       for (int j = 0; j < 3; ++j) ata[i][j] += row[i] * row[j];
     }
   }
-  if (edge_vertices < 3) return;
+  // A cap's edge is a circle: fewer than 6 points on it (a single triangle's 3, a quad's 4) are
+  // too coarse a polygon for the cap's series to be its solution (a single inscribed triangle
+  // covers 41 % of its circle's cap).
+  if (edge_vertices < 6) return;
   // Cramer's rule on the 3x3 normal equations.
   const auto det = [](const double m[3][3]) {
     return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
@@ -132,6 +135,13 @@ void find_exact_surface_conditions(const Mesh &mesh, const ProblemSpec &spec, Su
       const double angle = std::acos(std::clamp(dot(d, axis), -1.0, 1.0));
       if (classes[e] == moving ? angle > half_angle + 1e-6 : angle < half_angle - 1e-6) return;
     }
+  // And its elements cover the cap: their flat area within 20 % of its 2 pi R^2 (1 - cos).
+  double moving_area = 0.0;
+  for (std::size_t e = 0; e < mesh.size(); ++e)
+    if (classes[e] == moving) moving_area += mesh.areas()[e];
+  const double radius = facts.sphere.radius;
+  const double cap_area = 2.0 * std::numbers::pi * radius * radius * (1.0 - cos_angle);
+  if (!(moving_area > 0.8 * cap_area && moving_area < 1.2 * cap_area)) return;
   facts.cap_class = moving;
   facts.cap_axis = axis;
   facts.cap_half_angle = half_angle;

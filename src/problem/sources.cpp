@@ -1,5 +1,6 @@
 #include "fmbem/problem/sources.hpp"
 
+#include <algorithm>
 #include <memory>
 
 #include "fmbem/core/error.hpp"
@@ -13,16 +14,22 @@ std::string incident_label(const exact::Incident& incident) {
              : "point source at " + format_point(incident.source);
 }
 
-// The surface data with every class but `kept` (none: -1) silenced.
-std::shared_ptr<const SurfaceData> silenced(const SurfaceData& data, std::ptrdiff_t kept) {
+// The surface data with each excitation class c for which quiet(c) silenced.
+template <typename Quiet>
+std::shared_ptr<const SurfaceData> silenced_where(const SurfaceData& data, Quiet quiet) {
   auto out = std::make_shared<SurfaceData>(data);
   for (std::size_t c = 0; c < out->classes.size(); ++c) {
     GroupCondition& condition = out->classes[c];
-    if (std::ptrdiff_t(c) == kept || !is_excitation(condition)) continue;
+    if (!quiet(c) || !is_excitation(condition)) continue;
     condition.value = ConditionValue{};
     if (condition.kind == ConditionKind::velocity) condition.kind = ConditionKind::rigid;
   }
   return out;
+}
+
+// The surface data with every class but `kept` (none: -1) silenced.
+std::shared_ptr<const SurfaceData> silenced(const SurfaceData& data, std::ptrdiff_t kept) {
+  return silenced_where(data, [&](std::size_t c) { return std::ptrdiff_t(c) != kept; });
 }
 
 }  // namespace
@@ -64,6 +71,27 @@ std::vector<SourceCase> source_cases(const ProblemSpec& base, const SourceList& 
   }
   if (!surface) return cases;
   const SurfaceData& data = *base.surface;
+  if (!list.class_sets.empty()) {
+    // Each set its own source with the other sets' classes silenced; the incident wave and the
+    // classes of no set go with every one.
+    std::vector<SourceCase> sets;
+    for (std::size_t s = 0; s < list.class_sets.size(); ++s) {
+      const auto in_set = [&](std::size_t set, std::size_t c) {
+        const std::vector<std::size_t>& members = list.class_sets[set];
+        return std::find(members.begin(), members.end(), c) != members.end();
+      };
+      ProblemSpec spec = base;
+      spec.surface = silenced_where(data, [&](std::size_t c) {
+        if (in_set(s, c)) return false;
+        for (std::size_t other = 0; other < list.class_sets.size(); ++other)
+          if (in_set(other, c)) return true;
+        return false;
+      });
+      sets.push_back({spec, s < list.set_labels.size() ? list.set_labels[s]
+                                                       : "source " + std::to_string(s + 1)});
+    }
+    return sets;
+  }
   if (!list.separate_groups) {
     // The classes' data go with every incident wave, or are the one source.
     if (cases.empty()) cases.push_back({base, "the groups' conditions"});

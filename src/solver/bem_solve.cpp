@@ -605,45 +605,61 @@ struct SofaCollector {
   }
 };
 
-// -bem_numcalc on rank 0: the project's ids and groups, NumCalc's result files of each frequency
-// step (be.out/be.N: pBoundary, vBoundary, pEvalGrid) and its log NC.out, rewritten after each
-// step so that an interrupted run reports the steps it finished.
+// -bem_numcalc on rank 0: the project's ids and groups, and for each of its sources NumCalc's
+// result files of each frequency step (be.out/be.N: pBoundary, vBoundary, pEvalGrid) and its log
+// NC.out, rewritten after each step so that an interrupted run reports the steps it finished.
 struct NumCalcWriter {
   io::NumCalcInput input;
   io::NumCalcMesh mesh;
-  std::string folder;  // holds be.out and NC.out
+  std::vector<std::string> folders;  // a source's be.out and NC.out go in folders[source]
+  std::vector<std::vector<NumCalcStep>> steps;  // a source's steps so far
   std::string start_time = numcalc_time_now();
-  std::vector<NumCalcStep> steps;
   std::string solver_name = "KSP";  // PETSc's KSP type, as NC.out names its solver
 
-  NumCalcWriter(const SolveOptions &opt)
+  explicit NumCalcWriter(const SolveOptions &opt)
       : input(io::read_numcalc_input(opt.numcalc_path)),
         mesh(io::read_numcalc_mesh(input)),
-        folder(opt.numcalc_output) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(folder, ec))
-      throw Error("-bem_numcalc_output '" + folder + "': no such folder");
+        steps(input.sources.size()) {
+    // Each source's folder (NumCalc writes in its working folder), or -bem_numcalc_output's
+    // (with several sources, source_N in it).
+    const bool given = !opt.numcalc_output.empty();
+    for (std::size_t s = 0; s < input.sources.size(); ++s) {
+      std::string folder = !given ? input.sources[s].folder
+                           : input.sources.size() == 1
+                               ? opt.numcalc_output
+                               : opt.numcalc_output + "/source_" + std::to_string(s + 1);
+      std::error_code ec;
+      if (given && !std::filesystem::is_directory(opt.numcalc_output, ec))
+        throw Error("-bem_numcalc_output '" + opt.numcalc_output + "': no such folder");
+      std::filesystem::create_directories(folder, ec);
+      if (ec) throw Error("-bem_numcalc: cannot make the folder '" + folder + "': " + ec.message());
+      folders.push_back(folder);
+    }
     // NumCalc's outputs never replace the project's inputs (a grid kept in be.out, say).
     const std::vector<std::string> inputs = io::numcalc_input_files(input);
-    std::vector<std::string> outputs{log_path()};
-    for (std::size_t i = 0; i < input.frequencies_hz.size(); ++i)
-      for (const char *name : {"pBoundary", "vBoundary", "pEvalGrid"})
-        outputs.push_back(step_folder(i) + "/" + name);
-    for (const std::string &out : outputs)
-      for (const std::string &in : inputs)
-        if (io::same_file(out, in))
-          throw Error("-bem_numcalc: the result file '" + out + "' is the project's input '" + in +
-                      "'; it would be overwritten (give -bem_numcalc_output another folder)");
+    for (std::size_t s = 0; s < folders.size(); ++s) {
+      std::vector<std::string> outputs{log_path(s)};
+      for (std::size_t k = 0; k < input.frequencies_hz.size(); ++k)
+        for (const char *name : {"pBoundary", "vBoundary", "pEvalGrid"})
+          outputs.push_back(step_folder(s, k) + "/" + name);
+      for (const std::string &out : outputs)
+        for (const std::string &in : inputs)
+          if (io::same_file(out, in))
+            throw Error("-bem_numcalc: the result file '" + out + "' is the project's input '" +
+                        in +
+                        "'; it would be overwritten (give -bem_numcalc_output another folder)");
+    }
   }
-  std::string step_folder(std::size_t k) const {
-    return folder + "/be.out/be." + std::to_string(k + 1);
+  std::string step_folder(std::size_t source, std::size_t k) const {
+    return folders[source] + "/be.out/be." + std::to_string(k + 1);
   }
-  std::string log_path() const { return folder + "/NC.out"; }
-  void write_log(bool finished) const {
-    io::OutputFile(log_path(), "-bem_numcalc").write([&](const std::string &path) {
+  std::string log_path(std::size_t source) const { return folders[source] + "/NC.out"; }
+  void write_log(std::size_t source, bool finished) const {
+    io::OutputFile(log_path(source), "-bem_numcalc").write([&](const std::string &path) {
       std::ofstream out(path);
-      out << numcalc_log(input, steps, start_time, finished ? numcalc_time_now() : "", solver_name);
-      if (!out) throw Error("cannot write '" + log_path() + "'");
+      out << numcalc_log(input, steps[source], start_time, finished ? numcalc_time_now() : "",
+                         solver_name);
+      if (!out) throw Error("cannot write '" + log_path(source) + "'");
     });
   }
 };
@@ -1583,7 +1599,7 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
         // NumCalc's files of this step: the pressure and normal velocity at each boundary
         // element's centroid, the total pressure at each evaluation node.
         const NumCalcWriter &nc = *sweep.numcalc;
-        const std::string folder = nc.step_folder(at.k);
+        const std::string folder = nc.step_folder(at.source, at.k);
         std::error_code ec;
         std::filesystem::create_directories(folder, ec);
         if (ec)
@@ -2046,8 +2062,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         step.solve_seconds = row.solve_seconds;
         step.output_seconds =
             std::max(0.0, double(t_done - t_k) - row.setup_seconds - row.solve_seconds);
-        numcalc->steps.push_back(step);
-        numcalc->write_log(i + 1 == count);
+        numcalc->steps[s].push_back(step);
+        numcalc->write_log(s, i + 1 == count);
       }
       if ((count > 1 || sources > 1) && rank == 0) {
         // Progress of a long run, apart from the summaries (stdout may go to a file).

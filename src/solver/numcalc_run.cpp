@@ -15,8 +15,8 @@ SurfaceConditions numcalc_conditions(const io::NumCalcInput& input,
   bool ignored_by_numcalc = false;
   for (const io::NumCalcBoundary& b : input.boundary) {
     GroupCondition c;
-    c.group.name = io::numcalc_group_name(b);
-    c.origin = input.path + ", line " + std::to_string(b.line);
+    c.group.name = b.group;
+    c.origin = b.file + ", line " + std::to_string(b.line);
     switch (b.kind) {
       case io::NumCalcBoundary::Kind::velocity:
         c.kind = ConditionKind::velocity;

@@ -492,11 +492,18 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
                     "the medium, the conditions, the incident wave and the evaluation grid; "
                     "change them in its NC.inp");
     numcalc = io::read_numcalc_input(*value("bem_numcalc"));
-    opt->numcalc_path = numcalc->path;
-    opt->numcalc_output = text_or(
-        "bem_numcalc_output", std::filesystem::path(numcalc->path).parent_path().string().c_str());
-    if (opt->numcalc_output.empty()) opt->numcalc_output = ".";
-    opt->mesh = std::string(io::kNumCalcMeshPrefix) + numcalc->path;
+    // The path as given: a project folder names all its sources.
+    opt->numcalc_path = *value("bem_numcalc");
+    opt->numcalc_output = text_or("bem_numcalc_output", "");
+    if (value("bem_numcalc_output") && opt->numcalc_output.empty())
+      throw Error("-bem_numcalc_output needs a folder");
+    // A project's sources (its ears): one set-up per frequency for all of them.
+    if (numcalc->sources.size() > 1)
+      for (const io::NumCalcSource &source : numcalc->sources) {
+        opt->sources.class_sets.push_back(source.own_lines);
+        opt->sources.set_labels.push_back("NumCalc " + source.path);
+      }
+    opt->mesh = std::string(io::kNumCalcMeshPrefix) + opt->numcalc_path;
     opt->conditions = numcalc_conditions(*numcalc, opt->numcalc_notes);
     opt->numcalc_notes.insert(opt->numcalc_notes.begin(), numcalc->notes.begin(),
                               numcalc->notes.end());
@@ -513,7 +520,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
                     wave.vector.z);
       given[wave.plane ? "bem_incident_dir" : "bem_source"] = text;
     }
-    opt->field.numcalc_project = numcalc->path;
+    opt->field.numcalc_project = opt->numcalc_path;
   } else if (value("bem_numcalc_output")) {
     throw Error("-bem_numcalc_output applies only to -bem_numcalc");
   }

@@ -2111,6 +2111,92 @@ elif CASE == "numcalc":
     open(bad_nc, "w").write(two)
     expect_error(["-bem_numcalc", bad_nc], "a second incident wave")
 
+    # 5. A Mesh2HRTF project of two sources (each ear one element, VELO 0.1 as Mesh2HRTF writes
+    # it, Both ears): given its folder, both are solved in one run, one set-up per frequency,
+    # each into its own source folder, every file byte for byte the single source's run.
+    left = max(range(len(tris)), key=lambda i: sum(nodes[v][1] for v in tris[i]))
+    right = min(range(len(tris)), key=lambda i: sum(nodes[v][1] for v in tris[i]))
+    root = os.path.join(WORK, "ears")
+    for source, e in ((1, left), (2, right)):
+        ncf.write_project(root, nodes, tris, [150.0, 300.0], grid=grid, source=source,
+                          boundary=[(e, e, "VELO", 0.1, -1, 0.0, -1),
+                                    (0, 3, "ADMI", 0.5, -1, 0.1, -1)])
+    out = run(["-bem_numcalc", root] + tight).stdout
+    first_k = out.split("fmbem bem_solve summary")[1]
+    blocks = source_blocks(first_k)
+    check(len(blocks) == 2 and blocks[1]["label"].endswith("source_2/NC.inp") and
+          first_k.count("group 'source_1/NC.inp line") == 2 and
+          first_k.count("group 'source_2/NC.inp line") == 1,
+          "a project folder's two sources in one run, the shared ADMI line kept once")
+    together = {}
+    for source in (1, 2):
+        folder = os.path.join(root, "NumCalc", f"source_{source}")
+        for step in (1, 2):
+            for name in ("pBoundary", "vBoundary", "pEvalGrid"):
+                together[(source, step, name)] = open(be(os.path.join(folder, "NC.inp"), step,
+                                                         name)).read()
+        check(ncf.read_log(os.path.join(folder, "NC.out"))[1], f"source {source}: its NC.out")
+    for source in (1, 2):
+        nc = os.path.join(root, "NumCalc", f"source_{source}", "NC.inp")
+        run(["-bem_numcalc", nc] + tight)
+        same = all(open(be(nc, step, name)).read() == together[(source, step, name)]
+                   for step in (1, 2) for name in ("pBoundary", "vBoundary", "pEvalGrid"))
+        check(same, f"source {source} alone writes the same files, byte for byte")
+    # Sources that are not one problem but for their velocities: refused, naming what differs.
+    nc2 = os.path.join(root, "NumCalc", "source_2", "NC.inp")
+    text = open(nc2).read()
+    open(nc2, "w").write(text.replace("0.000002 0.030000e+04", "0.000002 0.031000e+04"))
+    expect_error(["-bem_numcalc", root], "differ in their frequencies")
+    open(nc2, "w").write(text.replace("ADMI 0.5 -1 0.1 -1", "ADMI 0.5 -1 0.2 -1"))
+    expect_error(["-bem_numcalc", root], "a ADMI line that not every source has")
+    open(nc2, "w").write(text)
+elif CASE == "numcalc_groups":
+    # A NumCalc project's BOUNDARY ranges are the command line's surface groups: the icosphere's
+    # elements ordered so that two caps (about +y and -y) are ranges, given the same mesh as a
+    # Gmsh file with the caps as physical groups 1 and 2; pBoundary, vBoundary and pEvalGrid
+    # equal the command line's p, v_n and field (2e-6: the files' 7 digits).
+    import numcalc_files as ncf
+    nodes, tris = icosphere_nodes(3)
+    grid = ("r2", *icosphere_nodes(1, 2.0))
+    grid_csv = os.path.join(WORK, "grid.csv")
+    with open(grid_csv, "w") as f:
+        f.writelines("%.17g,%.17g,%.17g\n" % p for p in grid[1])
+    height = lambda t: sum(nodes[v][1] for v in t) / 3
+    left = [t for t in tris if height(t) > 0.8]
+    right = [t for t in tris if height(t) < -0.8]
+    rest = [t for t in tris if abs(height(t)) <= 0.8]
+    ordered = left + right + rest
+    nl, nr = len(left), len(right)
+    nc = ncf.write_project(os.path.join(WORK, "caps"), nodes, ordered, [120.0, 240.0], grid=grid,
+                           boundary=[(0, nl - 1, "VELO", 1e-3, -1, 0.0, -1),
+                                     (nl, nl + nr - 1, "VELO", 0.0, -1, 2e-3, -1),
+                                     (nl + nr, nl + nr + 9, "IMPE", 2.0, -1, -1.0, -1)])
+    msh = os.path.join(WORK, "caps.msh")
+    with open(msh, "w") as f:
+        f.write("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n%d\n" % len(nodes))
+        for i, p in enumerate(nodes):
+            f.write("%d %.17g %.17g %.17g\n" % (i + 1, *p))
+        f.write("$EndNodes\n$Elements\n%d\n" % len(ordered))
+        for i, t in enumerate(ordered):
+            tag = 1 if i < nl else 2 if i < nl + nr else 3 if i < nl + nr + 10 else 4
+            f.write("%d 2 2 %d %d %d %d %d\n" % (i + 1, tag, tag, t[0] + 1, t[1] + 1, t[2] + 1))
+        f.write("$EndElements\n")
+    tight = ["-ksp_rtol", "1e-10"]
+    run(["-bem_numcalc", nc] + tight)
+    cli_csv, cli_field = os.path.join(WORK, "cli.csv"), os.path.join(WORK, "cli_field.csv")
+    run(["-mesh", msh, "-bem_frequency", "120,240", "-bem_velocity", "1:1e-3,2:2e-3i",
+         "-bem_impedance", "3:2-1i", "-bem_csv", cli_csv, "-bem_field", grid_csv,
+         "-bem_field_csv", cli_field] + tight)
+    for step in (1, 2):
+        rows = read_csv_table(cli_csv[:-4] + f"_k{step:04d}.csv")
+        for name, column in (("pBoundary", "p"), ("vBoundary", "vn")):
+            got = ncf.read_result(be(nc, step, name))[1]
+            d = rel_diff(got, [complex(r[column + "_re"], r[column + "_im"]) for r in rows])
+            check(d < 2e-6, f"step {step}: {name} = the command line's {column} ({d:.1e})")
+        field = csv_column(cli_field[:-4] + f"_k{step:04d}.csv", "radiated_re", "radiated_im")
+        d = rel_diff(ncf.read_result(be(nc, step, "pEvalGrid"))[1], field)
+        check(d < 2e-6, f"step {step}: pEvalGrid = the command line's field ({d:.1e})")
+
 else:
     sys.exit("unknown case " + CASE)
 print("passed")

@@ -45,6 +45,10 @@ struct NumCalcCurve {
 struct NumCalcBoundary {
   enum class Kind { velocity, pressure, admittance, impedance };
   std::size_t line = 0;
+  // Its surface group's name: "NC.inp line 23", or with several sources "source_2/NC.inp line
+  // 23" (read_numcalc_input).
+  std::string group;
+  std::string file;  // the NC.inp that gives it
   long long first = 0, last = 0;
   Kind kind = Kind::velocity;
   cplx value{};
@@ -61,8 +65,15 @@ struct NumCalcWave {
   cplx amplitude{};
 };
 
+// One NumCalc source of a Mesh2HRTF project (NumCalc/source_N): its NC.inp, and the BOUNDARY
+// lines (indices into NumCalcInput::boundary) that it alone has: its velocity sources (an ear).
+struct NumCalcSource {
+  std::string path, folder;
+  std::vector<std::size_t> own_lines;
+};
+
 struct NumCalcInput {
-  std::string path;          // NC.inp
+  std::string path;          // NC.inp (the first source's, with several)
   std::string version_line;  // its first line, words joined by one blank (the outputs' first)
   std::string title;
   std::vector<double> frequencies_hz;  // one per step
@@ -76,6 +87,9 @@ struct NumCalcInput {
   std::vector<NumCalcCurve> curves;
   // Settings read and not used (NumCalc's own solver choices), one sentence each.
   std::vector<std::string> notes;
+  // The sources: one (NC.inp's folder, every line its own: a single NumCalc run's problem), or
+  // each NumCalc/source_N of a project folder.
+  std::vector<NumCalcSource> sources;
   const NumCalcCurve* curve(int id) const;  // nullptr when none has that id
 };
 
@@ -90,14 +104,20 @@ inline constexpr std::size_t kMaxNumCalcInputBytes = std::size_t{16} << 20;
 // exp(+i omega t) (-1), TRAD/TRIM, frequency curves on IMPE or on a wave's amplitude, NumCalc's
 // internal test source (-1 point sources), a frequency <= 0.
 NumCalcInput parse_numcalc_input(std::string_view text, const std::string& path);
-// The file at `path` (NC.inp itself, or a folder holding one); throws as above, and when it is
-// missing, not a regular file, or larger than kMaxNumCalcInputBytes.
+// The project at `path`: NC.inp itself, a folder holding one, or a Mesh2HRTF project folder
+// (holding NumCalc/source_N/NC.inp) or its NumCalc folder (holding source_N/NC.inp): then its
+// sources in the order of N, solved together (one set-up per frequency). Their NC.inp must give
+// one problem (the same frequencies, medium, mesh files, incident waves, and the same BOUNDARY
+// lines but for velocity sources, Mesh2HRTF's ears): the lines every source has are kept once,
+// a line some have (a VELO) is its sources' own. Throws as parse_numcalc_input, when a file is
+// missing, not a regular file, or larger than kMaxNumCalcInputBytes, and naming the files and
+// what differs when the sources are not one problem.
 NumCalcInput read_numcalc_input(const std::string& path);
 
 // The project's elements: the boundary elements as the surface (their nodes its vertices, both
 // in the files' order) and the evaluation elements' nodes as field points.
 struct NumCalcMesh {
-  // One surface group a BOUNDARY line (named numcalc_group_name, tag its line number), holding
+  // One surface group a BOUNDARY line (named NumCalcBoundary::group, tag its line number), holding
   // the boundary elements its range reaches; the other elements are in no group.
   Surface surface;
   std::vector<long long> element_ids;     // each triangle's id in the element files
@@ -118,9 +138,6 @@ struct NumCalcMesh {
 NumCalcMesh read_numcalc_mesh(const NumCalcInput& input);
 // Every file the project reads (NC.inp, then its node and element files): no output may be one.
 std::vector<std::string> numcalc_input_files(const NumCalcInput& input);
-
-// "NC.inp line 23": the surface group of a BOUNDARY line.
-std::string numcalc_group_name(const NumCalcBoundary& boundary);
 
 // NumCalc's pBoundary or vBoundary of one frequency step: the version line, the number of
 // element groups, then for each group holding boundary elements (in order of first appearance)

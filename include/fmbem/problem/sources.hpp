@@ -19,6 +19,11 @@ struct SourceList {
   // source, the others silenced, and each incident wave a source with every class silenced.
   // Otherwise the classes' data go with every incident wave (or are the one source).
   bool separate_groups = false;
+  // Surface conditions: each set of classes its own source (a NumCalc project's sources, each
+  // its ears' velocities), the classes of the other sets silenced; the incident wave and the
+  // classes of no set in every source. With sets, the lists above are empty.
+  std::vector<std::vector<std::size_t>> class_sets;
+  std::vector<std::string> set_labels;
 };
 
 struct SourceCase {
@@ -32,10 +37,10 @@ bool is_excitation(const GroupCondition& condition);
 
 // The run's sources from `base` (its kind, conditions, incident kind) and `list`, in the order:
 // the incident waves or monopoles as listed, then (separate_groups) the excited classes in class
-// order. A silenced velocity class becomes rigid and a silenced pressure class pressure 0: the
-// same unknown and operator columns, no data. Throws fmbem::Error: separate_groups without
-// surface conditions, or with nothing to solve for (no excited class and no incident wave).
-// An empty list keeps base's one incident wave or monopole.
+// order; with class_sets a source a set, in their order. A silenced velocity class becomes rigid
+// and a silenced pressure class pressure 0: the same unknown and operator columns, no data. Throws
+// fmbem::Error: separate_groups without surface conditions, or with nothing to solve for (no
+// excited class and no incident wave). An empty list keeps base's one incident wave or monopole.
 std::vector<SourceCase> source_cases(const ProblemSpec& base, const SourceList& list);
 
 }  // namespace fmbem

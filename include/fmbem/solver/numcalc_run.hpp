@@ -10,7 +10,7 @@ namespace fmbem {
 // A NumCalc project solved by bem_solve (-bem_numcalc): its BOUNDARY lines as conditions on the
 // surface groups io::read_numcalc_mesh makes of them, and NumCalc's log (NC.out) of the run.
 
-// One condition a BOUNDARY line, on its group (io::numcalc_group_name), and rigid (NumCalc's
+// One condition a BOUNDARY line, on its group (NumCalcBoundary::group), and rigid (NumCalc's
 // VELO 0) for the elements of no line. A line with curves is a table over frequency, re c_re(f)
 // + i im c_im(f), exact at every frequency (its nodes: both curves' points and the project's
 // frequencies); IMPE 0 is PRES 0, as NumCalc takes it. What differs from NumCalc 1.2.4 (which

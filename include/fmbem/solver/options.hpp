@@ -70,8 +70,9 @@ struct SolveOptions {
   // -bem_source lists, -bem_sources separate); empty lists: the problem's one source.
   SourceList sources;
   bool allow_coarse = false;  // solve even below 2 elements per wavelength
-  // -bem_numcalc: the project's NC.inp (it gave the problem: mesh is "numcalc:" + it), the
-  // folder its results go to, and what the solve takes differently from NumCalc.
+  // -bem_numcalc: the project as given (an NC.inp, its folder, or a project of several sources:
+  // it gave the problem, and mesh is "numcalc:" + it), -bem_numcalc_output (empty: each
+  // source's own folder), and what the solve takes differently from NumCalc.
   std::string numcalc_path, numcalc_output;
   std::vector<std::string> numcalc_notes;
   bool help = false;  // -help: list the options, solve nothing

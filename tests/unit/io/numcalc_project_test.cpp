@@ -92,8 +92,7 @@ TEST_F(NumCalcProject, ReadsEverySection) {
   EXPECT_EQ(input.boundary[1].kind, NumCalcBoundary::Kind::admittance);
   EXPECT_EQ(*input.boundary[1].curve_re, 1);
   EXPECT_EQ(*input.boundary[1].curve_im, 2);
-  EXPECT_EQ(numcalc_group_name(input.boundary[1]),
-            "NC.inp line " + std::to_string(input.boundary[1].line));
+  EXPECT_EQ(input.boundary[1].group, "NC.inp line " + std::to_string(input.boundary[1].line));
   ASSERT_EQ(input.waves.size(), 1u);
   EXPECT_TRUE(input.waves[0].plane);
   EXPECT_EQ(input.waves[0].amplitude, cplx(0.5, -0.25));

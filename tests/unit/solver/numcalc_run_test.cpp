@@ -23,11 +23,11 @@ io::NumCalcInput input_with(std::vector<io::NumCalcBoundary> boundary) {
 TEST(NumCalcConditions, EachLineOnItsGroupAndTheRestRigid) {
   using Kind = io::NumCalcBoundary::Kind;
   std::vector<std::string> notes;
-  const SurfaceConditions c =
-      numcalc_conditions(input_with({{42, 0, 3, Kind::velocity, {0.1, 0.0}, {}, {}},
-                                     {43, 4, 9, Kind::impedance, {2.0, -1.0}, {}, {}},
-                                     {44, 10, 12, Kind::impedance, {0.0, 0.0}, {}, {}}}),
-                         notes);
+  const SurfaceConditions c = numcalc_conditions(
+      input_with({{42, "NC.inp line 42", "p/NC.inp", 0, 3, Kind::velocity, {0.1, 0.0}, {}, {}},
+                  {43, "NC.inp line 43", "p/NC.inp", 4, 9, Kind::impedance, {2.0, -1.0}, {}, {}},
+                  {44, "NC.inp line 44", "p/NC.inp", 10, 12, Kind::impedance, {0.0, 0.0}, {}, {}}}),
+      notes);
   ASSERT_EQ(c.groups.size(), 3u);
   EXPECT_EQ(c.groups[0].group.name, "NC.inp line 42");
   EXPECT_EQ(c.groups[0].kind, ConditionKind::velocity);
@@ -45,7 +45,8 @@ TEST(NumCalcConditions, EachLineOnItsGroupAndTheRestRigid) {
 TEST(NumCalcConditions, CurvesAreExactAtEveryFrequency) {
   using Kind = io::NumCalcBoundary::Kind;
   std::vector<std::string> notes;
-  const io::NumCalcInput input = input_with({{50, 0, 3, Kind::admittance, {1.0, 0.5}, 1, 2}});
+  const io::NumCalcInput input =
+      input_with({{50, "NC.inp line 50", "p/NC.inp", 0, 3, Kind::admittance, {1.0, 0.5}, 1, 2}});
   const SurfaceConditions c = numcalc_conditions(input, notes);
   ASSERT_EQ(c.groups.size(), 1u);
   const GroupCondition& g = c.groups[0];
@@ -61,7 +62,9 @@ TEST(NumCalcConditions, CurvesAreExactAtEveryFrequency) {
   EXPECT_DOUBLE_EQ(g.value_at(550.0).imag(), 0.125);  // 0.5 * (0.5 - 0.5 * 450 / 900)
   EXPECT_TRUE(notes.empty());                         // NumCalc applies curves to ADMI too
   // On VELO NumCalc 1.2.4 ignores them: said in a note.
-  numcalc_conditions(input_with({{50, 0, 3, Kind::velocity, {1.0, 0.5}, 1, 2}}), notes);
+  numcalc_conditions(
+      input_with({{50, "NC.inp line 50", "p/NC.inp", 0, 3, Kind::velocity, {1.0, 0.5}, 1, 2}}),
+      notes);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("applies curves to ADMI alone"), std::string::npos);
 }
