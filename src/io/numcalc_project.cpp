@@ -109,6 +109,16 @@ double interpolate(const std::vector<double>& t, const std::vector<double>& f, d
   return f[j - 1] + (f[j] - f[j - 1]) * (at - t[j - 1]) / (t[j] - t[j - 1]);
 }
 
+// A NODES or ELEMENTS line's file, relative to NC.inp's folder: printable (no control byte,
+// which no file name of a project holds and no message should print).
+std::string file_of(const InputCursor& in, const InputLine& line,
+                    const std::filesystem::path& folder) {
+  for (char c : line.text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw in.at(line, "the file name '" + excerpt(line.text) + "' holds a control character");
+  return (folder / std::string(line.text)).string();
+}
+
 // "-1 -1": no curves; two integers: the curves of re and im.
 void read_curve_pair(const InputCursor& in, const InputLine& line, std::size_t re_index,
                      std::size_t im_index, std::optional<int>& curve_re,
@@ -250,7 +260,7 @@ NumCalcInput parse_numcalc_input(std::string_view text, const std::string& path)
     in.keyword(section, section);
     while (!in.done() && in.peek(next).words.front() != next) {
       const InputLine& line = in.take("a file");
-      files.push_back((folder / std::string(line.text)).string());
+      files.push_back(file_of(in, line, folder));
       lines.push_back(line.number);
     }
     if (files.empty()) throw in.at(in.peek(next), std::string(section) + " lists no file");
@@ -263,7 +273,7 @@ NumCalcInput parse_numcalc_input(std::string_view text, const std::string& path)
       const InputLine& line = in.take("a file");
       if (line.words.front() == "SYMMETRY")
         throw in.at(line, "a SYMMETRY section: fmbem has no symmetry planes yet");
-      out.element_files.push_back((folder / std::string(line.text)).string());
+      out.element_files.push_back(file_of(in, line, folder));
       out.element_file_lines.push_back(line.number);
     }
     if (out.element_files.empty()) throw in.at(in.peek("BOUNDARY"), "ELEMENTS lists no file");

@@ -223,17 +223,19 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
         field::far_field_amplitude(disc, spec.k, traces.u, traces.q, dirs.directions);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // Target strength: the level of F for a unit-amplitude plane wave.
+    // Target strength: the level of F per unit amplitude of the incident plane wave.
     const bool target_strength =
         scattering && spec.incident.kind == exact::Incident::Kind::PlaneWave;
     const std::string level = target_strength ? "TS_dB" : "level_dB";
+    const double per_amplitude = target_strength ? 1.0 / std::abs(spec.incident.amplitude) : 1.0;
+    const auto level_of = [per_amplitude](cplx v) { return decibels(std::abs(v) * per_amplitude); };
     double largest = 0.0;
     for (cplx f : far) largest = std::max(largest, std::abs(f));
     lines.push_back(
         format("farfield        %s, F(d) (u_s ~ F e^{ikr}/r) from the surface solution "
                "in %.3f s; max |F| = %.4g (%s %.2f)",
                dirs.description().c_str(), seconds, largest, target_strength ? "TS" : "level",
-               decibels(largest)));
+               decibels(largest * per_amplitude)));
     std::vector<io::NamedColumn>& columns = tables_->farfield;
     if (dirs.kind == field::FarFieldDirections::Kind::circle) {
       columns.push_back({"angle_deg", dirs.angle});
@@ -251,7 +253,7 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
       columns.push_back({axes[d], std::move(component)});
     }
     add_complex(columns, "F", far);
-    columns.push_back({level, map(far, [](cplx v) { return decibels(std::abs(v)); })});
+    columns.push_back({level, map(far, level_of)});
     if (const auto exact = field::exact_far_field(problem, mesh, dirs.directions)) {
       const field::FieldError error = field::field_error(far, *exact);
       double level_difference = 0.0;
@@ -264,8 +266,7 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
           error.relative_l2, error.max_abs, target_strength ? "TS" : "level", level_difference));
       columns.push_back({"exact_re", map(*exact, [](cplx v) { return v.real(); })});
       columns.push_back({"exact_im", map(*exact, [](cplx v) { return v.imag(); })});
-      columns.push_back(
-          {"exact_" + level, map(*exact, [](cplx v) { return decibels(std::abs(v)); })});
+      columns.push_back({"exact_" + level, map(*exact, level_of)});
     }
   }
   return lines;

@@ -169,7 +169,7 @@ TEST_F(NumCalcProject, RefusalsNameTheLine) {
       message(replaced(project_text(), "343.5 1.19 1.0", "343.5 1.19 -1")).find(nc + ", line"),
       std::string::npos);
   EXPECT_NE(message(project_text("ELEM 0 TO 2 VELO 1 -1 0 -1\nELEM 2 TO 3 PRES 1 -1 0 -1\n"))
-                .find("element 2 already has a condition from line"),
+                .find("element 2 already has a condition from NC.inp line"),
             std::string::npos);
   EXPECT_NE(message(project_text("ELEM 0 TO 1 IMPE 1 1 0 2\n")).find("IMPE with frequency curves"),
             std::string::npos);
