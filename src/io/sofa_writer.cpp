@@ -89,8 +89,8 @@ void write_sofa_hrtf(const std::string& path, const SofaHrtf& hrtf) {
   const std::string now = utc_now();
   text(NC_GLOBAL, "Conventions", "SOFA");
   text(NC_GLOBAL, "Version", "2.1");
-  text(NC_GLOBAL, "SOFAConventions", "SimpleFreeFieldHRTF");
-  text(NC_GLOBAL, "SOFAConventionsVersion", "1.0");
+  text(NC_GLOBAL, "SOFAConventions", hrtf.general ? "GeneralTF" : "SimpleFreeFieldHRTF");
+  text(NC_GLOBAL, "SOFAConventionsVersion", hrtf.general ? "2.0" : "1.0");
   text(NC_GLOBAL, "APIName", "fmbem");
   text(NC_GLOBAL, "APIVersion", "1.0");
   text(NC_GLOBAL, "ApplicationName", "fmbem bem_solve");
@@ -103,10 +103,13 @@ void write_sofa_hrtf(const std::string& path, const SofaHrtf& hrtf) {
   text(NC_GLOBAL, "DateCreated", now);
   text(NC_GLOBAL, "DateModified", now);
   text(NC_GLOBAL, "Title", hrtf.title.empty() ? std::string("HRTF") : hrtf.title);
-  text(NC_GLOBAL, "ListenerShortName",
-       hrtf.listener_short_name.empty() ? std::string("fmbem") : hrtf.listener_short_name);
-  text(NC_GLOBAL, "DatabaseName",
-       hrtf.database_name.empty() ? std::string("fmbem") : hrtf.database_name);
+  // A listener's name, database and orientation are SimpleFreeFieldHRTF's; GeneralTF has none.
+  if (!hrtf.general) {
+    text(NC_GLOBAL, "ListenerShortName",
+         hrtf.listener_short_name.empty() ? std::string("fmbem") : hrtf.listener_short_name);
+    text(NC_GLOBAL, "DatabaseName",
+         hrtf.database_name.empty() ? std::string("fmbem") : hrtf.database_name);
+  }
   text(NC_GLOBAL, "Comment", hrtf.comment);
 
   int dim_m, dim_r, dim_n, dim_e, dim_c, dim_i;
@@ -132,19 +135,21 @@ void write_sofa_hrtf(const std::string& path, const SofaHrtf& hrtf) {
       {"ReceiverPosition", {dim_r, dim_c, dim_i}, receivers.data(), "cartesian", "metre"},
       {"SourcePosition", {dim_m, dim_c}, sources.data(), "spherical", "degree, degree, metre"},
       {"EmitterPosition", {dim_e, dim_c, dim_i}, origin, "cartesian", "metre"},
-      {"ListenerUp", {dim_i, dim_c}, up, nullptr, nullptr},
-      {"ListenerView", {dim_i, dim_c}, view, "cartesian", "metre"},
       {"N", {dim_n}, hrtf.frequencies.data(), nullptr, nullptr},
       {"Data.Real", {dim_m, dim_r, dim_n}, real.data(), nullptr, nullptr},
       {"Data.Imag", {dim_m, dim_r, dim_n}, imag.data(), nullptr, nullptr},
   };
+  if (!hrtf.general) {
+    variables.push_back({"ListenerUp", {dim_i, dim_c}, up, nullptr, nullptr});
+    variables.push_back({"ListenerView", {dim_i, dim_c}, view, "cartesian", "metre"});
+  }
   for (Variable& v : variables) {
     check(nc_def_var(file, v.name, NC_DOUBLE, int(v.dims.size()), v.dims.data(), &v.id), v.name);
     if (v.type) text(v.id, "Type", v.type);
     if (v.units) text(v.id, "Units", v.units);
   }
-  text(variables[6].id, "LongName", "frequency");
-  text(variables[6].id, "Units", "hertz");
+  text(variables[4].id, "LongName", "frequency");
+  text(variables[4].id, "Units", "hertz");
   for (const Variable& v : variables) check(nc_put_var_double(file, v.id, v.values), v.name);
   closer.id = -1;
   check(nc_close(file), "close");

@@ -592,6 +592,15 @@ struct Distribution {
 };
 
 // -bem_sofa on rank 0: every (k, source)'s HRTFs at the field points, written after the run.
+// A SOFA receiver's position: the ear's centre, the incident plane wave's direction (unit: where
+// Mesh2HRTF puts it) or its point source.
+Vec3 sofa_receiver(const ProblemSpec &spec, const field::ReferenceSource &reference) {
+  if (reference.kind != field::ReferenceSource::Kind::incident) return reference.vibrating_center;
+  return spec.incident.kind == exact::Incident::Kind::PlaneWave
+             ? normalized(spec.incident.direction)
+             : spec.incident.source;
+}
+
 struct SofaCollector {
   io::SofaHrtf hrtf;
   std::vector<char> filled;  // per k and source
@@ -1565,7 +1574,8 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
                                            to_user(solution), field_options, user_classes)
                     : field_stage.evaluate(problem, disc, solution, field_options);
         if (sweep.sofa)
-          sweep.sofa->add(at, field_stage.hrtf(), field_stage.reference()->vibrating_center);
+          sweep.sofa->add(at, field_stage.hrtf(),
+                          sofa_receiver(problem.spec(), *field_stage.reference()));
       }
       const auto physical = [&] {
         return physical_fields(problem, user_mesh(), user_classes, 0, to_user(solution));
@@ -1913,13 +1923,26 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
 
   if (opt.field.reference_center)
     for (const SourceCase &c : cases) field::check_reference(c.spec);
+  // -bem_sofa's receivers: every source a vibrating ear (HRTFs by reciprocity), or every one an
+  // incident wave (its transfer functions to the grid, Mesh2HRTF's plane-wave and point-source
+  // projects); one kind a file.
+  const auto is_ear = [](const ProblemSpec &spec) {
+    return spec.kind == ProblemKind::Surface && !spec.incident_wave;
+  };
   if (!opt.field.sofa_path.empty())
-    for (std::size_t s = 0; s < cases.size(); ++s)
-      if (cases[s].spec.kind != ProblemKind::Surface || cases[s].spec.incident_wave)
+    for (std::size_t s = 0; s < cases.size(); ++s) {
+      const ProblemSpec &spec = cases[s].spec;
+      if (spec.kind == ProblemKind::Radiation)
         throw Error("-bem_sofa: source " + std::to_string(s + 1) + " (" + cases[s].label +
-                    ") is not a vibrating ear: a SOFA file's HRTFs come from the ears by "
-                    "reciprocity, each source a vibrating group (-bem_velocity G:V with "
-                    "-bem_sources separate)");
+                    ") is a radiating monopole: a SOFA file's sources are vibrating ears or "
+                    "incident waves");
+      if (is_ear(spec) != is_ear(cases.front().spec))
+        throw Error("-bem_sofa: source " + std::to_string(s + 1) + " (" + cases[s].label + ") is " +
+                    (is_ear(spec) ? "a vibrating ear" : "an incident wave") + " and source 1 (" +
+                    cases.front().label + ") " +
+                    (is_ear(spec) ? "an incident wave" : "a vibrating ear") +
+                    ": a SOFA file holds one kind of receiver (write two runs)");
+    }
   // Every source checked before any work (a point source inside the body, on the surface): its
   // problem at the first k, over no rows (no exact values formed).
   for (std::size_t s = 0; s < cases.size(); ++s) {
@@ -1957,6 +1980,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     h.comment = "fmbem bem_solve: the pressure at each source position over the reference (" +
                 std::to_string(cases.size()) + " receivers: " + cases.front().label +
                 (cases.size() > 1 ? ", ..." : "") + ")";
+    // Mesh2HRTF's choice: two ears are SimpleFreeFieldHRTF, anything else GeneralTF.
+    h.general = !(cases.size() == 2 && is_ear(cases.front().spec));
     sofa->filled.assign(opt.wavenumbers.size() * cases.size(), 0);
     sofa->sources = cases.size();
   }
@@ -2097,9 +2122,11 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         io::write_sofa_hrtf(path, sofa->hrtf);
       });
       PetscCall(PetscPrintf(PETSC_COMM_SELF,
-                            "  wrote           %s (SimpleFreeFieldHRTF: %zu positions, %zu "
+                            "  wrote           %s (%s: %zu positions, %zu "
                             "receivers, %zu frequencies)\n",
-                            opt.field.sofa_path.c_str(), sofa->hrtf.source_positions.size(),
+                            opt.field.sofa_path.c_str(),
+                            sofa->hrtf.general ? "GeneralTF" : "SimpleFreeFieldHRTF",
+                            sofa->hrtf.source_positions.size(),
                             sofa->hrtf.receiver_positions.size(), sofa->hrtf.frequencies.size()));
     } else {
       std::fprintf(stderr,

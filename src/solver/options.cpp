@@ -177,9 +177,9 @@ constexpr OptionSpec kOptions[] = {
      "source as strong as the problem's at x,y,z (default the origin): the vibrating surface's "
      "volume velocity as a point source (Mesh2HRTF's), the monopole, or the incident wave there"},
     {"bem_sofa", "",
-     "Write the HRTFs of every frequency and source at the field points to this SOFA file "
-     "(SimpleFreeFieldHRTF; each source a vibrating ear, -bem_sources separate; referenced as "
-     "-bem_field_reference, the origin unless given)"},
+     "Write the transfer functions of every frequency and source at the field points to this "
+     "SOFA file, referenced as -bem_field_reference (the origin unless given): two vibrating ears "
+     "(-bem_sources separate) as SimpleFreeFieldHRTF, other ears or incident waves as GeneralTF"},
     {"bem_field_vtk", "",
      "Write the field to this .vtu (-bem_field, -bem_field_sphere) or .vts (-bem_field_plane)"},
     {"bem_field_csv", "", "Write the field to this CSV file"},

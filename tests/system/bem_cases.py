@@ -1950,14 +1950,50 @@ print(json.dumps({"issues": issues, "conventions": s.GLOBAL_SOFAConventions,
     left, right = got["receivers"]
     check(left[1] > 0.9 and right[1] < -0.9 and abs(left[0]) < 0.01 and abs(right[2]) < 0.01,
           f"its receivers are the ears' centres ({left}, {right})")
-    # An incident wave is no ear: refused before any work.
+    # An incident wave and an ear in one file: refused before any work.
     p = run(["-mesh", os.path.join(SRC, "meshes", "sphere_two_ears_1.msh"), "-bem_frequency",
              "100", "-bem_velocity", "left_ear:1e-3", "-bem_sources", "separate",
              "-bem_incident_dir", "1,0,0", "-bem_field_sphere", "fibonacci:10:1.5", "-bem_sofa",
              os.path.join(WORK, "bad.sofa")], expect_ok=False)
-    check(p.returncode == 1 and "is not a vibrating ear" in p.stderr and
+    check(p.returncode == 1 and "one kind of receiver" in p.stderr and
           not os.path.exists(os.path.join(WORK, "bad.sofa")),
-          "a plane-wave source with -bem_sofa: refused before any solve")
+          "a plane wave and an ear in one SOFA file: refused before any solve")
+    # Incident waves (Mesh2HRTF's plane-wave projects): GeneralTF, verified by sofar; its data the
+    # total field over the wave at the centre (the hrtf columns), its receivers the directions.
+    general = os.path.join(WORK, "waves.sofa")
+    waves_csv = os.path.join(WORK, "waves.csv")
+    run(["-mesh", "icosphere:2", "-bem_frequency", "100,200", "-bem_incident_dir",
+         "1,0,0;0,0,-2", "-bem_field_sphere", "fibonacci:12:2", "-bem_sofa", general,
+         "-bem_field_csv", waves_csv])
+    p = subprocess.run([os.environ["SOFAR_PYTHON"], "-c", reader, general], capture_output=True,
+                       text=True, timeout=300)
+    check(p.returncode == 0, f"sofar reads the GeneralTF file ({p.stderr.strip()[-300:]})")
+    got = json.loads(p.stdout)
+    check(got["issues"] is None and got["conventions"] == "GeneralTF" and
+          got["shape"] == [12, 2, 2] and got["receivers"] == [[1.0, 0.0, 0.0], [0.0, 0.0, -1.0]],
+          "two plane waves: GeneralTF (sofar finds no issue), 12 positions x 2 waves x 2 "
+          "frequencies, the receivers the waves' directions")
+    worst = 0.0
+    for f in range(2):
+        for w in range(2):
+            rows = read_csv_table(waves_csv[:-4] + f"_k{f + 1:04d}_s{w + 1:04d}.csv")
+            for m, row in enumerate(rows):
+                total = complex(row["total_re"], row["total_im"])
+                h = complex(row["hrtf_re"], row["hrtf_im"])
+                stored = complex(got["real"][m][w][f], got["imag"][m][w][f])
+                # The reference of a unit plane wave at the origin is 1: hrtf = total.
+                worst = max(worst, abs(stored - h) / abs(h), abs(h - total) / abs(total))
+    check(worst < 1e-14, f"its data are the total field over the wave at the centre ({worst:.1e})")
+    # One ear alone is GeneralTF too (Mesh2HRTF's rule: two ears are SimpleFreeFieldHRTF).
+    one = os.path.join(WORK, "one_ear.sofa")
+    run(["-mesh", os.path.join(SRC, "meshes", "sphere_two_ears_1.msh"), "-bem_frequency", "100",
+         "-bem_velocity", "left_ear:1e-3", "-bem_sources", "separate", "-bem_field_sphere",
+         "fibonacci:10:1.5", "-bem_sofa", one])
+    p = subprocess.run([os.environ["SOFAR_PYTHON"], "-c", reader, one], capture_output=True,
+                       text=True, timeout=300)
+    got = json.loads(p.stdout)
+    check(got["issues"] is None and got["conventions"] == "GeneralTF" and
+          got["shape"] == [10, 1, 1], "one ear: GeneralTF, sofar finds no issue")
 elif CASE == "numcalc":
     # NumCalc projects (-bem_numcalc), written here as Mesh2HRTF lays them out
     # (tests/system/numcalc_files.py): the same problem given on our command line gives the same
