@@ -7,11 +7,13 @@
 #                                               step its own single-threaded process (as
 #                                               Mesh2HRTF's manage_numcalc runs them), at most
 #                                               8 at once on the 16 cores; each step's wall time
-#   scripts/device_hrtf.sh ours SUBSET FULL OUT bem_solve on the GPU: SUBSET's and FULL's both
-#                                               ears in one run each; on the CPU (16 threads):
-#                                               SUBSET's; each run's wall time and sweep table
+#   scripts/device_hrtf.sh gpu SUBSET FULL OUT  bem_solve on the GPU: SUBSET's and FULL's both
+#                                               ears in one run each; wall times, sweep tables
+#   scripts/device_hrtf.sh cpu SUBSET OUT       bem_solve on the CPU (16 threads): SUBSET's;
+#                                               then NumCalc's first and last step of SUBSET
+#                                               (its results, for the accuracy)
 #
-# Full logs and the result files under OUT.
+# Full logs and the result files under OUT, packed as OUT.tgz.
 set -euo pipefail
 mode=$1
 now() { date +%s.%N; }
@@ -38,26 +40,34 @@ case "$mode" in
     cp -r "$folder/be.out" "$out/numcalc_be.out"
     cp "$folder"/NC*.out "$out/" 2>/dev/null || true
     ;;
-  ours)
-    subset=$2 full=$3 out=$4
-    mkdir -p "$out/gpu_subset" "$out/gpu_full" "$out/cpu16_subset"
-    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  gpu | cpu)
+    subset=$2 out=${@: -1}
+    mkdir -p "$out"
     timed() {  # name, then the command
       local name=$1 t0 t1
       shift
+      mkdir -p "$out/$name"
       t0=$(now)
-      "$@" > "$out/$name.log" 2>&1
+      "$@" -bem_numcalc_output "$out/$name" -bem_sweep_csv "$out/$name.csv" > "$out/$name.log" 2>&1
       t1=$(now)
       echo "$name: $(awk "BEGIN{print $t1 - $t0}") s" | tee -a "$out/times.txt"
     }
-    rm -f "$out/times.txt"
-    timed gpu_subset bem_solve -bem_numcalc "$subset" -bem_numcalc_output "$out/gpu_subset" \
-      -bem_sweep_csv "$out/gpu_subset.csv"
-    timed gpu_full bem_solve -bem_numcalc "$full" -bem_numcalc_output "$out/gpu_full" \
-      -bem_sweep_csv "$out/gpu_full.csv"
-    OMP_NUM_THREADS=16 timed cpu16_subset bem_solve -bem_numcalc "$subset" -fmm_device cpu \
-      -bem_numcalc_output "$out/cpu16_subset" -bem_sweep_csv "$out/cpu16_subset.csv"
-    cat "$out/gpu_subset.csv" "$out/cpu16_subset.csv"
+    if [ "$mode" = gpu ]; then
+      full=$3
+      nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+      timed gpu_subset bem_solve -bem_numcalc "$subset"
+      timed gpu_full bem_solve -bem_numcalc "$full"
+    else
+      OMP_NUM_THREADS=16 timed cpu16_subset bem_solve -bem_numcalc "$subset" -fmm_device cpu
+      # NumCalc's own results at the subset's first and last step, for the accuracy.
+      folder=$subset/NumCalc/source_1
+      for n in 1 $(sed -n '/Controlparameter II/{n;p}' "$folder/NC.inp" | awk '{print $2}'); do
+        (cd "$folder" && NumCalc -istart "$n" -iend "$n" > /dev/null 2>&1) &
+      done
+      wait
+      cp -r "$folder/be.out" "$out/numcalc_be.out"
+    fi
+    tar czf "$out.tgz" -C "$out" .
     ;;
   *)
     sed -n '2,16p' "$0"

@@ -191,7 +191,9 @@ GpuNearField::~GpuNearField() = default;
 void GpuNearField::apply_device(const cplx* device_charges, const cplx* device_dipoles,
                                 cplx* device_potential) {
   Impl& d = *impl_;
-  if (!device_charges && !device_dipoles) return;
+  // No near pair (targets far from every source: a field grid around a head) adds nothing; its
+  // lists hold no source, and so no normal, whatever the FMM's sources have.
+  if ((!device_charges && !device_dipoles) || d.num_read == 0) return;
   if (device_dipoles && !d.with_normals) throw Error("GPU near field: dipoles need source normals");
   cuda::NearFieldArgs a;
   if (device_charges) {
@@ -241,9 +243,10 @@ void GpuNearField::apply(std::span<const cplx> charges, std::span<const cplx> di
       (!charges.empty() && charges.size() != std::size_t(d.num_sources)) ||
       (!dipoles.empty() && dipoles.size() != std::size_t(d.num_sources)))
     throw Error("GPU near field: charges, dipoles or potentials of the wrong size");
+  if (charges.empty() && dipoles.empty()) return;
+  if (d.num_read == 0) return;  // no near pair: nothing to add (and no normal held)
   if (!dipoles.empty() && !d.with_normals)
     throw Error("GPU near field: dipoles need source normals");
-  if (charges.empty() && dipoles.empty()) return;
   if (d.host_potential.size() == 0) {
     const std::size_t ns = std::size_t(d.num_sources), nt = outputs;
     d.host_charges.allocate(ns, "near-field charges");

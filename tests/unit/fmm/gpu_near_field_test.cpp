@@ -356,5 +356,42 @@ TEST(GpuNearField, TheFmmWithItsNearFieldOnTheGpuMatchesTheCpuFmm) {
     }
 }
 
+// Targets far from every source (an evaluation grid about a head): the near field has no pair and
+// reads no source; with dipoles it adds nothing instead of asking for the normals it holds none of
+// (it refused, and every field evaluation of such a grid on the GPU with it). The whole FMM
+// matches the CPU's.
+TEST(GpuNearField, NoNearPairAddsNothingWithDipolesToo) {
+  SKIP_WITHOUT_GPU();
+  std::vector<Vec3> sources, targets;
+  for (int i = 0; i < 400; ++i) {
+    const double t = 0.1 * i;
+    sources.push_back({0.1 * std::cos(t), 0.1 * std::sin(1.3 * t), 0.1 * std::sin(t)});
+  }
+  for (int i = 0; i < 300; ++i) {
+    const double t = 0.37 * i;
+    targets.push_back({1.2 * std::cos(t) * std::cos(0.5 * t), 1.2 * std::sin(t) * std::cos(0.5 * t),
+                       1.2 * std::sin(0.5 * t)});
+  }
+  const std::vector<Vec3> normals = unit_normals(sources);
+  const std::vector<cplx> charges = testing::random_coefficients(sources.size(), 71),
+                          dipoles = testing::random_coefficients(sources.size(), 72);
+  for (double k : {0.0, 20.0}) {
+    FmmOptions options{.order = 10, .max_leaf = 20};
+    const Fmm cpu(k, sources, normals, targets, options);
+    std::vector<cplx> expected(targets.size());
+    cpu.apply(charges, dipoles, expected);
+    options.device = FmmOptions::Device::gpu;
+    const Fmm gpu(k, sources, normals, targets, options);
+    std::vector<cplx> y(targets.size());
+    gpu.apply(charges, dipoles, y);
+    double worst = 0.0, largest = 0.0;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      worst = std::max(worst, std::abs(y[i] - expected[i]));
+      largest = std::max(largest, std::abs(expected[i]));
+    }
+    EXPECT_LT(worst, kTolerance * largest) << "k = " << k;
+  }
+}
+
 }  // namespace
 }  // namespace fmbem::fmm
