@@ -40,11 +40,13 @@ struct OptionSpec {
 constexpr OptionSpec kOptions[] = {
     {"mesh", "", "Gmsh .msh file (or a pipe), or icosphere:L[:R] (20*4^L triangles)"},
     {"bem_numcalc", "",
-     "Solve a NumCalc (Mesh2HRTF) project: its NC.inp or folder gives the mesh, frequencies, "
-     "medium, conditions, incident wave and evaluation grid; NumCalc's result files are written "
-     "(be.out/be.N/pBoundary, vBoundary, pEvalGrid; NC.out)"},
+     "Solve a NumCalc (Mesh2HRTF) project: its NC.inp or folder (or a project folder: every "
+     "NumCalc/source_N in one run) gives the mesh, frequencies, medium, conditions, incident wave "
+     "and evaluation grid; NumCalc's result files are written (be.out/be.N/pBoundary, vBoundary, "
+     "pEvalGrid; NC.out)"},
     {"bem_numcalc_output", "",
-     "The folder that receives -bem_numcalc's be.out and NC.out (default: the NC.inp's folder)"},
+     "The folder that receives -bem_numcalc's be.out and NC.out (default: each source's folder; "
+     "with several sources DIR/source_N)"},
     {"k", "1",
      "Wavenumber (0: Laplace), or a sweep: a list 1,2,4 and ranges first:last:step (1:10:0.25), "
      "each solved in one run"},

@@ -1922,10 +1922,15 @@ print(json.dumps({"issues": issues, "conventions": s.GLOBAL_SOFAConventions,
                   "sources": s.SourcePosition.tolist(),
                   "receivers": s.ReceiverPosition[:, :, 0].tolist()}))
 """
-    p = subprocess.run([os.environ["SOFAR_PYTHON"], "-c", reader, sofa], capture_output=True,
-                       text=True, timeout=300)
-    check(p.returncode == 0, f"sofar reads the file ({p.stderr.strip()[-300:]})")
-    got = json.loads(p.stdout)
+
+    def sofar_read(path):
+        """What sofar reads in the SOFA file at path (the reader above's JSON)."""
+        p = subprocess.run([os.environ["SOFAR_PYTHON"], "-c", reader, path], capture_output=True,
+                           text=True, timeout=300)
+        check(p.returncode == 0, f"sofar reads {os.path.basename(path)} "
+                                 f"({p.stderr.strip()[-300:]})")
+        return json.loads(p.stdout)
+    got = sofar_read(sofa)
     check(got["issues"] is None and got["conventions"] == "SimpleFreeFieldHRTF" and
           got["datatype"] == "TF" and got["shape"] == [62, 2, 3] and
           got["n"] == [100.0, 200.0, 300.0],
@@ -1965,10 +1970,7 @@ print(json.dumps({"issues": issues, "conventions": s.GLOBAL_SOFAConventions,
     run(["-mesh", "icosphere:2", "-bem_frequency", "100,200", "-bem_incident_dir",
          "1,0,0;0,0,-2", "-bem_field_sphere", "fibonacci:12:2", "-bem_sofa", general,
          "-bem_field_csv", waves_csv])
-    p = subprocess.run([os.environ["SOFAR_PYTHON"], "-c", reader, general], capture_output=True,
-                       text=True, timeout=300)
-    check(p.returncode == 0, f"sofar reads the GeneralTF file ({p.stderr.strip()[-300:]})")
-    got = json.loads(p.stdout)
+    got = sofar_read(general)
     check(got["issues"] is None and got["conventions"] == "GeneralTF" and
           got["shape"] == [12, 2, 2] and got["receivers"] == [[1.0, 0.0, 0.0], [0.0, 0.0, -1.0]],
           "two plane waves: GeneralTF (sofar finds no issue), 12 positions x 2 waves x 2 "
@@ -1989,9 +1991,7 @@ print(json.dumps({"issues": issues, "conventions": s.GLOBAL_SOFAConventions,
     run(["-mesh", os.path.join(SRC, "meshes", "sphere_two_ears_1.msh"), "-bem_frequency", "100",
          "-bem_velocity", "left_ear:1e-3", "-bem_sources", "separate", "-bem_field_sphere",
          "fibonacci:10:1.5", "-bem_sofa", one])
-    p = subprocess.run([os.environ["SOFAR_PYTHON"], "-c", reader, one], capture_output=True,
-                       text=True, timeout=300)
-    got = json.loads(p.stdout)
+    got = sofar_read(one)
     check(got["issues"] is None and got["conventions"] == "GeneralTF" and
           got["shape"] == [10, 1, 1], "one ear: GeneralTF, sofar finds no issue")
 elif CASE == "numcalc":
