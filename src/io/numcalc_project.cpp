@@ -254,30 +254,22 @@ NumCalcInput parse_numcalc_input(std::string_view text, const std::string& path)
                 "the harmonic time factor -1 (exp(+i omega t)) is not supported: fmbem "
                 "uses exp(-i omega t), NumCalc's 1.0, as Mesh2HRTF writes it");
 
-  // NumCalc reads file lines until the files' counts add up; here up to the next section.
+  // NumCalc reads file lines until the files' counts add up; here up to the next section (a
+  // SYMMETRY section among them is refused).
   const auto file_list = [&](const char* section, const char* next, std::vector<std::string>& files,
                              std::vector<std::size_t>& lines) {
     in.keyword(section, section);
     while (!in.done() && in.peek(next).words.front() != next) {
       const InputLine& line = in.take("a file");
+      if (line.words.front() == "SYMMETRY")
+        throw in.at(line, "a SYMMETRY section: fmbem has no symmetry planes yet");
       files.push_back(file_of(in, line, folder));
       lines.push_back(line.number);
     }
     if (files.empty()) throw in.at(in.peek(next), std::string(section) + " lists no file");
   };
   file_list("NODES", "ELEMENTS", out.node_files, out.node_file_lines);
-  {
-    // The element files end at BOUNDARY (or a SYMMETRY section, refused below).
-    in.keyword("ELEMENTS", "ELEMENTS");
-    while (!in.done() && in.peek("BOUNDARY").words.front() != "BOUNDARY") {
-      const InputLine& line = in.take("a file");
-      if (line.words.front() == "SYMMETRY")
-        throw in.at(line, "a SYMMETRY section: fmbem has no symmetry planes yet");
-      out.element_files.push_back(file_of(in, line, folder));
-      out.element_file_lines.push_back(line.number);
-    }
-    if (out.element_files.empty()) throw in.at(in.peek("BOUNDARY"), "ELEMENTS lists no file");
-  }
+  file_list("ELEMENTS", "BOUNDARY", out.element_files, out.element_file_lines);
 
   in.keyword("BOUNDARY", "BOUNDARY");
   for (;;) {

@@ -414,9 +414,8 @@ void check_outputs(const SolveOptions &opt, int ranks, std::size_t sources) {
   const std::size_t count = opt.wavenumbers.size();
   OutputPlan plan;
   plan.add_input("-mesh", opt.mesh, "input mesh");
-  if (!opt.numcalc_path.empty())
-    for (const std::string &file :
-         io::numcalc_input_files(io::read_numcalc_input(opt.numcalc_path)))
+  if (opt.numcalc)
+    for (const std::string &file : io::numcalc_input_files(*opt.numcalc))
       plan.add_input("-bem_numcalc", file, "NumCalc project file");
   if (!opt.field.points_file.empty())
     for (const std::string &file : io::field_point_files(opt.field.points_file))
@@ -533,24 +532,39 @@ struct ClassExtent {
   double area = 0.0;
 };
 
-// Surface conditions' cell data in SI units: the element's group (its tag; -1: none), the
-// pressure p (Pa), the normal velocity v_n = q / (i k rho c) (m/s, into the fluid) and the
-// sound pressure level of p's rms |p| / sqrt 2 (dB re 20 uPa). Value i is element
-// first + i's of `mesh`, `element_class` the problem's classes of it.
-std::vector<io::CellField> physical_fields(const Problem &problem, const Mesh &mesh,
-                                           std::span<const std::int32_t> element_class,
-                                           std::size_t first, std::span<const cplx> solution) {
+// Surface conditions' boundary values in SI units: the pressure p (Pa) and the normal velocity
+// v_n = q / (i k rho c) (m/s, into the fluid) of each element. Value i is element first + i's,
+// `element_class` the problem's classes of the mesh.
+struct SurfaceValues {
+  std::vector<cplx> pressure, velocity;
+};
+SurfaceValues surface_values(const Problem &problem, std::span<const std::int32_t> element_class,
+                             std::size_t first, std::span<const cplx> solution) {
   const std::size_t n = solution.size();
   const Medium &medium = problem.spec().surface->medium;
   const cplx to_velocity = 1.0 / cplx(0.0, problem.spec().k * medium.density * medium.sound_speed);
+  SurfaceValues out{std::vector<cplx>(n), std::vector<cplx>(n)};
+  for (std::size_t i = 0; i < n; ++i) {
+    const ClassData &d = problem.class_data()[std::size_t(element_class[first + i])];
+    out.pressure[i] = d.pressure_given ? d.value : solution[i];
+    out.velocity[i] =
+        (d.pressure_given ? solution[i] : d.value + d.robin * solution[i]) * to_velocity;
+  }
+  return out;
+}
+
+// Those values as cell data: the element's group (its tag; -1: none), p, v_n and the sound
+// pressure level of p's rms |p| / sqrt 2 (dB re 20 uPa), of the elements of `mesh` from first.
+std::vector<io::CellField> physical_fields(const Problem &problem, const Mesh &mesh,
+                                           std::span<const std::int32_t> element_class,
+                                           std::size_t first, std::span<const cplx> solution) {
+  const SurfaceValues values = surface_values(problem, element_class, first, solution);
+  const std::size_t n = solution.size();
   std::vector<double> group(n), p_re(n), p_im(n), p_abs(n), v_re(n), v_im(n), v_abs(n), spl(n);
   const std::vector<std::int32_t> &groups = mesh.element_groups();
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t e = first + i;
-    const ClassData &d = problem.class_data()[std::size_t(element_class[e])];
-    const cplx p = d.pressure_given ? d.value : solution[i];
-    const cplx q = d.pressure_given ? solution[i] : d.value + d.robin * solution[i];
-    const cplx v = q * to_velocity;
+    const cplx p = values.pressure[i], v = values.velocity[i];
     group[i] =
         groups.empty() || groups[e] < 0 ? -1.0 : double(mesh.groups()[std::size_t(groups[e])].tag);
     p_re[i] = p.real();
@@ -618,7 +632,7 @@ struct SofaCollector {
 // result files of each frequency step (be.out/be.N: pBoundary, vBoundary, pEvalGrid) and its log
 // NC.out, rewritten after each step so that an interrupted run reports the steps it finished.
 struct NumCalcWriter {
-  io::NumCalcInput input;
+  const io::NumCalcInput &input;  // the options'
   io::NumCalcMesh mesh;
   std::vector<std::string> folders;  // a source's be.out and NC.out go in folders[source]
   std::vector<std::vector<NumCalcStep>> steps;  // a source's steps so far
@@ -626,20 +640,18 @@ struct NumCalcWriter {
   std::string solver_name = "KSP";  // PETSc's KSP type, as NC.out names its solver
 
   explicit NumCalcWriter(const SolveOptions &opt)
-      : input(io::read_numcalc_input(opt.numcalc_path)),
-        mesh(io::read_numcalc_mesh(input)),
-        steps(input.sources.size()) {
+      : input(*opt.numcalc), mesh(io::read_numcalc_mesh(input)), steps(input.sources.size()) {
     // Each source's folder (NumCalc writes in its working folder), or -bem_numcalc_output's
     // (with several sources, source_N in it).
     const bool given = !opt.numcalc_output.empty();
+    std::error_code ec;
+    if (given && !std::filesystem::is_directory(opt.numcalc_output, ec))
+      throw Error("-bem_numcalc_output '" + opt.numcalc_output + "': no such folder");
     for (std::size_t s = 0; s < input.sources.size(); ++s) {
       std::string folder = !given ? input.sources[s].folder
                            : input.sources.size() == 1
                                ? opt.numcalc_output
                                : opt.numcalc_output + "/source_" + std::to_string(s + 1);
-      std::error_code ec;
-      if (given && !std::filesystem::is_directory(opt.numcalc_output, ec))
-        throw Error("-bem_numcalc_output '" + opt.numcalc_output + "': no such folder");
       std::filesystem::create_directories(folder, ec);
       if (ec) throw Error("-bem_numcalc: cannot make the folder '" + folder + "': " + ec.message());
       folders.push_back(folder);
@@ -1614,25 +1626,12 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
         std::filesystem::create_directories(folder, ec);
         if (ec)
           throw Error("-bem_numcalc: cannot make the folder '" + folder + "': " + ec.message());
-        const std::vector<io::CellField> fields = physical();
-        const auto column = [&](const char *re, const char *im) {
-          const auto find = [&](const char *name) -> const std::vector<double> & {
-            for (const io::CellField &f : fields)
-              if (f.name == name) return f.values;
-            throw Error(std::string("no column ") + name);
-          };
-          const std::vector<double> &a = find(re), &b = find(im);
-          std::vector<cplx> out(a.size());
-          for (std::size_t i = 0; i < a.size(); ++i) out[i] = {a[i], b[i]};
-          return out;
-        };
-        const std::vector<cplx> pressure = column("p_re", "p_im"),
-                                velocity = column("vn_re", "vn_im");
+        const SurfaceValues values = surface_values(problem, user_classes, 0, to_user(solution));
         batch.add(folder + "/pBoundary", "-bem_numcalc", [&](const std::string &path) {
-          io::write_numcalc_boundary(path, nc.input.version_line, nc.mesh, pressure);
+          io::write_numcalc_boundary(path, nc.input.version_line, nc.mesh, values.pressure);
         });
         batch.add(folder + "/vBoundary", "-bem_numcalc", [&](const std::string &path) {
-          io::write_numcalc_boundary(path, nc.input.version_line, nc.mesh, velocity);
+          io::write_numcalc_boundary(path, nc.input.version_line, nc.mesh, values.velocity);
         });
         if (!nc.mesh.grid_node_ids.empty())
           batch.add(folder + "/pEvalGrid", "-bem_numcalc", [&](const std::string &path) {
@@ -2028,6 +2027,9 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     for (std::size_t s = 0; s < sources; ++s) {
       SweepRow &row = table[i * sources + s];
       const bool first_solve = i == 0 && s == 0;
+      // Where this source's time starts: its row's set-up (the k's with the first source).
+      PetscLogDouble t_source = t_k;
+      if (s > 0) PetscCall(PetscTime(&t_source));
       std::string refused;
       PetscErrorCode ierr = 0;
       bool building = false;  // the k's shared set-up, whose failure is every source's
@@ -2086,7 +2088,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         step.setup_seconds = row.setup_seconds;
         step.solve_seconds = row.solve_seconds;
         step.output_seconds =
-            std::max(0.0, double(t_done - t_k) - row.setup_seconds - row.solve_seconds);
+            std::max(0.0, double(t_done - t_source) - row.setup_seconds - row.solve_seconds);
         numcalc->steps[s].push_back(step);
         numcalc->write_log(s, i + 1 == count);
       }

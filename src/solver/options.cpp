@@ -464,7 +464,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   // Surface conditions: the project file's, then the options' (a group given two is refused).
   std::optional<Medium> project_medium;
   // A NumCalc project gives the problem; bem_solve's options choose how it is solved.
-  std::optional<io::NumCalcInput> numcalc;
+  const io::NumCalcInput *numcalc = nullptr;  // opt->numcalc's
   if (value("bem_numcalc")) {
     for (const char *given_too : {"mesh",
                                   "k",
@@ -493,7 +493,9 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
                     " and -bem_numcalc: the NumCalc project gives the mesh, the frequencies, "
                     "the medium, the conditions, the incident wave and the evaluation grid; "
                     "change them in its NC.inp");
-    numcalc = io::read_numcalc_input(*value("bem_numcalc"));
+    opt->numcalc =
+        std::make_shared<const io::NumCalcInput>(io::read_numcalc_input(*value("bem_numcalc")));
+    numcalc = opt->numcalc.get();
     // The path as given: a project folder names all its sources.
     opt->numcalc_path = *value("bem_numcalc");
     opt->numcalc_output = text_or("bem_numcalc_output", "");

@@ -175,12 +175,9 @@ class Mutator : fmbem::fuzz::TextMutations {
             text.insert(token(text, separator).first, below(2) ? " " : "\t");
         }
         break;
-      case 9: {  // random bytes (NUL and high bytes included)
-        std::string bytes(1 + below(16), '\0');
-        for (char& c : bytes) c = static_cast<char>(below(256));
-        text.insert(at, bytes);
+      case 9:
+        common(text, Common::random_bytes, at);
         break;
-      }
       case 10: {  // a field added or removed
         const auto [begin, end] = token(text, separator);
         if (below(2))

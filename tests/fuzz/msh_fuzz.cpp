@@ -211,12 +211,9 @@ class Mutator : fmbem::fuzz::TextMutations {
         if (start + size <= text.size()) std::memcpy(&text[start], &word, size);
         break;
       }
-      case 10: {  // random bytes
-        std::string bytes(1 + below(16), '\0');
-        for (char& c : bytes) c = static_cast<char>(below(256));
-        text.insert(at, bytes);
+      case 10:
+        common(text, Common::random_bytes, at);
         break;
-      }
       case 11: {  // a script line: must never run
         const std::string script = "System \"touch " + marker_ + "\";\n";
         text.insert(line_around(text, at).first,

@@ -152,11 +152,8 @@ class Mutator : fmbem::fuzz::TextMutations {
       case 7:
         text.insert(below(4) == 0 ? 0 : line_around(text, at).first, pick(lines));
         break;
-      default: {
-        std::string bytes(1 + below(16), '\0');
-        for (char& c : bytes) c = static_cast<char>(below(256));
-        text.insert(at, bytes);
-      }
+      default:
+        common(text, Common::random_bytes, at);
     }
     return text;
   }

@@ -23,7 +23,14 @@ class TextMutations {
   }
 
  protected:
-  enum class Common { truncation, bit_flips, repeated_line, removed_line, swapped_lines };
+  enum class Common {
+    truncation,
+    bit_flips,
+    repeated_line,
+    removed_line,
+    swapped_lines,
+    random_bytes
+  };
 
   std::uint64_t below(std::uint64_t n) { return n == 0 ? 0 : random_() % n; }
   template <typename T, std::size_t N>
@@ -81,6 +88,12 @@ class TextMutations {
         const std::string second = text.substr(b.first, b.second - b.first);
         text.replace(b.first, second.size(), first);
         text.replace(a.first, first.size(), second);
+        break;
+      }
+      case Common::random_bytes: {  // 1 to 16 bytes, NUL and high bytes included
+        std::string bytes(1 + below(16), '\0');
+        for (char& c : bytes) c = static_cast<char>(below(256));
+        text.insert(at, bytes);
         break;
       }
     }

@@ -1,6 +1,7 @@
 #pragma once
 #include <petscsys.h>
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "fmbem/bem/density_reconstruction.hpp"
 #include "fmbem/bem/near_field.hpp"
 #include "fmbem/fmm/fmm.hpp"
+#include "fmbem/io/numcalc_project.hpp"
 #include "fmbem/problem/problem.hpp"
 #include "fmbem/problem/sources.hpp"
 #include "fmbem/solver/field_output.hpp"
@@ -75,7 +77,8 @@ struct SolveOptions {
   // source's own folder), and what the solve takes differently from NumCalc.
   std::string numcalc_path, numcalc_output;
   std::vector<std::string> numcalc_notes;
-  bool help = false;  // -help: list the options, solve nothing
+  std::shared_ptr<const io::NumCalcInput> numcalc;  // the project as read (read once)
+  bool help = false;                                // -help: list the options, solve nothing
 };
 
 // A frequency sweep's values (-k, -bem_frequency): comma-separated entries, each a number or a
