@@ -12,6 +12,12 @@
 #   scripts/device_hrtf.sh cpu SUBSET OUT       bem_solve on the CPU (16 threads): SUBSET's;
 #                                               then NumCalc's first and last step of SUBSET
 #                                               (its results, for the accuracy)
+#   scripts/device_hrtf.sh split PROJECT OUT THREADS R...
+#                                               bem_solve -bem_split frequencies on R ranks for
+#                                               each R given (ranks share the GPUs, node-local
+#                                               rank mod their count), each rank THREADS/R
+#                                               OpenMP threads on its own cores; THREADS 0: on
+#                                               the CPU (-fmm_device cpu), one thread a rank
 #
 # Full logs and the result files under OUT, packed as OUT.tgz.
 set -euo pipefail
@@ -39,6 +45,28 @@ case "$mode" in
     sort -n "$out/numcalc_times.txt"
     cp -r "$folder/be.out" "$out/numcalc_be.out"
     cp "$folder"/NC*.out "$out/" 2>/dev/null || true
+    ;;
+  split)
+    project=$2 out=$3 threads=$4
+    shift 4
+    mkdir -p "$out"
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader > "$out/gpu.txt" 2>&1 || true
+    for ranks in "$@"; do
+      mkdir -p "$out/n$ranks"
+      if [ "$threads" = 0 ]; then
+        per_rank=1 device=(-fmm_device cpu) name=cpu_n$ranks
+      else
+        per_rank=$((threads / ranks)) device=() name=gpu_n$ranks
+      fi
+      t0=$(now)
+      OMP_NUM_THREADS=$per_rank mpiexec --allow-run-as-root -n "$ranks" --map-by "slot:PE=$per_rank" \
+        --bind-to core bem_solve -bem_numcalc "$project" -bem_split frequencies "${device[@]}" \
+        -bem_numcalc_output "$out/n$ranks" -bem_sweep_csv "$out/$name.csv" > "$out/$name.log" 2>&1
+      t1=$(now)
+      echo "$name: $ranks ranks x $per_rank threads: $(awk "BEGIN{print $t1 - $t0}") s" |
+        tee -a "$out/times.txt"
+    done
+    tar czf "$out.tgz" -C "$out" .
     ;;
   gpu | cpu)
     subset=$2 out=${@: -1}
@@ -70,7 +98,7 @@ case "$mode" in
     tar czf "$out.tgz" -C "$out" .
     ;;
   *)
-    sed -n '2,16p' "$0"
+    sed -n '2,22p' "$0"
     exit 2
     ;;
 esac

@@ -10,7 +10,8 @@ radius 8.75 cm (-mesh icosphere:L's elements scaled), each ear one element (VELO
 value) about +y (left, NumCalc/source_1) and -y (right, source_2), an evaluation grid at 1.2 m
 (icosphere:2's 162 nodes, ids from 200000), 500, 1000, 2000 and 4000 Hz.  For each source it runs
 NUMCALC in the source folder (its be.out kept as be.numcalc), then BEM_SOLVE -bem_numcalc there
-(OMP_NUM_THREADS=1 for both; wall times printed), and compares pBoundary, vBoundary and pEvalGrid:
+(OMP_NUM_THREADS=1 for both; wall times printed), and compares pBoundary, vBoundary, pEvalGrid and
+vEvalGrid:
 the same lines but the values (ids, header lines), and the relative L2 difference of the values
 (both are discretisations of one problem: bench/numcalc/ear_refinement.py shows which is nearer the
 limit). With --mesh2hrtf PY (a Python with Mesh2HRTF 1.2.4 installed) Mesh2HRTF's output2hrtf then
@@ -57,7 +58,7 @@ def strip_values(path):
     out = []
     for line in open(path).read().split("\n"):
         w = line.split()
-        out.append(" ".join(w[:1]) if len(w) == 3 else line)
+        out.append(" ".join(w[:1]) if len(w) in (3, 7) else line)
     return out
 
 
@@ -96,13 +97,17 @@ def main():
         t_ours = time.time() - t0
         same_lines = True
         for step in range(1, len(frequencies) + 1):
-            for name in ("pBoundary", "vBoundary", "pEvalGrid"):
+            for name in ("pBoundary", "vBoundary", "pEvalGrid", "vEvalGrid"):
                 theirs = os.path.join(folder, "be.numcalc", f"be.{step}", name)
                 ours = os.path.join(folder, "be.out", f"be.{step}", name)
                 same_lines = same_lines and strip_values(theirs) == strip_values(ours)
                 if name == "vBoundary":
                     continue
-                d = rel_diff(ncf.read_result(ours)[1], ncf.read_result(theirs)[1])
+                if name == "vEvalGrid":  # the three components of every node
+                    d = rel_diff(*([c for node in ncf.read_velocity(path)[1] for c in node]
+                                   for path in (ours, theirs)))
+                else:
+                    d = rel_diff(ncf.read_result(ours)[1], ncf.read_result(theirs)[1])
                 rows.append((source, frequencies[step - 1], name, d))
         print(f"source {source} (ear element {e}): NumCalc {t_numcalc:.2f} s, bem_solve "
               f"{t_ours:.2f} s (one thread each); files line for line alike but the values: "

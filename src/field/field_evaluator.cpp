@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "fmbem/bem/centroid_grid.hpp"
+#include "fmbem/bem/hypersingular_integrals.hpp"
 #include "fmbem/bem/panel_integrals.hpp"
 #include "fmbem/bem/point_strengths.hpp"
 #include "fmbem/core/error.hpp"
@@ -118,6 +119,50 @@ cplx far_sum(std::span<const Vec3> y, std::span<const Vec3> normals, std::span<c
     sum += std::polar(R / r, k * r_minus_R) * term;
   }
   return std::polar(1.0 / (4.0 * std::numbers::pi * R), k * R) * sum;
+}
+
+// The gradient at x of far_sum's sum, term by term in the same far-field form: with d = x - y_j,
+// r = |d|, dhat = d / r, G = e^{ikr} / (4 pi r), grad G = G (ik - 1/r) dhat for a charge and, for
+// a dipole's dG/dn_y = (dhat . n)(1/r - ik) G,
+//   grad = G [n (1/r - ik) / r + (dhat . n) dhat (k^2 + 3ik/r - 3/r^2)].
+std::array<cplx, 3> far_gradient(std::span<const Vec3> y, std::span<const Vec3> normals,
+                                 std::span<const cplx> charges, std::span<const cplx> dipoles,
+                                 double k, const Vec3& center, const Vec3& x) {
+  const Vec3 X = x - center;
+  const double R = norm(X);
+  std::array<cplx, 3> sum{};
+  const cplx ik(0.0, k);
+  for (std::size_t j = 0; j < y.size(); ++j) {
+    const Vec3 rho = y[j] - center, d = X - rho;
+    const double r = norm(d);
+    const Vec3 dhat = d * (1.0 / r);
+    const double r_minus_R = (dot(rho, rho) - 2.0 * dot(X, rho)) / (r + R);
+    const cplx phase = std::polar(R / r, k * r_minus_R);
+    cplx along_d = charges.empty() ? cplx(0.0) : charges[j] * (ik - 1.0 / r), along_n = 0.0;
+    if (!dipoles.empty()) {
+      along_n = dipoles[j] * (1.0 / r - ik) / r;
+      along_d += dipoles[j] * dot(dhat, normals[j]) * (k * k + 3.0 * ik / r - 3.0 / (r * r));
+    }
+    const Vec3& n = normals[j];
+    sum[0] += phase * (along_d * dhat.x + along_n * n.x);
+    sum[1] += phase * (along_d * dhat.y + along_n * n.y);
+    sum[2] += phase * (along_d * dhat.z + along_n * n.z);
+  }
+  const cplx outside = std::polar(1.0 / (4.0 * std::numbers::pi * R), k * R);
+  for (cplx& g : sum) g *= outside;
+  return sum;
+}
+
+constexpr Vec3 kAxes[3] = {{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, {0.0, 0.0, 1.0}};
+
+// The Gauss points with their strengths (charges -w q, dipoles w u) for the direct sum, in the
+// discretisation's order.
+fmm::PointSources gauss_point_sources(const Discretization& disc, std::span<const Vec3> normals,
+                                      std::span<const cplx> charges,
+                                      std::span<const cplx> dipoles) {
+  std::vector<std::size_t> order(disc.quadrature_points().size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  return fmm::PointSources(disc.quadrature_points(), normals, order, charges, dipoles);
 }
 
 }  // namespace
@@ -229,8 +274,8 @@ std::size_t FieldGeometry::count(PointLocation location) const {
   return std::size_t(std::count(locations_.begin(), locations_.end(), location));
 }
 
-FieldEvaluator::FieldEvaluator(const FieldGeometry& geometry, double k)
-    : geometry_(&geometry), k_(k) {
+FieldEvaluator::FieldEvaluator(const FieldGeometry& geometry, double k, bool gradients)
+    : geometry_(&geometry), k_(k), gradients_(gradients) {
   if (!(k >= 0.0) || !std::isfinite(k)) throw Error("field: k must be finite and >= 0");
   const auto start = Clock::now();
   const FieldOptions& options = geometry.options();
@@ -332,8 +377,25 @@ FieldEvaluator::FieldEvaluator(const FieldGeometry& geometry, double k)
   fmm::FmmOptions fmm_options = options.fmm;
   fmm_options.skip_radius = disc.coincidence_radius();
   fmm_options.order = std::max(p, int(needed));
-  fmm_ = std::make_unique<fmm::Fmm>(k, sources, quadrature_point_normals(disc), targets,
-                                    splitting_points(disc, targets), fmm_options);
+  const std::vector<Vec3> source_normals = quadrature_point_normals(disc);
+  const std::vector<Vec3> splitting = splitting_points(disc, targets);
+  fmm_ = std::make_unique<fmm::Fmm>(k, sources, source_normals, targets, splitting, fmm_options);
+  if (gradients) {
+    // The same splitting points, so the same tree and order as fmm_.
+    std::vector<Vec3> tripled, axes;
+    tripled.reserve(3 * targets.size());
+    axes.reserve(3 * targets.size());
+    for (const Vec3& t : targets)
+      for (const Vec3& axis : kAxes) {
+        tripled.push_back(t);
+        axes.push_back(axis);
+      }
+    fmm::TargetNormalDerivative derivative;
+    derivative.normals = axes;
+    derivative.apart = true;
+    gradient_fmm_ = std::make_unique<fmm::Fmm>(k, sources, source_normals, tripled, splitting,
+                                               fmm_options, nullptr, derivative);
+  }
   statistics_.method = "fmm, p = " + std::to_string(fmm_->order());
   if (!direct_.empty() || !far_.empty()) statistics_.method += " (and a direct sum)";
   statistics_.device = fmm_->statistics().far_field_device;
@@ -367,10 +429,8 @@ FieldValues FieldEvaluator::evaluate(std::span<const cplx> u, std::span<const cp
       for (std::size_t t = 0; t < fmm_targets_.size(); ++t) exterior[fmm_targets_[t]] = values[t];
     }
     if (!direct_.empty()) {
-      const std::vector<Vec3> normals = quadrature_point_normals(disc);
-      std::vector<std::size_t> order(disc.quadrature_points().size());
-      std::iota(order.begin(), order.end(), std::size_t{0});
-      const fmm::PointSources sources(disc.quadrature_points(), normals, order, charges, dipoles);
+      const fmm::PointSources sources =
+          gauss_point_sources(disc, quadrature_point_normals(disc), charges, dipoles);
       const double skip2 = disc.coincidence_radius() * disc.coincidence_radius();
 #pragma omp parallel for schedule(dynamic, 16)
       for (std::size_t d = 0; d < direct_.size(); ++d) {
@@ -428,7 +488,78 @@ FieldValues FieldEvaluator::evaluate(std::span<const cplx> u, std::span<const cp
     values.total[i] = u.empty() ? cplx(0.0) : u[std::size_t(j)];
     values.scattered[i] = values.total[i] - incident_at(i);
   }
+  if (gradients_) values.scattered_gradient = gradient(u, q, charges, dipoles);
   return values;
+}
+
+std::vector<cplx> FieldEvaluator::gradient(std::span<const cplx> u, std::span<const cplx> q,
+                                           std::span<const cplx> charges,
+                                           std::span<const cplx> dipoles) const {
+  const FieldGeometry& geometry = *geometry_;
+  const Discretization& disc = geometry.discretization();
+  const Mesh& mesh = disc.mesh();
+  const std::size_t n_exterior = geometry.exterior().size();
+  std::vector<std::array<cplx, 3>> exterior(n_exterior, std::array<cplx, 3>{});
+  auto start = Clock::now();
+  if (n_exterior > 0 && (!u.empty() || !q.empty())) {
+    if (gradient_fmm_) {
+      // apart: the potential of the 3T targets, then their derivatives along their axes.
+      const std::size_t count = 3 * fmm_targets_.size();
+      std::vector<cplx> out(2 * count);
+      gradient_fmm_->apply(charges, dipoles, out);
+      for (std::size_t t = 0; t < fmm_targets_.size(); ++t)
+        for (int a = 0; a < 3; ++a) exterior[fmm_targets_[t]][a] = out[count + 3 * t + a];
+    }
+    const std::vector<Vec3> normals = quadrature_point_normals(disc);
+    if (!direct_.empty()) {
+      const fmm::PointSources sources = gauss_point_sources(disc, normals, charges, dipoles);
+      const double skip2 = disc.coincidence_radius() * disc.coincidence_radius();
+#pragma omp parallel for schedule(dynamic, 16)
+      for (std::size_t d = 0; d < direct_.size(); ++d) {
+        const std::size_t e = direct_[d];
+        const Vec3& x = geometry.points()[geometry.exterior()[e]];
+        for (int a = 0; a < 3; ++a)
+          exterior[e][a] =
+              sources.potential_and_normal_derivative(0, sources.size(), k_, x, kAxes[a], skip2)
+                  .normal_derivative;
+      }
+    }
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::size_t f = 0; f < far_.size(); ++f) {
+      const std::size_t e = far_[f];
+      exterior[e] = far_gradient(disc.quadrature_points(), normals, charges, dipoles, k_, center_,
+                                 geometry.points()[geometry.exterior()[e]]);
+    }
+  }
+  statistics_.fmm_seconds += seconds_since(start);
+
+  // Close elements: the accurate gradients minus the regular rule's.
+  start = Clock::now();
+  const GaussLegendre angular(geometry.options().near.angular_points);
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::size_t e = 0; e < n_exterior; ++e) {
+    const Vec3& x = geometry.points()[geometry.exterior()[e]];
+    for (std::int32_t j : geometry.close_elements(e)) {
+      const std::size_t el = std::size_t(j);
+      const PanelGradients exact = panel_gradients(k_, mesh.corner(el, 0), mesh.corner(el, 1),
+                                                   mesh.corner(el, 2), x, angular);
+      for (int a = 0; a < 3; ++a) {
+        // Along axis a: D' = a . grad S, N = a . grad D.
+        const RegularBurtonMiller regular =
+            regular_burton_miller_integrals(disc, k_, el, x, kAxes[a]);
+        if (!u.empty()) exterior[e][a] += (exact.double_layer[a] - regular.hypersingular) * u[el];
+        if (!q.empty())
+          exterior[e][a] -= (exact.single_layer[a] - regular.adjoint_double_layer) * q[el];
+      }
+    }
+  }
+  statistics_.near_seconds += seconds_since(start);
+
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<cplx> gradient(3 * geometry.points().size(), cplx(nan, nan));
+  for (std::size_t e = 0; e < n_exterior; ++e)
+    for (std::size_t a = 0; a < 3; ++a) gradient[3 * geometry.exterior()[e] + a] = exterior[e][a];
+  return gradient;
 }
 
 }  // namespace fmbem::field

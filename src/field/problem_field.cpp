@@ -90,6 +90,24 @@ std::vector<cplx> incident_field_at(const Problem& problem, std::span<const Vec3
   return values;
 }
 
+std::vector<cplx> incident_gradient_at(const Problem& problem, std::span<const Vec3> points) {
+  const ProblemSpec& spec = problem.spec();
+  if (spec.kind == ProblemKind::Radiation ||
+      (spec.kind == ProblemKind::Surface && !spec.incident_wave))
+    return {};
+  std::vector<cplx> values(3 * points.size());
+  const bool point_source = spec.incident.kind == exact::Incident::Kind::PointSource;
+  constexpr Vec3 axes[3] = {{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, {0.0, 0.0, 1.0}};
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < points.size(); ++i)
+    for (std::size_t a = 0; a < 3; ++a)
+      values[3 * i + a] =
+          point_source && points[i] == spec.incident.source
+              ? cplx(kNaN, kNaN)
+              : exact::incident_normal_derivative(spec.k, spec.incident, points[i], axes[a]);
+  return values;
+}
+
 void check_reference(const ProblemSpec& spec) {
   if (!(spec.k > 0.0))
     throw Error("-bem_field_reference needs k > 0 (a Laplace field has no acoustic reference)");

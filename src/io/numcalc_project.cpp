@@ -791,4 +791,20 @@ void write_numcalc_grid(const std::string& path, const std::string& version_line
   finish(std::move(file), path);
 }
 
+void write_numcalc_grid_velocity(const std::string& path, const std::string& version_line,
+                                 const NumCalcMesh& mesh, std::span<const cplx> velocity) {
+  if (velocity.size() != 3 * mesh.grid_node_ids.size())
+    throw Error("NumCalc output '" + path + "': " + std::to_string(velocity.size()) +
+                " velocity components for " + std::to_string(mesh.grid_node_ids.size()) + " nodes");
+  auto file = open_output(path);
+  std::fprintf(file.get(), "%s\n%5d\n%5lld %5zu\n", version_line.c_str(), 1, mesh.grid_group,
+               mesh.grid_node_ids.size());
+  for (std::size_t n = 0; n < mesh.grid_node_ids.size(); ++n) {
+    const cplx* v = &velocity[3 * n];
+    std::fprintf(file.get(), "%5lld %E %E %E %E %E %E\n", mesh.grid_node_ids[n], v[0].real(),
+                 v[0].imag(), v[1].real(), v[1].imag(), v[2].real(), v[2].imag());
+  }
+  finish(std::move(file), path);
+}
+
 }  // namespace fmbem::io

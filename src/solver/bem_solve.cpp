@@ -41,6 +41,7 @@
 #include "fmbem/io/sofa_writer.hpp"
 #include "fmbem/io/vtk_writer.hpp"
 #include "fmbem/solver/field_output.hpp"
+#include "fmbem/solver/frequency_split.hpp"
 #include "fmbem/solver/numcalc_run.hpp"
 #include "fmbem/solver/options.hpp"
 #include "fmbem/solver/output_plan.hpp"
@@ -628,8 +629,37 @@ struct SofaCollector {
   }
 };
 
+// -bem_split frequencies: every rank's HRTFs to rank 0's collector (each (k, source) filled on
+// the one rank that solved it, zero elsewhere); a receiver from the lowest rank that has it.
+PetscErrorCode gather_sofa(MPI_Comm comm, SofaCollector &sofa) {
+  PetscFunctionBeginUser;
+  PetscMPIInt rank, size;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  std::vector<cplx> &data = sofa.hrtf.data;
+  constexpr std::size_t kChunk = std::size_t{1} << 28;  // MPI counts are int
+  for (std::size_t at = 0; at < data.size(); at += kChunk) {
+    const int n = int(std::min(kChunk, data.size() - at));
+    PetscCallMPI(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : &data[at], &data[at], n,
+                            MPI_C_DOUBLE_COMPLEX, MPI_SUM, 0, comm));
+  }
+  const std::size_t ks = sofa.filled.size() / std::max<std::size_t>(1, sofa.sources);
+  for (std::size_t s = 0; s < sofa.sources; ++s) {
+    int holder = size;
+    for (std::size_t i = 0; i < ks && holder == size; ++i)
+      if (sofa.filled[i * sofa.sources + s]) holder = rank;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &holder, 1, MPI_INT, MPI_MIN, comm));
+    if (holder < size)
+      PetscCallMPI(MPI_Bcast(&sofa.hrtf.receiver_positions[s], 3, MPI_DOUBLE, holder, comm));
+  }
+  PetscCallMPI(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : sofa.filled.data(), sofa.filled.data(),
+                          int(sofa.filled.size()), MPI_UNSIGNED_CHAR, MPI_MAX, 0, comm));
+  PetscFunctionReturn(0);
+}
+
 // -bem_numcalc on rank 0: the project's ids and groups, and for each of its sources NumCalc's
-// result files of each frequency step (be.out/be.N: pBoundary, vBoundary, pEvalGrid) and its log
+// result files of each frequency step (be.out/be.N: pBoundary, vBoundary, pEvalGrid, vEvalGrid)
+// and its log
 // NC.out, rewritten after each step so that an interrupted run reports the steps it finished.
 struct NumCalcWriter {
   const io::NumCalcInput &input;  // the options'
@@ -661,7 +691,7 @@ struct NumCalcWriter {
     for (std::size_t s = 0; s < folders.size(); ++s) {
       std::vector<std::string> outputs{log_path(s)};
       for (std::size_t k = 0; k < input.frequencies_hz.size(); ++k)
-        for (const char *name : {"pBoundary", "vBoundary", "pEvalGrid"})
+        for (const char *name : {"pBoundary", "vBoundary", "pEvalGrid", "vEvalGrid"})
           outputs.push_back(step_folder(s, k) + "/" + name);
       for (const std::string &out : outputs)
         for (const std::string &in : inputs)
@@ -715,6 +745,9 @@ struct SweepContext {
   std::size_t source_count = 1;      // the run's sources, each solved at every k
   SofaCollector *sofa = nullptr;     // rank 0 with -bem_sofa
   NumCalcWriter *numcalc = nullptr;  // rank 0 with -bem_numcalc
+  // -bem_split frequencies: the run's ranks, each solving its own k on PETSC_COMM_SELF (comm,
+  // rank and size above are then that one rank's); 0 otherwise.
+  PetscMPIInt split_ranks = 0, split_rank = 0;
 };
 
 // -o name.pvtu of one solve (`at`): every rank fills its rows' piece into `batch` (`fields`:
@@ -1264,6 +1297,11 @@ PetscErrorCode print_setup_summary(const SweepContext &sweep, const KStage &stag
                         "%.1f MB\n",
                         opt.operator_backend.c_str(), size, stage.near_nonzeros,
                         stage.near_bytes_total / 1e6));
+  if (sweep.split_ranks > 0)
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "  split           frequencies over %d ranks (-bem_split frequencies): "
+                          "this k on rank %d\n",
+                          sweep.split_ranks, sweep.split_rank));
   if (sweep.distribution)
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  distributed     tree partitioned over %d ranks (Morton order, "
@@ -1619,7 +1657,7 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
       }
       if (sweep.numcalc) {
         // NumCalc's files of this step: the pressure and normal velocity at each boundary
-        // element's centroid, the total pressure at each evaluation node.
+        // element's centroid, the total pressure and the particle velocity at each evaluation node.
         const NumCalcWriter &nc = *sweep.numcalc;
         const std::string folder = nc.step_folder(at.source, at.k);
         std::error_code ec;
@@ -1633,12 +1671,17 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
         batch.add(folder + "/vBoundary", "-bem_numcalc", [&](const std::string &path) {
           io::write_numcalc_boundary(path, nc.input.version_line, nc.mesh, values.velocity);
         });
-        if (!nc.mesh.grid_node_ids.empty())
+        if (!nc.mesh.grid_node_ids.empty()) {
           batch.add(folder + "/pEvalGrid", "-bem_numcalc", [&](const std::string &path) {
             io::write_numcalc_grid(path, nc.input.version_line, nc.mesh, field_stage.total());
           });
+          batch.add(folder + "/vEvalGrid", "-bem_numcalc", [&](const std::string &path) {
+            io::write_numcalc_grid_velocity(path, nc.input.version_line, nc.mesh,
+                                            field_stage.velocity());
+          });
+        }
         lines.push_back("wrote           " + folder + "/ (NumCalc's pBoundary, vBoundary" +
-                        (nc.mesh.grid_node_ids.empty() ? "" : ", pEvalGrid") + ")");
+                        (nc.mesh.grid_node_ids.empty() ? "" : ", pEvalGrid, vEvalGrid") + ")");
       }
       field_stage.fill(at, [&](const std::string &path, const std::string &option,
                                const std::function<void(const std::string &)> &writer) {
@@ -1731,6 +1774,18 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   }
   PetscLogDouble t_start;
   PetscCall(PetscTime(&t_start));
+  // -bem_split frequencies: every rank runs the sweep below alone (PETSC_COMM_SELF) for its own
+  // points; `comm` holds the run together (the mesh read once, the results gathered on rank 0).
+  const bool split = opt.split_frequencies && size > 1;
+  const MPI_Comm sweep_comm = split ? PETSC_COMM_SELF : comm;
+  const PetscMPIInt sweep_rank = split ? 0 : rank, sweep_size = split ? 1 : size;
+  // Work of the ranks that evaluate fields and write files: rank 0, or each rank for its k.
+  const auto on_writing_ranks = [&](auto &&work) {
+    if (split)
+      on_every_rank(comm, work);
+    else
+      on_rank_zero(comm, work);
+  };
 
   // The sources' count as the options give it; separate groups are known once the mesh's
   // groups are (checked again then when the count differs).
@@ -1739,15 +1794,16 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                                        opt.problem.kind != ProblemKind::Radiation
                                    ? opt.sources.directions.size()
                                    : opt.sources.positions.size());
-  on_rank_zero(comm, [&] { check_outputs(opt, size, listed_sources); });
-  // The field points are read on rank 0, which evaluates them.
+  on_rank_zero(comm, [&] { check_outputs(opt, sweep_size, listed_sources); });
+  // The field points are read where they are evaluated.
   FieldStage field_stage;
   std::optional<NumCalcWriter> numcalc;
-  on_rank_zero(comm, [&] {
+  on_writing_ranks([&] {
     if (!opt.numcalc_path.empty()) {
       numcalc.emplace(opt);
-      for (const std::string &note : opt.numcalc_notes)
-        std::printf("bem_solve: note: %s\n", note.c_str());
+      if (rank == 0)
+        for (const std::string &note : opt.numcalc_notes)
+          std::printf("bem_solve: note: %s\n", note.c_str());
     }
     field_stage.prepare(opt.field, numcalc ? &numcalc->mesh.grid : nullptr);
   });
@@ -1758,7 +1814,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   // partitioned over the ranks, the elements numbered part by part, so that each rank's rows are
   // a contiguous range, PETSc's layout); the files keep the user's order. Otherwise every rank
   // holds the whole mesh.
-  const bool distribute = size > 1 && opt.fmm_distribute && opt.operator_backend == "fmm";
+  const bool distribute = sweep_size > 1 && opt.fmm_distribute && opt.operator_backend == "fmm";
   std::optional<Mesh> whole_mesh;
   std::optional<MeshSlab> mesh_slab;  // this rank's, where each rank reads its own
   std::unique_ptr<Distribution> distribution;
@@ -1843,7 +1899,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   // The run's sources: each its own right-hand side of one operator per k.
   const std::vector<SourceCase> cases = source_cases(opt.problem, opt.sources);
   if (cases.size() != listed_sources)
-    on_rank_zero(comm, [&] { check_outputs(opt, size, cases.size()); });
+    on_rank_zero(comm, [&] { check_outputs(opt, sweep_size, cases.size()); });
   // A source's spec with the whole mesh's element classes (rank 0's, where the whole mesh is).
   const auto whole_spec = [&](const Mesh &whole, ProblemSpec spec) {
     if (spec.kind == ProblemKind::Surface)
@@ -1903,7 +1959,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   }
   const PetscInt n = PetscInt(distribution ? distribution->local->whole_size() : mesh.size());
   Vec x, b;
-  PetscCall(VecCreate(comm, &x));
+  PetscCall(VecCreate(sweep_comm, &x));
   PetscCall(VecSetSizes(
       x, distribution ? PetscInt(distribution->local->rows().size()) : PETSC_DECIDE, n));
   // GMRES's vector work on every core (-vec_type still overrides).
@@ -1965,7 +2021,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   std::optional<std::vector<double>> curvature_correction;
   // -bem_sofa: the HRTFs of every k and source, on rank 0 where the field is evaluated.
   std::optional<SofaCollector> sofa;
-  if (!opt.field.sofa_path.empty() && rank == 0) {
+  if (!opt.field.sofa_path.empty() && sweep_rank == 0) {
     sofa.emplace();
     io::SofaHrtf &h = sofa->hrtf;
     h.listener_position = *opt.field.reference_center;
@@ -1984,9 +2040,9 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     sofa->filled.assign(opt.wavenumbers.size() * cases.size(), 0);
     sofa->sources = cases.size();
   }
-  const SweepContext sweep{comm,
-                           rank,
-                           size,
+  const SweepContext sweep{sweep_comm,
+                           sweep_rank,
+                           sweep_size,
                            opt,
                            mesh,
                            disc,
@@ -2007,26 +2063,39 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                            std::move(class_extents),
                            cases.size(),
                            sofa ? &*sofa : nullptr,
-                           numcalc ? &*numcalc : nullptr};
+                           numcalc ? &*numcalc : nullptr,
+                           split ? size : 0,
+                           split ? rank : 0};
   const std::size_t count = opt.wavenumbers.size(), sources = cases.size();
   // One row per k and source, the sources of a k together.
   std::vector<SweepRow> table(count * sources);
+  // The k this rank solves (all of them, but with -bem_split frequencies), and there what it
+  // printed solving each (kept apart, printed by rank 0 in the sweep's order).
+  std::vector<char> own_k(count, 1);
+  if (split)
+    for (std::size_t i = 0; i < count; ++i) own_k[i] = frequency_owner(i, size) == rank;
+  std::vector<std::string> printed(split ? count : 0);
+  std::vector<NumCalcStep> numcalc_steps(count * sources);
+  bool first_own_k = true;
   for (std::size_t i = 0; i < count; ++i) {
-    PetscLogDouble t_k = t_start;  // the first k's set-up includes the mesh's
-    if (i > 0) PetscCall(PetscTime(&t_k));
     for (std::size_t s = 0; s < sources; ++s) {
       SweepRow &row = table[i * sources + s];
       row.k = opt.wavenumbers[i];
       row.source = s;
       if (!opt.frequencies.empty()) row.frequency = opt.frequencies[i];
     }
+    if (!own_k[i]) continue;
+    PetscLogDouble t_k = t_start;  // a rank's first k's set-up includes the mesh's
+    if (!first_own_k) PetscCall(PetscTime(&t_k));
+    std::optional<CapturedStdout> capture;
+    if (split) capture.emplace(printed[i]);
     // A refusal after the first solve (a later k's set-up, a source's, its files) fails that k
     // or source alone: the others are solved and written, so the run's answer is exit status 2
     // with the table saying which.
     std::unique_ptr<KStage> stage;
     for (std::size_t s = 0; s < sources; ++s) {
       SweepRow &row = table[i * sources + s];
-      const bool first_solve = i == 0 && s == 0;
+      const bool first_solve = first_own_k && s == 0;
       // Where this source's time starts: its row's set-up (the k's with the first source).
       PetscLogDouble t_source = t_k;
       if (s > 0) PetscCall(PetscTime(&t_source));
@@ -2051,10 +2120,10 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
           ierr = solve_source(sweep, *stage, problem, OutputIndex{i, count, s, sources},
                               cases[s].label, &row);
       } catch (const Error &e) {
-        if (first_solve) throw;
+        if (first_solve && !split) throw;
         refused = e.what();
       }
-      if (ierr && first_solve) PetscFunctionReturn(ierr);
+      if (ierr && first_solve && !split) PetscFunctionReturn(ierr);
       if (ierr) {
         const char *text = nullptr;
         char *specific = nullptr;
@@ -2066,10 +2135,21 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       // A k whose set-up failed has no stage: each of its sources is refused with its reason.
       if (building) stage.reset();
       if (!stage && refused.empty()) refused = "the set-up of this k failed";
+      if (split && first_solve) {
+        // The first solve's failure ends the run, as on one rank: each rank's first solve
+        // learns of the others', and all end with the lowest failing rank's message (none is
+        // left waiting in the gathers after the sweep).
+        int first_failed = refused.empty() ? size : rank;
+        PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm));
+        if (first_failed < size) {
+          broadcast_string(comm, refused, first_failed);
+          throw Error(refused);
+        }
+      }
       if (!refused.empty()) {
         row.solved = false;
         row.reason = "REFUSED";
-        if (rank == 0) {
+        if (sweep_rank == 0) {
           char source_text[64] = "";
           if (sources > 1) std::snprintf(source_text, sizeof source_text, ", source %zu", s + 1);
           std::fprintf(stderr, "bem_solve: error: at k = %g%s: %s; nothing written for it\n", row.k,
@@ -2089,20 +2169,50 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         step.solve_seconds = row.solve_seconds;
         step.output_seconds =
             std::max(0.0, double(t_done - t_source) - row.setup_seconds - row.solve_seconds);
-        numcalc->steps[s].push_back(step);
-        numcalc->write_log(s, i + 1 == count);
+        numcalc_steps[i * sources + s] = step;
+        // With the frequencies split, rank 0 writes NC.out once it has every rank's steps.
+        if (!split) {
+          numcalc->steps[s].push_back(step);
+          numcalc->write_log(s, i + 1 == count);
+        }
       }
-      if ((count > 1 || sources > 1) && rank == 0) {
+      if ((count > 1 || sources > 1) && sweep_rank == 0) {
         // Progress of a long run, apart from the summaries (stdout may go to a file).
-        char source_text[64] = "";
+        char source_text[64] = "", rank_text[32] = "";
         if (sources > 1)
           std::snprintf(source_text, sizeof source_text, ", source %zu of %zu", s + 1, sources);
-        std::fprintf(stderr, "bem_solve: k = %g (%zu of %zu)%s: %ld iterations, %s, %.3f s\n",
-                     row.k, i + 1, count, source_text, row.iterations, row.reason.c_str(),
-                     row.setup_seconds + row.solve_seconds);
+        if (split) std::snprintf(rank_text, sizeof rank_text, " on rank %d", rank);
+        std::fprintf(stderr, "bem_solve: k = %g (%zu of %zu)%s%s: %ld iterations, %s, %.3f s\n",
+                     row.k, i + 1, count, source_text, rank_text, row.iterations,
+                     row.reason.c_str(), row.setup_seconds + row.solve_seconds);
         std::fflush(stderr);
       }
     }
+    first_own_k = false;
+  }
+  if (split) {
+    // Rank 0 puts the run together: every rank's rows, summaries, NumCalc steps and HRTFs, and
+    // the run's exit status is the worst of the ranks'.
+    std::vector<char> own_row(count * sources);
+    for (std::size_t i = 0; i < own_row.size(); ++i) own_row[i] = own_k[i / sources];
+    gather_owned(comm, table, own_row);
+    gather_owned(comm, printed, own_k);
+    if (rank == 0)
+      for (const std::string &text : printed) std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+    if (numcalc) {
+      gather_owned(comm, numcalc_steps, own_row);
+      if (rank == 0)
+        for (std::size_t s = 0; s < sources; ++s) {
+          numcalc->steps[s].clear();
+          for (std::size_t i = 0; i < count; ++i)
+            numcalc->steps[s].push_back(numcalc_steps[i * sources + s]);
+          numcalc->write_log(s, true);
+        }
+    }
+    if (sofa) PetscCall(gather_sofa(comm, *sofa));
+    if (rank != 0) sofa.reset();
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, exit_status, 1, MPI_INT, MPI_MAX, comm));
   }
   if (rank == 0 && table.size() > 1)
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n%s",

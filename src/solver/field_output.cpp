@@ -115,6 +115,7 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
   const field::SurfaceTraces traces = field::surface_traces(problem, mesh, solution, element_class);
 
   total_.clear();
+  velocity_.clear();
   if (request_.field() && !points_.points.empty()) {
     const bool reused = geometry_ != nullptr;  // a sweep's later k
     if (!reused) geometry_ = std::make_unique<field::FieldGeometry>(disc, points_.points, options);
@@ -127,7 +128,10 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
         format("field           %s: %zu points, %zu outside, %zu on the surface, %zu "
                "inside the body (flagged, NaN); %zu close pairs",
                points_.description.c_str(), m, outside, surface, inside, geometry.close_pairs()));
-    const field::FieldEvaluator evaluator(geometry, spec.k);
+    // The velocity needs omega > 0 (checked with the options; a sweep through k = 0 gives none
+    // there).
+    const bool velocity = request_.velocity && spec.k > 0.0;
+    const field::FieldEvaluator evaluator(geometry, spec.k, velocity);
     const std::vector<cplx> incident = field::incident_field_at(problem, points_.points);
     const field::FieldValues values = evaluator.evaluate(traces.u, traces.q, incident);
     const field::FieldStatistics& stats = evaluator.statistics();
@@ -166,6 +170,39 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
       add_complex(columns, "total", total);
     } else {
       add_complex(columns, "radiated", scattered);
+    }
+    if (velocity) {
+      // -i omega rho v = -grad p: v = grad p / (i omega rho), grad p = grad u_s + grad u_inc.
+      const Medium medium =
+          spec.kind == ProblemKind::Surface ? spec.surface->medium : request_.medium;
+      const double omega = spec.k * medium.sound_speed;
+      const cplx per_gradient = 1.0 / cplx(0.0, omega * medium.density);
+      const std::vector<cplx> incident_gradient =
+          field::incident_gradient_at(problem, points_.points);
+      velocity_.resize(3 * m);
+      for (std::size_t c = 0; c < 3 * m; ++c)
+        velocity_[c] = (values.scattered_gradient[c] +
+                        (incident_gradient.empty() ? cplx(0.0) : incident_gradient[c])) *
+                       per_gradient;
+      const char* names[3] = {"velocity_x", "velocity_y", "velocity_z"};
+      for (std::size_t a = 0; a < 3; ++a) {
+        std::vector<double> re(m), im(m);
+        for (std::size_t i = 0; i < m; ++i) {
+          re[i] = velocity_[3 * i + a].real();
+          im[i] = velocity_[3 * i + a].imag();
+        }
+        columns.push_back({std::string(names[a]) + "_re", std::move(re)});
+        columns.push_back({std::string(names[a]) + "_im", std::move(im)});
+      }
+      std::vector<double> magnitude(m);
+      for (std::size_t i = 0; i < m; ++i)
+        magnitude[i] = std::sqrt(std::norm(velocity_[3 * i]) + std::norm(velocity_[3 * i + 1]) +
+                                 std::norm(velocity_[3 * i + 2]));
+      columns.push_back({"velocity_abs", std::move(magnitude)});
+      lines.push_back(
+          format("field velocity  v = grad p / (i omega rho), rho = %g kg/m^3, c = %g "
+                 "m/s; NaN on the surface and inside",
+                 medium.density, medium.sound_speed));
     }
     if (spec.kind == ProblemKind::Surface)  // Pa: the rms |p| / sqrt 2 re 20 uPa
       columns.push_back({"spl_dB", map(total, [](cplx v) {

@@ -149,6 +149,10 @@ constexpr OptionSpec kOptions[] = {
      "along the Morton curve, each rank's upward pass its own leaves', the partial multipoles and "
      "the densities its lists read exchanged; false: every rank a share of the upward pass, an "
      "allreduce of all multipoles, the whole density gathered"},
+    {"bem_split", "elements",
+     "With several MPI ranks: elements (each solve spread over every rank) or frequencies (each "
+     "rank, with its own GPU where there are several, solves its share of the sweep's "
+     "frequencies whole; one table, one output set)"},
     {"fmm_overlap", "false",
      "With -fmm_distribute on more than one rank: the multipole exchange runs while the near "
      "field is summed (nonblocking neighbourhood collective; on the GPU while its near-field "
@@ -178,6 +182,9 @@ constexpr OptionSpec kOptions[] = {
      "With field points: add the reference pressure and the HRTF (the total field over it) of a "
      "source as strong as the problem's at x,y,z (default the origin): the vibrating surface's "
      "volume velocity as a point source (Mesh2HRTF's), the monopole, or the incident wave there"},
+    {"bem_field_velocity", "false",
+     "With field points: add the particle velocity v = grad p / (i omega rho) (m/s, x, y, z; the "
+     "medium's rho), the gradient of the field's representation; k > 0"},
     {"bem_sofa", "",
      "Write the transfer functions of every frequency and source at the field points to this "
      "SOFA file, referenced as -bem_field_reference (the origin unless given): two vibrating ears "
@@ -552,8 +559,11 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
                   " and the project file's [medium] both give the medium: "
                   "give it in one place");
   if (project_medium) opt->medium = *project_medium;
-  if (value("bem_density") && !surface_conditions)
-    throw Error("-bem_density applies only to surface conditions (-bem_velocity, ...)");
+  // The density enters surface conditions and the field's particle velocity alone.
+  if (value("bem_density") && !surface_conditions && !value("bem_field_velocity"))
+    throw Error(
+        "-bem_density applies only to surface conditions (-bem_velocity, ...) and "
+        "-bem_field_velocity");
   if (!project_medium)
     for (auto [name, fallback, quantity] :
          {std::tuple{"bem_sound_speed", "343", &opt->medium.sound_speed},
@@ -865,6 +875,23 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->fmm_view = parse_bool("-fmm_view", text_or("fmm_view", "false"));
   opt->fmm_distribute = parse_bool("-fmm_distribute", text_or("fmm_distribute", "true"));
   opt->fmm_overlap = parse_bool("-fmm_overlap", text_or("fmm_overlap", "false"));
+  opt->split_frequencies = choose("-bem_split", text_or("bem_split", "elements"),
+                                  {"elements", "frequencies"}) == "frequencies";
+  if (opt->split_frequencies) {
+    PetscMPIInt ranks = 1;
+    PetscCallMPI(MPI_Comm_size(comm, &ranks));
+    // A rank without a frequency would idle through the run: the user meant another split.
+    if (opt->wavenumbers.size() < std::size_t(ranks))
+      throw Error("-bem_split frequencies: " + std::to_string(opt->wavenumbers.size()) +
+                  (opt->wavenumbers.size() == 1 ? " frequency" : " frequencies") + " for " +
+                  std::to_string(ranks) +
+                  " ranks: give at most as many ranks as frequencies, or -bem_split elements");
+    for (const char *distributed_option : {"fmm_distribute", "fmm_overlap"})
+      if (value(distributed_option))
+        throw Error(dashed(distributed_option) +
+                    " partitions one solve over the ranks; -bem_split frequencies gives each "
+                    "rank whole solves");
+  }
   if (opt->fmm_overlap && !opt->fmm_distribute)
     throw Error(
         "-fmm_overlap overlaps the distributed FMM's exchange: it needs -fmm_distribute true");
@@ -912,7 +939,8 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   field.vtk_path = text_or("bem_field_vtk", "");
   field.csv_path = text_or("bem_field_csv", "");
   // What the field's points are needed for: each refused without them.
-  for (const char *output : {"bem_field_vtk", "bem_field_csv", "bem_sofa", "bem_field_reference"})
+  for (const char *output :
+       {"bem_field_vtk", "bem_field_csv", "bem_sofa", "bem_field_reference", "bem_field_velocity"})
     if (value(output) && !field.field())
       throw Error(dashed(output) +
                   " needs field points: -bem_field FILE, -bem_field_plane or -bem_field_sphere "
@@ -932,6 +960,12 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     if (*std::min_element(wavenumbers.begin(), wavenumbers.end()) == 0)
       throw Error("-bem_field_reference needs k > 0 (a Laplace field has no acoustic reference)");
   }
+  field.velocity = parse_bool("-bem_field_velocity", text_or("bem_field_velocity", "false"));
+  if (field.velocity && *std::min_element(wavenumbers.begin(), wavenumbers.end()) == 0)
+    throw Error("-bem_field_velocity needs k > 0 (v = grad p / (i omega rho))");
+  // NumCalc's vEvalGrid: the velocity at the project's grid, as NumCalc writes it.
+  if (!field.numcalc_project.empty()) field.velocity = true;
+  field.medium = opt->medium;
   if (value("bem_field_vtk") && field.vtk_path.empty())
     throw Error("-bem_field_vtk needs a file name");
   if (value("bem_field_csv") && field.csv_path.empty())

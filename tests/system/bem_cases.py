@@ -1124,6 +1124,74 @@ elif CASE == "field":
     check("monopole" in r["out"] and fe and float(fe.group(1)) < 1e-2,
           f"radiation: field error against the monopole {fe.group(1) if fe else '?'} (< 1e-2)")
     check("8 directions of a Fibonacci sphere" in r["out"], "-bem_farfield_sphere")
+    # -bem_field_velocity: v = grad p / (i omega rho) (c = 343 m/s, rho = 1.204 kg/m^3 unless
+    # given). Radiation by the monopole: against its exact gradient G (ik - 1/r) rhat / (i omega
+    # rho) at r = 1.5, converging as the field does at a fixed distance, O(h^2): > 3.5 a level.
+    k, c, rho, s = 2.0, 343.0, 1.204, (0.2, 0.1, -0.1)
+    errors = []
+    for level in (2, 3, 4):
+        out = os.path.join(WORK, f"velocity_{level}.csv")
+        r = summary(["-mesh", f"icosphere:{level}", "-k", str(k), "-bem_problem", "radiation",
+                     "-bem_source", "%r,%r,%r" % s, "-bem_field", pts, "-bem_field_csv", out,
+                     "-bem_field_velocity"])
+        num = den = 0.0
+        for row in read_csv_table(out):
+            x = (row["x"], row["y"], row["z"])
+            if abs(math.hypot(*x) - 1.5) > 1e-9:
+                continue
+            d = [x[a] - s[a] for a in range(3)]
+            dist = math.hypot(*d)
+            g = cmath.exp(1j * k * dist) / (4 * math.pi * dist)
+            for a, name in enumerate("xyz"):
+                exact = g * (1j * k - 1 / dist) * d[a] / dist / (1j * k * c * rho)
+                got = complex(row[f"velocity_{name}_re"], row[f"velocity_{name}_im"])
+                num += abs(got - exact) ** 2
+                den += abs(exact) ** 2
+        errors.append(math.sqrt(num / den))
+        check("field velocity  v = grad p / (i omega rho), rho = 1.204 kg/m^3" in r["out"],
+              "the summary names the velocity's medium")
+    check(errors[0] / errors[1] > 3.5 and errors[1] / errors[2] > 3.5 and errors[2] < 1e-2,
+          f"radiation: the velocity against the monopole's at r = 1.5: {errors[0]:.2e} -> "
+          f"{errors[1]:.2e} -> {errors[2]:.2e}")
+    # Scattering: the velocity of the total field (incident included) is the derivative of the
+    # total pressure the same run writes: central differences over points 1e-5 apart (17 digits
+    # a value: 1e-11 / 1e-5 of rounding, (k delta)^2 / 6 of truncation) to 1e-5 relative; the
+    # medium's density and sound speed as given.
+    delta, c, rho = 1e-5, 1500.0, 1000.0
+    fd_points = os.path.join(WORK, "fd_points.csv")
+    centres = [(1.3, 0.2, -0.4), (0.1, -1.6, 0.5), (-0.9, 0.8, 1.1)]
+    with open(fd_points, "w") as f:
+        for x in centres:
+            f.write("%.17g,%.17g,%.17g\n" % x)
+            for a in range(3):
+                for sign in (1, -1):
+                    y = list(x)
+                    y[a] += sign * delta
+                    f.write("%.17g,%.17g,%.17g\n" % tuple(y))
+    out = os.path.join(WORK, "velocity_fd.csv")
+    summary(["-mesh", "icosphere:3", "-bem_frequency", str(4 * c / (2 * math.pi)),
+             "-bem_sound_speed", str(c), "-bem_density", str(rho), "-bem_field", fd_points,
+             "-bem_field_csv", out, "-bem_field_velocity"])
+    rows = read_csv_table(out)
+    worst = 0.0
+    omega = 4.0 * c
+    for i in range(len(centres)):
+        block = rows[7 * i:7 * i + 7]
+        for a, name in enumerate("xyz"):
+            p_plus = complex(block[1 + 2 * a]["total_re"], block[1 + 2 * a]["total_im"])
+            p_minus = complex(block[2 + 2 * a]["total_re"], block[2 + 2 * a]["total_im"])
+            fd = (p_plus - p_minus) / (2 * delta) / (1j * omega * rho)
+            got = complex(block[0][f"velocity_{name}_re"], block[0][f"velocity_{name}_im"])
+            worst = max(worst, abs(got - fd) / abs(fd))
+    check(worst < 1e-5, f"scattering: the velocity is grad (total pressure) / (i omega rho) "
+                        f"({worst:.1e})")
+    # Refused: without field points, at k = 0.
+    p = run(["-mesh", "icosphere:2", "-k", "1", "-bem_field_velocity"], expect_ok=False)
+    check(p.returncode == 1 and "-bem_field_velocity needs field points" in p.stderr,
+          "-bem_field_velocity without field points: refused")
+    p = run(["-mesh", "icosphere:2", "-k", "0", "-bem_field", pts, "-bem_field_velocity"],
+            expect_ok=False)
+    check(p.returncode == 1 and "needs k > 0" in p.stderr, "-bem_field_velocity at k = 0: refused")
 elif CASE == "field_gmsh":
     # Field points from a Gmsh mesh: a meshed rectangle through the sphere, shown as triangles.
     geo = os.path.join(WORK, "plane.geo")
@@ -1955,6 +2023,17 @@ print(json.dumps({"issues": issues, "conventions": s.GLOBAL_SOFAConventions,
     left, right = got["receivers"]
     check(left[1] > 0.9 and right[1] < -0.9 and abs(left[0]) < 0.01 and abs(right[2]) < 0.01,
           f"its receivers are the ears' centres ({left}, {right})")
+    # The frequencies split over 2 ranks (-bem_split frequencies, each rank its own solves):
+    # rank 0 gathers the same file, its data bit for bit the one-rank run's.
+    split = os.path.join(WORK, "ears_split.sofa")
+    run(["-mesh", os.path.join(SRC, "meshes", "sphere_two_ears_1.msh"), "-bem_frequency",
+         "100,200,300", "-bem_velocity", "left_ear:1e-3,right_ear:1e-3", "-bem_sources",
+         "separate", "-bem_field_sphere", "equiangular:30:1.5", "-bem_sofa", split,
+         "-bem_split", "frequencies"], mpi=2)
+    got_split = sofar_read(split)
+    check(got_split["issues"] is None and all(got_split[key] == got[key] for key in
+                                              ("real", "imag", "sources", "receivers", "n")),
+          "2 ranks with -bem_split frequencies: the same SOFA data, positions and receivers")
     # An incident wave and an ear in one file: refused before any work.
     p = run(["-mesh", os.path.join(SRC, "meshes", "sphere_two_ears_1.msh"), "-bem_frequency",
              "100", "-bem_velocity", "left_ear:1e-3", "-bem_sources", "separate",
@@ -2019,7 +2098,7 @@ elif CASE == "numcalc":
     cli_csv, cli_field = os.path.join(WORK, "cli.csv"), os.path.join(WORK, "cli_field.csv")
     cli = run(["-mesh", "icosphere:3", "-bem_frequency", "100,250", "-bem_incident_dir",
                "%r,%r,%r" % d, "-bem_csv", cli_csv, "-bem_field", grid_csv, "-bem_field_csv",
-               cli_field] + tight).stdout
+               cli_field, "-bem_field_velocity"] + tight).stdout
     errors = lambda text: re.findall(r"max \|\w+ - exact\| = \S+, relative L2 = (\S+)", text)
     ours_err, cli_err = errors(out), errors(cli)
     check(len(ours_err) == 2 and all(abs(float(a) / float(b) - 1) < 1e-5
@@ -2040,12 +2119,25 @@ elif CASE == "numcalc":
         check(ids == list(range(200000, 200042)) and count == 42 and diff < 2e-6,
               f"step {step}: pEvalGrid (node ids from 200000) = amplitude x the command "
               f"line's total field ({diff:.1e})")
+        # vEvalGrid: the particle velocity, NumCalc's 6 numbers a node, = amplitude x the
+        # command line's -bem_field_velocity columns (7 digits: 2e-6).
+        ids, v, count = ncf.read_velocity(be(nc, step, "vEvalGrid"))
+        rows = read_csv_table(cli_field[:-4] + f"_k{step:04d}.csv")
+        cli_v = [complex(r[f"velocity_{a}_re"], r[f"velocity_{a}_im"]) for r in rows
+                 for a in "xyz"]
+        diff = scaled_diff([c for node in v for c in node], cli_v, amplitude)
+        check(ids == list(range(200000, 200042)) and count == 42 and diff < 2e-6,
+              f"step {step}: vEvalGrid = amplitude x the command line's velocity ({diff:.1e})")
     lines = open(be(nc, 1, "pBoundary")).read().split("\n")
     grid_lines = open(be(nc, 1, "pEvalGrid")).read().split("\n")
     check(lines[:3] == ["Mesh2HRTF 1.2.4", "    2", "    0  1280"] and
           re.fullmatch(r"    0 [ -]\d\.\d{6}E[-+]\d\d [ -]\d\.\d{6}E[-+]\d\d", lines[3]) and
           grid_lines[:3] == ["Mesh2HRTF 1.2.4", "    1", "    1    42"],
           "NumCalc's layout: version line, group count, '%5d %5d' group lines, '%5d % E % E' rows")
+    velocity_lines = open(be(nc, 1, "vEvalGrid")).read().split("\n")
+    check(velocity_lines[:3] == grid_lines[:3] and
+          re.fullmatch(r"200000( -?\d\.\d{6}E[-+]\d\d){6}", velocity_lines[3]),
+          "vEvalGrid's layout: pEvalGrid's head, then '%5d %E %E %E %E %E %E' rows")
     steps, ended = ncf.read_log(os.path.join(os.path.dirname(nc), "NC.out"))
     check(ended and [s["step"] for s in steps] == [1, 2] and
           [s["frequency"] for s in steps] == [100.0, 250.0] and
@@ -2186,6 +2278,110 @@ elif CASE == "numcalc":
     open(nc2, "w").write(text.replace("ADMI 0.5 -1 0.1 -1", "ADMI 0.5 -1 0.2 -1"))
     expect_error(["-bem_numcalc", root], "a ADMI line that not every source has")
     open(nc2, "w").write(text)
+elif CASE == "split_frequencies":
+    # -bem_split frequencies: each rank solves its own k of a sweep whole (PETSC_COMM_SELF), by
+    # the same operations on the same data as one rank, so every output must be the one-rank
+    # run's bit for bit (times aside); rank 0 prints the summaries in the sweep's order, the
+    # table and NumCalc's logs whole. Ranks take k in rounds, every other round reversed.
+    base = ["-mesh", "icosphere:2", "-k", "1:5:1", "-bem_incident_dir", "0,0,1;1,0,0",
+            "-bem_farfield", "4", "-bem_field_sphere", "fibonacci:10:2"]
+
+    def split_run(tag, ranks):
+        names = {n: os.path.join(WORK, f"{tag}_{n}.csv") for n in ("u", "far", "field", "sweep")}
+        args = base + ["-bem_csv", names["u"], "-bem_farfield_csv", names["far"],
+                       "-bem_field_csv", names["field"], "-bem_sweep_csv", names["sweep"]]
+        if ranks:
+            args += ["-bem_split", "frequencies"]
+        return run(args, mpi=ranks), names
+
+    def comparable(text, tag):
+        """A summary without what differs between runs: times (the table's too), memory, the
+        split line."""
+        return [re.sub(r"((?:CONVERGED|DIVERGED)_\w+)\s+[\d.]+\s+[\d.]+", r"\1",
+                       re.sub(r" in [\d.]+ s;", "", l.replace(tag + "_", "X_")))
+                for l in text.split("\n")
+                if not re.search(r"time|seconds|memory|MB|split  | s$", l)]
+    one, _ = split_run("one", 0)
+    three, _ = split_run("three", 3)
+    same = [(k, s, n) for k in range(1, 6) for s in (1, 2) for n in ("u", "far", "field")
+            if open(os.path.join(WORK, f"three_{n}_k{k:04d}_s{s:04d}.csv")).read() ==
+            open(os.path.join(WORK, f"one_{n}_k{k:04d}_s{s:04d}.csv")).read()]
+    check(len(same) == 30, f"3 ranks, 5 k x 2 waves: every surface, far-field and field file is "
+                           f"the one-rank run's byte for byte ({len(same)} of 30)")
+    rows_one = read_csv_table(os.path.join(WORK, "one_sweep.csv"))
+    rows_three = read_csv_table(os.path.join(WORK, "three_sweep.csv"))
+    strip = lambda rows: [{c: v for c, v in r.items() if not c.endswith("_s")} for r in rows]
+    check(len(rows_three) == 10 and strip(rows_three) == strip(rows_one),
+          "the sweep CSV: the one-rank run's rows (k, source, iterations, errors) in its order")
+    blocks_one = one.stdout.split("fmbem bem_solve summary")
+    blocks_three = three.stdout.split("fmbem bem_solve summary")
+    check(len(blocks_three) == 6 and all(f", k {i} of 5" in blocks_three[i] for i in range(1, 6)),
+          "five summaries, in the sweep's order")
+    check(all(comparable(a, "three") == comparable(b, "one")
+              for a, b in zip(blocks_three, blocks_one)),
+          "each summary and the closing table equal the one-rank run's but for times and memory")
+    owners = [int(re.search(r"this k on rank (\d+)", b).group(1)) for b in blocks_three[1:]]
+    check(owners == [0, 1, 2, 2, 1], f"k 1..5 on ranks 0, 1, 2, 2, 1 (rounds, every other one "
+                                     f"reversed): {owners}")
+    progress = [l for l in three.stderr.split("\n") if l.startswith("bem_solve: k = ")]
+    check(len(progress) == 10 and all(re.search(r"on rank \d:", l) for l in progress),
+          "a progress line per k and source, naming its rank")
+    # A NumCalc project of two ears on 2 ranks: the result files and NC.out's steps are the
+    # one-rank run's.
+    import numcalc_files as ncf
+    nodes, tris = icosphere_nodes(2)
+    grid = ("r2", *icosphere_nodes(1, 2.0))
+    left = max(range(len(tris)), key=lambda i: sum(nodes[v][1] for v in tris[i]))
+    right = min(range(len(tris)), key=lambda i: sum(nodes[v][1] for v in tris[i]))
+    results = {}
+    for ranks in (0, 2):
+        root = os.path.join(WORK, f"ears{ranks}")
+        for source, e in ((1, left), (2, right)):
+            ncf.write_project(root, nodes, tris, [100.0, 200.0, 300.0], grid=grid, source=source,
+                              boundary=[(e, e, "VELO", 0.1, -1, 0.0, -1)])
+        run(["-bem_numcalc", root] + (["-bem_split", "frequencies"] if ranks else []), mpi=ranks)
+        files, logs = {}, {}
+        for source in (1, 2):
+            nc = os.path.join(root, "NumCalc", f"source_{source}", "NC.inp")
+            for step in (1, 2, 3):
+                for name in ("pBoundary", "vBoundary", "pEvalGrid"):
+                    files[(source, step, name)] = open(be(nc, step, name)).read()
+            steps, ended = ncf.read_log(os.path.join(os.path.dirname(nc), "NC.out"))
+            logs[source] = (ended, [(s["step"], s["frequency"], s["iterations"], s["error"])
+                                    for s in steps])
+        results[ranks] = files, logs
+    check(results[2][0] == results[0][0], "a two-ear NumCalc project on 2 ranks: every result "
+                                          "file is the one-rank run's byte for byte")
+    check(results[2][1] == results[0][1] and all(ended and len(steps) == 3
+                                                 for ended, steps in results[2][1].values()),
+          "each source's NC.out: three steps in order, their iterations and residuals the "
+          "one-rank run's, and the end")
+    # Refusals, before any work: fewer frequencies than ranks, a distributed FMM's options.
+    for args, needle in ((["-k", "1,2"], "2 frequencies for 3 ranks"),
+                         (["-k", "1:3:1", "-fmm_distribute", "false"], "-fmm_distribute")):
+        p = run(["-mesh", "icosphere:2", "-bem_split", "frequencies"] + args, expect_ok=False,
+                mpi=3)
+        check(p.returncode == 1 and p.stderr.count("bem_solve: error:") == 1 and needle in
+              p.stderr, f"-bem_split frequencies {' '.join(args)}: one error naming '{needle}'")
+    p = run(["-mesh", "icosphere:2", "-bem_split", "sideways", "-k", "1"], expect_ok=False)
+    check(p.returncode == 1 and "-bem_split" in p.stderr, "-bem_split sideways: refused")
+    # A first solve that fails on every rank (an unknown KSP type): one error, exit 1, no hang;
+    # a later k that fails (7 iterations allowed) fails alone: exit 2, its rank's error line, the
+    # others' files written.
+    p = run(["-mesh", "icosphere:2", "-k", "1:3:1", "-bem_split", "frequencies", "-ksp_type",
+             "nosuchksp"], expect_ok=False, mpi=3)
+    check(p.returncode == 1 and p.stderr.count("bem_solve: error:") == 1,
+          f"an unknown -ksp_type on 3 ranks: one error, exit 1 ({p.stderr.strip()[-200:]})")
+    failed = os.path.join(WORK, "failed.csv")
+    # (rbm on icosphere:2 takes 4, 5 and 10 iterations at k = 1, 2, 8.)
+    p = run(["-mesh", "icosphere:2", "-k", "1,2,8", "-bem_split", "frequencies", "-ksp_max_it",
+             "7", "-bem_csv", failed], expect_ok=False, mpi=3)
+    written = sorted(f for f in os.listdir(WORK) if f.startswith("failed"))
+    errors = [l for l in p.stderr.split("\n") if l.startswith("bem_solve: error:")]
+    check(p.returncode == 2 and len(errors) == 1 and "at k = 8: DIVERGED_ITS" in errors[0] and
+          written == ["failed_k0001.csv", "failed_k0002.csv"],
+          f"a later k that fails on its rank: its error line, the others written, exit 2 "
+          f"({written}, {errors})")
 elif CASE == "numcalc_groups":
     # A NumCalc project's BOUNDARY ranges are the command line's surface groups: the icosphere's
     # elements ordered so that two caps (about +y and -y) are ranges, given the same mesh as a

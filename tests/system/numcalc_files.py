@@ -126,13 +126,13 @@ BOUNDARY
     return path
 
 
-def read_result(path):
-    """A be.N result file (pBoundary, vBoundary, pEvalGrid) as Mesh2HRTF's
-    _output_to_hrtf_load reads it: rows split at blanks (csv, delimiter ' ', skipinitialspace);
-    the last 2-field row not starting with 'Mesh' gives the number of data rows; every row of 3
-    or more fields not starting with 'Mesh' is data "id re im". Returns (ids, values, count)."""
+def read_rows(path):
+    """A be.N result file as Mesh2HRTF's _output_to_hrtf_load reads it: rows split at blanks
+    (csv, delimiter ' ', skipinitialspace); the last 2-field row not starting with 'Mesh' gives
+    the number of data rows; every row of 3 or more fields not starting with 'Mesh' is data, an
+    id and its numbers. Returns (ids, [numbers], count)."""
     count = None
-    ids, values = [], []
+    ids, rows = [], []
     with open(path, newline="") as f:
         for row in csv.reader(f, delimiter=" ", skipinitialspace=True):
             if not row or row[0].startswith("Mesh"):
@@ -141,8 +141,20 @@ def read_result(path):
                 count = int(row[1])
             elif len(row) > 2:
                 ids.append(int(row[0]))
-                values.append(complex(float(row[1]), float(row[2])))
-    return ids, values, count
+                rows.append([float(v) for v in row[1:]])
+    return ids, rows, count
+
+
+def read_result(path):
+    """pBoundary, vBoundary, pEvalGrid ("id re im" rows): (ids, values, count)."""
+    ids, rows, count = read_rows(path)
+    return ids, [complex(r[0], r[1]) for r in rows], count
+
+
+def read_velocity(path):
+    """vEvalGrid ("id vx_re vx_im vy_re vy_im vz_re vz_im" rows): (ids, [(vx, vy, vz)], count)."""
+    ids, rows, count = read_rows(path)
+    return ids, [tuple(complex(r[2 * a], r[2 * a + 1]) for a in range(3)) for r in rows], count
 
 
 # write_output_report.py's patterns (Mesh2HRTF 1.2.4).

@@ -105,6 +105,9 @@ inline constexpr double kFarWidths = 1e3;
 
 struct FieldValues {
   std::vector<cplx> scattered, total;
+  // With gradients: grad u_s at each point, x, y, z (3 per point); NaN at points inside the
+  // body and on the surface (piecewise-constant surface values have no tangential gradient).
+  std::vector<cplx> scattered_gradient;
 };
 
 struct FieldStatistics {
@@ -114,9 +117,14 @@ struct FieldStatistics {
   double setup_seconds = 0.0, fmm_seconds = 0.0, near_seconds = 0.0;
 };
 
+// With `gradients`, evaluate() also gives grad u_s = grad D[u] - grad S[q] at the exterior
+// points: the same sums differentiated at the target (the FMM's L2P and near field, its
+// points given three times with the unit axes as target normals; the direct and far-field forms
+// differentiated term by term), and the close elements' accurate gradients (panel_gradients)
+// in place of the regular rule's (regular_burton_miller_integrals along each axis).
 class FieldEvaluator {
  public:
-  FieldEvaluator(const FieldGeometry& geometry, double k);
+  FieldEvaluator(const FieldGeometry& geometry, double k, bool gradients = false);
   ~FieldEvaluator();
   FieldEvaluator(const FieldEvaluator&) = delete;
   FieldEvaluator& operator=(const FieldEvaluator&) = delete;
@@ -131,6 +139,13 @@ class FieldEvaluator {
   const FieldGeometry* geometry_;
   double k_;
   std::unique_ptr<fmm::Fmm> fmm_;  // null: the direct sum alone
+  // With gradients: the FMM of fmm_'s targets each three times (target normals x, y, z; the
+  // potential and its derivative apart), on the same tree.
+  std::unique_ptr<fmm::Fmm> gradient_fmm_;
+  bool gradients_ = false;
+  // grad u_s at every point (FieldValues::scattered_gradient) from the point strengths.
+  std::vector<cplx> gradient(std::span<const cplx> u, std::span<const cplx> q,
+                             std::span<const cplx> charges, std::span<const cplx> dipoles) const;
   // Indices into geometry.exterior(): the FMM's targets, and those summed directly (beyond the
   // FMM's low-frequency range, or all without the FMM).
   std::vector<std::size_t> fmm_targets_, direct_;

@@ -29,6 +29,10 @@ SurfaceTraces surface_traces(const Problem& problem, const Mesh& mesh,
 // for radiation (the field is the radiated one alone).
 std::vector<cplx> incident_field_at(const Problem& problem, std::span<const Vec3> points);
 
+// grad u_inc at the points, x, y, z (3 per point); NaN at a point source's own position; empty
+// where incident_field_at is.
+std::vector<cplx> incident_gradient_at(const Problem& problem, std::span<const Vec3> points);
+
 // An HRTF's reference (Mesh2HRTF's): the free-field pressure of a source as strong as the
 // problem's placed at `center`. A vibrating surface: its volume velocity Q = sum of v_n A over
 // the velocity elements (m^3/s; v_n into the fluid) as a point source,

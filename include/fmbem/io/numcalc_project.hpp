@@ -148,5 +148,9 @@ void write_numcalc_boundary(const std::string& path, const std::string& version_
 // pEvalGrid: the version line, "    1", "group count", then "id re im" an evaluation node.
 void write_numcalc_grid(const std::string& path, const std::string& version_line,
                         const NumCalcMesh& mesh, std::span<const cplx> values);
+// vEvalGrid: the same head, then "id vx_re vx_im vy_re vy_im vz_re vz_im" an evaluation node
+// ("%5d %E %E %E %E %E %E", NumCalc's). `velocity`: x, y, z of each node, 3 per node.
+void write_numcalc_grid_velocity(const std::string& path, const std::string& version_line,
+                                 const NumCalcMesh& mesh, std::span<const cplx> velocity);
 
 }  // namespace fmbem::io

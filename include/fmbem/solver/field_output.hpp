@@ -36,6 +36,11 @@ struct FieldRequest {
   // -bem_numcalc: the points are the project's evaluation grid (FieldStage::prepare gets them;
   // a project may have none).
   std::string numcalc_project;
+  // -bem_field_velocity (and NumCalc's vEvalGrid): the particle velocity at the points,
+  // v = grad p / (i omega rho) (exp(-i omega t)), rho and c the medium's: the problem's surface
+  // data's where it has them, else this (-bem_sound_speed, -bem_density).
+  bool velocity = false;
+  Medium medium;
   bool field() const { return !points_file.empty() || plane || sphere || !numcalc_project.empty(); }
 };
 
@@ -74,6 +79,8 @@ class FieldStage {
   const std::vector<Vec3>& points() const { return points_.points; }
   // The total field at them from the last evaluate (NaN inside the body).
   const std::vector<cplx>& total() const { return total_; }
+  // With the velocity asked: v at them (x, y, z, 3 per point; NaN on the surface and inside).
+  const std::vector<cplx>& velocity() const { return velocity_; }
   const std::vector<cplx>& hrtf() const { return hrtf_; }
   const std::optional<field::ReferenceSource>& reference() const { return reference_; }
   // What prepare read (for -bem_field): its warnings, one sentence each.
@@ -83,7 +90,7 @@ class FieldStage {
   FieldRequest request_;
   io::FieldPoints points_;
   std::unique_ptr<field::FieldGeometry> geometry_;
-  std::vector<cplx> hrtf_, total_;
+  std::vector<cplx> hrtf_, total_, velocity_;
   std::optional<field::ReferenceSource> reference_;
   // What write() writes: the point arrays and the far-field table.
   struct Tables;

@@ -51,6 +51,9 @@ struct SolveOptions {
   bool fmm_view = false;
   // -fmm_distribute: on more than one rank, the FMM partitioned over the ranks (issue 13).
   bool fmm_distribute = true;
+  // -bem_split frequencies: each rank solves its own frequencies of the sweep whole (on
+  // PETSC_COMM_SELF), rank 0 gathers the table, the summaries and the SOFA and NumCalc logs.
+  bool split_frequencies = false;
   // -fmm_overlap: the distributed FMM's multipole exchange during the near field (CPU).
   bool fmm_overlap = false;
   // The near-field block as the preconditioning matrix: auto (assembled when the PC needs a

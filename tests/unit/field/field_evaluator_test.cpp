@@ -11,10 +11,13 @@
 #include <cstdio>
 #include <limits>
 #include <numbers>
+#include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../bem/bem_test_support.hpp"
+#include "fmbem/bem/point_strengths.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/exact/incident.hpp"
 #include "fmbem/exact/sphere.hpp"
@@ -22,6 +25,7 @@
 #include "fmbem/field/far_field.hpp"
 #include "fmbem/field/field_limits.hpp"
 #include "fmbem/field/problem_field.hpp"
+#include "fmbem/fmm/direct_sum.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
 #include "fmbem/mesh/mesh.hpp"
 
@@ -145,6 +149,16 @@ TEST(FieldEvaluator, FlagsInteriorAndGivesSurfaceValues) {
   EXPECT_THROW(FieldEvaluator(geometry, 0.0).evaluate(std::vector<cplx>(3), {}, {}), Error);
 }
 
+// Surface densities that jump from element to element (the sums' test data, not a field).
+std::pair<std::vector<cplx>, std::vector<cplx>> rough_densities(const Mesh& mesh) {
+  std::vector<cplx> u(mesh.size()), q(mesh.size());
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    u[e] = std::polar(1.0 + 0.3 * std::sin(3.0 * e), 0.7 * e);
+    q[e] = std::polar(0.5, -1.3 * e);
+  }
+  return {u, q};
+}
+
 // The FMM's field against the direct sum on the same Gauss points plus the same close-element
 // terms: they differ by the FMM's error alone. fmm::order_for_tolerance calibrates p so that the
 // relative MatMult error stays below the tolerance; the field's targets are other points of the
@@ -154,11 +168,7 @@ TEST(FieldEvaluator, FlagsInteriorAndGivesSurfaceValues) {
 TEST(FieldEvaluator, FmmMatchesTheDirectSum) {
   const Mesh mesh = Mesh::from_surface(make_icosphere(3, 1.0), "ico3");
   const Discretization disc(mesh, 3);
-  std::vector<cplx> u(mesh.size()), q(mesh.size());
-  for (std::size_t e = 0; e < mesh.size(); ++e) {
-    u[e] = std::polar(1.0 + 0.3 * std::sin(3.0 * e), 0.7 * e);
-    q[e] = std::polar(0.5, -1.3 * e);
-  }
+  const auto [u, q] = rough_densities(mesh);
   struct Setting {
     double k, tolerance, half_width;
     bool far_point;
@@ -544,6 +554,204 @@ TEST(FarField, Directions) {
       far_field_amplitude(Discretization(Mesh::from_surface(make_icosphere(0, 1.0), "i"), 1), 0.0,
                           {}, {}, circle.directions),
       Error);
+}
+
+}  // namespace
+}  // namespace fmbem::field
+
+namespace fmbem::field {
+namespace {
+
+constexpr Vec3 kUnitAxes[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+
+// The gradient of the exact field: analytic for the monopole, central differences of the Mie
+// series with step 1e-5 otherwise (truncation (k delta)^2 / 6 and rounding eps / delta of the
+// field's size: below 1e-9 relative at k = 4).
+std::array<cplx, 3> exact_gradient(const Reference& ref, const Vec3& x) {
+  std::array<cplx, 3> g{};
+  for (int a = 0; a < 3; ++a) {
+    if (ref.kind == Reference::radiation) {
+      g[a] = exact::monopole_normal_derivative(ref.k, ref.source, x, kUnitAxes[a]);
+    } else {
+      const double delta = 1e-5;
+      g[a] =
+          (ref.field(x + kUnitAxes[a] * delta) - ref.field(x - kUnitAxes[a] * delta)) / (2 * delta);
+    }
+  }
+  return g;
+}
+
+std::vector<cplx> exterior_gradients(const FieldGeometry& geometry, const FieldValues& v) {
+  std::vector<cplx> out;
+  for (std::size_t i : geometry.exterior())
+    for (int a = 0; a < 3; ++a) out.push_back(v.scattered_gradient[3 * i + std::size_t(a)]);
+  return out;
+}
+
+// The gradient is the derivative of the field the evaluator gives, close elements included:
+// central differences of its own values at x +- delta e_a (delta = 1e-6 h; truncation
+// (delta / d)^2 / 6 at a distance d >= 0.3 h: 2e-11; rounding eps |u| / delta, 1e-10 of the
+// gradient's size here) against the gradient, to 1e-7 relative. The rest is the close
+// elements' angular rule, whose error the value and the gradient integrals make differently:
+// at 1.0 h the worst component differs by 5.6e-5, 1.5e-6 and below 1e-7 with 8, 16 (the
+// default) and 32 points, so 32 here. Each point's close elements must be those of its six
+// neighbours (else the difference straddles the switch to the accurate integrals). Points at
+// 0.3 h, 1.0 h (close elements) and 1.5 (none), on the direct sum.
+TEST(FieldEvaluator, GradientIsTheDerivativeOfTheField) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(2, 1.0), "ico2");
+  const Discretization disc(mesh, 3);
+  std::vector<cplx> u(mesh.size()), q(mesh.size());
+  for (std::size_t e = 0; e < mesh.size(); ++e) {
+    const Vec3& c = mesh.centroids()[e];
+    u[e] = std::polar(1.0 + 0.3 * c.x, 2.0 * c.z);
+    q[e] = std::polar(0.5 - 0.2 * c.y, -1.3 * c.x);
+  }
+  const double h = mesh.max_edge(), delta = 1e-6 * h;
+  for (const double radius : {1.0 + 0.3 * h, 1.0 + h, 1.5}) {
+    std::vector<Vec3> points;
+    for (const Vec3& x : fibonacci(20, radius)) {
+      points.push_back(x);
+      for (const Vec3& axis : kUnitAxes) {
+        points.push_back(x + axis * delta);
+        points.push_back(x - axis * delta);
+      }
+    }
+    FieldOptions options = cpu_options();
+    options.use_fmm = false;
+    options.near.angular_points = 32;
+    const FieldGeometry geometry(disc, points, options);
+    ASSERT_EQ(geometry.exterior().size(), points.size());
+    const FieldValues v = FieldEvaluator(geometry, 2.5, true).evaluate(u, q, {});
+    std::vector<cplx> got, differences;
+    for (std::size_t p = 0; p < points.size(); p += 7) {
+      for (std::size_t s = 1; s < 7; ++s)
+        ASSERT_TRUE(std::ranges::equal(geometry.close_elements(p), geometry.close_elements(p + s)))
+            << "radius " << radius << ", point " << p / 7;
+      for (std::size_t a = 0; a < 3; ++a) {
+        got.push_back(v.scattered_gradient[3 * p + a]);
+        differences.push_back((v.scattered[p + 1 + 2 * a] - v.scattered[p + 2 + 2 * a]) /
+                              (2 * delta));
+      }
+    }
+    EXPECT_LT(relative_error(got, differences), 1e-7) << "radius " << radius;
+  }
+}
+
+// The FMM's gradient against the direct sum's (the same sums): within the FMM's tolerance times
+// 10, the L2P's derivative of the truncated expansion amplifying its remainder by about its
+// order over the cell's size ((p + 1) / (k w + p) of the local expansion's radius: below 10 for
+// these trees; measured 3e-6 and 3e-8 at 1e-4 and 1e-6); the points of FmmMatchesTheDirectSum's
+// first settings.
+TEST(FieldEvaluator, FmmGradientMatchesTheDirectSum) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(3, 1.0), "ico3");
+  const Discretization disc(mesh, 3);
+  const auto [u, q] = rough_densities(mesh);
+  for (const double tolerance : {1e-4, 1e-6}) {
+    std::vector<Vec3> points;
+    const int n = 31;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        points.push_back({-1.6 + 3.2 * i / (n - 1), 0.05, -1.6 + 3.2 * j / (n - 1)});
+    points.push_back({500.0, 3.0, -2.0});  // beyond the low-frequency range: summed directly
+    FieldOptions fast = cpu_options(tolerance), direct = fast;
+    direct.use_fmm = false;
+    const FieldGeometry g_fast(disc, points, fast), g_direct(disc, points, direct);
+    const FieldEvaluator e_fast(g_fast, 2.0, true), e_direct(g_direct, 2.0, true);
+    const FieldValues a = e_fast.evaluate(u, q, {}), b = e_direct.evaluate(u, q, {});
+    const double error =
+        relative_error(exterior_gradients(g_fast, a), exterior_gradients(g_direct, b));
+    EXPECT_LT(error, 10 * tolerance) << e_fast.statistics().method;
+    // The values are those of the evaluator without gradients, bit for bit.
+    const FieldValues plain = FieldEvaluator(g_fast, 2.0).evaluate(u, q, {});
+    for (std::size_t i : g_fast.exterior()) ASSERT_EQ(plain.scattered[i], a.scattered[i]);
+    RecordProperty("fmm_gradient_error_tolerance" + std::to_string(tolerance),
+                   std::to_string(error));
+  }
+}
+
+// With the exact surface data, the gradient converges to the exact one as the field does at a
+// fixed distance, O(h^2): ratio > 3.5 per halving of h (icosphere:2 to 4) at r = 1.7 and at
+// r = 1.2 (within the close elements' reach on the coarse meshes). Within a fixed fraction of h
+// the piecewise-constant data's jumps leave an O(1) gradient error, so no closer points.
+TEST(FieldEvaluator, GradientConvergesToTheExactOne) {
+  for (const Reference& ref : {Reference{Reference::rigid, 4.0}, Reference{Reference::soft, 4.0},
+                               Reference{Reference::radiation, 3.0}}) {
+    std::vector<std::array<double, 2>> errors;
+    for (int level = 2; level <= 4; ++level) {
+      const Mesh mesh = Mesh::from_surface(make_icosphere(level, 1.0), "ico");
+      const Discretization disc(mesh, 3);
+      const Data data = ref.data(mesh);
+      std::array<double, 2> e{};
+      const double radii[2] = {1.2, 1.7};
+      for (int s = 0; s < 2; ++s) {
+        const std::vector<Vec3> points = fibonacci(60, radii[s]);
+        FieldOptions options = cpu_options();
+        options.use_fmm = false;
+        const FieldGeometry geometry(disc, points, options);
+        const FieldValues v = FieldEvaluator(geometry, ref.k, true).evaluate(data.u, data.q, {});
+        std::vector<cplx> exact;
+        for (const Vec3& x : points)
+          for (const cplx g : exact_gradient(ref, x)) exact.push_back(g);
+        e[s] = relative_error(v.scattered_gradient, exact);
+      }
+      errors.push_back(e);
+    }
+    for (int s = 0; s < 2; ++s)
+      for (std::size_t l = 0; l + 1 < errors.size(); ++l)
+        EXPECT_GT(errors[l][s] / errors[l + 1][s], 3.5)
+            << "kind " << ref.kind << ", radius " << (s ? 1.7 : 1.2) << ", icosphere:" << l + 2
+            << ": " << errors[l][s] << " -> " << errors[l + 1][s];
+    EXPECT_LT(errors.back()[0], 1e-2) << "kind " << ref.kind;
+  }
+}
+
+// Beyond kFarWidths body widths the gradient comes from the far-field form differentiated term
+// by term: at R = 1e4 it equals the plain direct sum's derivative (which loses k R eps = 2e-12
+// of phase there) to 1e-10; farther out, R e^{-ikR} grad u_s tends to ik dhat F at the rate of
+// FarPointsKeepTheirDigits plus the 1/(kR) of the derivative's near-field part.
+TEST(FieldEvaluator, FarPointsGradient) {
+  const Mesh mesh = Mesh::from_surface(make_icosphere(2, 1.0), "ico2");
+  const Discretization disc(mesh, 3);
+  const double k = 2.0, d = mesh.diameter();
+  const Reference ref{Reference::rigid, k};
+  const Data data = ref.data(mesh);
+  const Vec3 direction = normalized(Vec3{0.3, -0.5, 0.8});
+  std::vector<Vec3> points;
+  for (const double r : {1e4, 1e8, 1e12, 1e100}) points.push_back(direction * r);
+  const FieldGeometry geometry(disc, points, cpu_options());
+  const FieldValues v = FieldEvaluator(geometry, k, true).evaluate(data.u, data.q, {});
+  // The plain sum at R = 1e4 (charges -w q, dipoles w u at the Gauss points).
+  const std::vector<Vec3> normals = quadrature_point_normals(disc);
+  std::vector<std::size_t> order(disc.quadrature_points().size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::vector<cplx> charges = point_strengths(disc, data.q);
+  for (cplx& c : charges) c = -c;
+  const fmm::PointSources sources(disc.quadrature_points(), normals, order, charges,
+                                  point_strengths(disc, data.u));
+  std::vector<cplx> plain, far_form;
+  for (std::size_t a = 0; a < 3; ++a) {
+    plain.push_back(
+        sources.potential_and_normal_derivative(0, sources.size(), k, points[0], kUnitAxes[a], 0.0)
+            .normal_derivative);
+    far_form.push_back(v.scattered_gradient[a]);
+  }
+  EXPECT_LT(relative_error(far_form, plain), 1e-10);
+  const std::vector<Vec3> directions{direction};
+  const std::vector<cplx> far = far_field_amplitude(disc, k, data.u, data.q, directions);
+  for (std::size_t i = 1; i < 4; ++i) {
+    // The evaluator's phase k R with R = |x - c| (c the Gauss points' box centre, within 1e-16
+    // of the origin): the same product rounded alike only with R = |x|, not the radius asked
+    // (|direction r| differs from r by an ulp, k r ulp = 4e-4 at r = 1e12).
+    const double r = norm(points[i]);
+    const cplx limit = cplx(0.0, k) * far[0];
+    const double coordinates[3] = {direction.x, direction.y, direction.z};
+    for (std::size_t a = 0; a < 3; ++a) {
+      const cplx got = r * std::polar(1.0, -k * r) * v.scattered_gradient[3 * i + a];
+      EXPECT_LE(std::abs(got - limit * coordinates[a]),
+                ((k * d * d + d) / r * k + 1.0 / r) * std::abs(far[0]) + 1e-12 * std::abs(limit))
+          << "R = " << r << ", axis " << a;
+    }
+  }
 }
 
 }  // namespace
