@@ -17,7 +17,10 @@
 #                                               each R given (ranks share the GPUs, node-local
 #                                               rank mod their count), each rank THREADS/R
 #                                               OpenMP threads on its own cores; THREADS 0: on
-#                                               the CPU (-fmm_device cpu), one thread a rank
+#                                               the CPU (-fmm_device cpu), one thread a rank;
+#                                               cpuT: on the CPU, T/R threads a rank;
+#                                               FMBEM_OPTIONS: more bem_solve options for every
+#                                               run (-bem_formulation bm, say)
 #
 # Full logs and the result files under OUT, packed as OUT.tgz.
 set -euo pipefail
@@ -55,15 +58,18 @@ case "$mode" in
       mkdir -p "$out/n$ranks"
       if [ "$threads" = 0 ]; then
         per_rank=1 device=(-fmm_device cpu) name=cpu_n$ranks
+      elif [ "${threads#cpu}" != "$threads" ]; then
+        per_rank=$((${threads#cpu} / ranks)) device=(-fmm_device cpu) name=cpu_n${ranks}x$per_rank
       else
         per_rank=$((threads / ranks)) device=() name=gpu_n$ranks
       fi
       t0=$(now)
       OMP_NUM_THREADS=$per_rank mpiexec --allow-run-as-root -n "$ranks" --map-by "slot:PE=$per_rank" \
         --bind-to core bem_solve -bem_numcalc "$project" -bem_split frequencies "${device[@]}" \
+        ${FMBEM_OPTIONS:-} \
         -bem_numcalc_output "$out/n$ranks" -bem_sweep_csv "$out/$name.csv" > "$out/$name.log" 2>&1
       t1=$(now)
-      echo "$name: $ranks ranks x $per_rank threads: $(awk "BEGIN{print $t1 - $t0}") s" |
+      echo "$name: $ranks ranks x $per_rank threads ${FMBEM_OPTIONS:-}: $(awk "BEGIN{print $t1 - $t0}") s" |
         tee -a "$out/times.txt"
     done
     tar czf "$out.tgz" -C "$out" .
