@@ -2109,7 +2109,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         if (i > 0 || s > 0)
           for (const std::string &w : problem.warnings())
             if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
-              PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
+              PetscCall(PetscPrintf(sweep_comm, "bem_solve: warning: %s\n", w.c_str()));
         if (s == 0) {
           building = true;
           stage = std::make_unique<KStage>();
