@@ -669,6 +669,27 @@ TEST(FieldEvaluator, FmmGradientMatchesTheDirectSum) {
   }
 }
 
+// On the GPU (-fmm_device gpu) the gradient's FMM (targets three times, axis normals, the
+// derivative apart) runs there: the same tree and expansions as on the CPU, so the gradients
+// agree as GpuFmmMatchesTheCpu's values do (1e-10). Skipped only without a GPU.
+TEST(FieldEvaluator, GpuGradientMatchesTheCpu) {
+  std::string why;
+  if (!fmm::gpu_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  const Mesh mesh = Mesh::from_surface(make_icosphere(4, 1.0), "ico4");
+  const Discretization disc(mesh, 3);
+  const auto [u, q] = rough_densities(mesh);
+  std::vector<Vec3> points;
+  for (int i = 0; i < 40; ++i)
+    for (int j = 0; j < 40; ++j) points.push_back({-3 + 6.0 * i / 39, 0.02, -3 + 6.0 * j / 39});
+  FieldOptions cpu = cpu_options(), gpu = cpu;
+  gpu.fmm.device = fmm::FmmOptions::Device::gpu;
+  const FieldGeometry g_cpu(disc, points, cpu), g_gpu(disc, points, gpu);
+  const FieldEvaluator e_cpu(g_cpu, 6.0, true), e_gpu(g_gpu, 6.0, true);
+  EXPECT_EQ(e_gpu.statistics().device, "gpu");
+  const FieldValues a = e_cpu.evaluate(u, q, {}), b = e_gpu.evaluate(u, q, {});
+  EXPECT_LT(relative_error(exterior_gradients(g_gpu, b), exterior_gradients(g_cpu, a)), 1e-10);
+}
+
 // With the exact surface data, the gradient converges to the exact one as the field does at a
 // fixed distance, O(h^2): ratio > 3.5 per halving of h (icosphere:2 to 4) at r = 1.7 and at
 // r = 1.2 (within the close elements' reach on the coarse meshes). Within a fixed fraction of h
