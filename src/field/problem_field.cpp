@@ -75,37 +75,42 @@ SurfaceTraces surface_traces(const Problem& problem, const Mesh& mesh,
   return traces;
 }
 
-std::vector<cplx> incident_field_at(const Problem& problem, std::span<const Vec3> points) {
-  const ProblemSpec& spec = problem.spec();
+namespace {
+
+// `per_point` values of the incident wave at each point, value(x, j) the j-th at x; NaN at a
+// point source's own position; none for a problem without an incident wave.
+template <class Value>
+std::vector<cplx> incident_at(const ProblemSpec& spec, std::span<const Vec3> points,
+                              std::size_t per_point, Value&& value) {
   if (spec.kind == ProblemKind::Radiation ||
       (spec.kind == ProblemKind::Surface && !spec.incident_wave))
     return {};
-  std::vector<cplx> values(points.size());
+  std::vector<cplx> values(per_point * points.size());
   const bool point_source = spec.incident.kind == exact::Incident::Kind::PointSource;
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < points.size(); ++i)
-    values[i] = point_source && points[i] == spec.incident.source
-                    ? cplx(kNaN, kNaN)
-                    : exact::incident_field(spec.k, spec.incident, points[i]);
+    for (std::size_t j = 0; j < per_point; ++j)
+      values[per_point * i + j] = point_source && points[i] == spec.incident.source
+                                      ? cplx(kNaN, kNaN)
+                                      : value(points[i], j);
   return values;
+}
+
+}  // namespace
+
+std::vector<cplx> incident_field_at(const Problem& problem, std::span<const Vec3> points) {
+  const ProblemSpec& spec = problem.spec();
+  return incident_at(spec, points, 1, [&](const Vec3& x, std::size_t) {
+    return exact::incident_field(spec.k, spec.incident, x);
+  });
 }
 
 std::vector<cplx> incident_gradient_at(const Problem& problem, std::span<const Vec3> points) {
   const ProblemSpec& spec = problem.spec();
-  if (spec.kind == ProblemKind::Radiation ||
-      (spec.kind == ProblemKind::Surface && !spec.incident_wave))
-    return {};
-  std::vector<cplx> values(3 * points.size());
-  const bool point_source = spec.incident.kind == exact::Incident::Kind::PointSource;
   constexpr Vec3 axes[3] = {{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, {0.0, 0.0, 1.0}};
-#pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < points.size(); ++i)
-    for (std::size_t a = 0; a < 3; ++a)
-      values[3 * i + a] =
-          point_source && points[i] == spec.incident.source
-              ? cplx(kNaN, kNaN)
-              : exact::incident_normal_derivative(spec.k, spec.incident, points[i], axes[a]);
-  return values;
+  return incident_at(spec, points, 3, [&](const Vec3& x, std::size_t a) {
+    return exact::incident_normal_derivative(spec.k, spec.incident, x, axes[a]);
+  });
 }
 
 void check_reference(const ProblemSpec& spec) {

@@ -737,6 +737,12 @@ NumCalcMesh read_numcalc_mesh(const NumCalcInput& input) {
 namespace {
 
 // NumCalc's "%5d % E % E" line.
+// pEvalGrid's and vEvalGrid's head: the version line, one group, "group count".
+void write_grid_head(std::FILE* file, const std::string& version_line, const NumCalcMesh& mesh) {
+  std::fprintf(file, "%s\n%5d\n%5lld %5zu\n", version_line.c_str(), 1, mesh.grid_group,
+               mesh.grid_node_ids.size());
+}
+
 void write_value_line(std::FILE* file, long long id, cplx value) {
   std::fprintf(file, "%5lld % E % E\n", id, value.real(), value.imag());
 }
@@ -784,8 +790,7 @@ void write_numcalc_grid(const std::string& path, const std::string& version_line
     throw Error("NumCalc output '" + path + "': " + std::to_string(values.size()) + " values for " +
                 std::to_string(mesh.grid_node_ids.size()) + " nodes");
   auto file = open_output(path);
-  std::fprintf(file.get(), "%s\n%5d\n%5lld %5zu\n", version_line.c_str(), 1, mesh.grid_group,
-               values.size());
+  write_grid_head(file.get(), version_line, mesh);
   for (std::size_t n = 0; n < values.size(); ++n)
     write_value_line(file.get(), mesh.grid_node_ids[n], values[n]);
   finish(std::move(file), path);
@@ -797,8 +802,7 @@ void write_numcalc_grid_velocity(const std::string& path, const std::string& ver
     throw Error("NumCalc output '" + path + "': " + std::to_string(velocity.size()) +
                 " velocity components for " + std::to_string(mesh.grid_node_ids.size()) + " nodes");
   auto file = open_output(path);
-  std::fprintf(file.get(), "%s\n%5d\n%5lld %5zu\n", version_line.c_str(), 1, mesh.grid_group,
-               mesh.grid_node_ids.size());
+  write_grid_head(file.get(), version_line, mesh);
   for (std::size_t n = 0; n < mesh.grid_node_ids.size(); ++n) {
     const cplx* v = &velocity[3 * n];
     std::fprintf(file.get(), "%5lld %E %E %E %E %E %E\n", mesh.grid_node_ids[n], v[0].real(),

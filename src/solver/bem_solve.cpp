@@ -659,8 +659,8 @@ PetscErrorCode gather_sofa(MPI_Comm comm, SofaCollector &sofa) {
 
 // -bem_numcalc on rank 0: the project's ids and groups, and for each of its sources NumCalc's
 // result files of each frequency step (be.out/be.N: pBoundary, vBoundary, pEvalGrid, vEvalGrid)
-// and its log
-// NC.out, rewritten after each step so that an interrupted run reports the steps it finished.
+// and its log NC.out, rewritten after each step so that an interrupted run reports the steps it
+// finished.
 struct NumCalcWriter {
   const io::NumCalcInput &input;  // the options'
   io::NumCalcMesh mesh;

@@ -72,17 +72,17 @@ void gather_owned(MPI_Comm comm, std::vector<std::string> &texts, const std::vec
   std::vector<unsigned long long> all_lengths(rank == 0 ? count * std::size_t(size) : 0);
   MPI_Gather(lengths.data(), int(count), MPI_UNSIGNED_LONG_LONG, all_lengths.data(), int(count),
              MPI_UNSIGNED_LONG_LONG, 0, comm);
-  // The texts are summaries and labels: their total stays far below MPI's int counts, checked.
-  unsigned long long own_bytes = joined.size();
-  std::vector<unsigned long long> bytes(rank == 0 ? std::size_t(size) : 0);
-  MPI_Gather(&own_bytes, 1, MPI_UNSIGNED_LONG_LONG, bytes.data(), 1, MPI_UNSIGNED_LONG_LONG, 0,
-             comm);
-  std::vector<int> counts(bytes.size()), offsets(bytes.size());
+  // Each rank's bytes, from its lengths. The texts are summaries and labels: their total
+  // stays far below MPI's int counts, checked.
+  std::vector<int> counts(rank == 0 ? std::size_t(size) : 0), offsets(counts.size());
   unsigned long long total = 0;
-  for (std::size_t r = 0; r < bytes.size(); ++r) {
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    unsigned long long bytes = 0;
+    for (std::size_t i = 0; i < count; ++i)
+      if (const unsigned long long length = all_lengths[r * count + i]) bytes += length - 1;
     offsets[r] = int(total);
-    counts[r] = int(bytes[r]);
-    total += bytes[r];
+    counts[r] = int(bytes);
+    total += bytes;
   }
   int too_long = total > 0x7fffffffULL;
   MPI_Bcast(&too_long, 1, MPI_INT, 0, comm);
