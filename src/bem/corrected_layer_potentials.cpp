@@ -64,6 +64,13 @@ std::optional<NearFieldPattern> part_refined_pattern(const Discretization& disc,
                             std::max(options.near_factor, options.refined_factor));
 }
 
+// The images' close pairs are formed on the CPU (NearFieldCorrection): with image planes the
+// correction stays there whatever the FMM's device.
+NearFieldOptions on_cpu_with_images(NearFieldOptions options, const Discretization& disc) {
+  if (!disc.mesh().image_planes().empty()) options.gpu = false;
+  return options;
+}
+
 // The quadratic read's fits: every element's, or (refined given: a part) those the operator
 // reads: the regular sum's elements, the rows, and the rows' correction columns (their stencils
 // are folded), grown by two vertex neighbourhoods: the near blocks (near_block, regular_pair)
@@ -99,6 +106,7 @@ CorrectedLayerPotentials::CorrectedLayerPotentials(
     std::span<const std::size_t> elements_read, const std::optional<NearFieldPattern>& refined)
     : disc_(&disc),
       rows_(rows),
+      image_weights_(near_options.image_weights),
       k_(k),
       coupling_(coupling),
       reconstruction_(
@@ -106,8 +114,10 @@ CorrectedLayerPotentials::CorrectedLayerPotentials(
       reconstructed_strengths_(
           reconstruction_ ? std::make_unique<ReconstructedPointStrengths>(disc, *reconstruction_)
                           : nullptr),
-      near_(disc, k, rows, near_options, coupling, reconstruction_.get(),
+      near_(disc, k, rows, on_cpu_with_images(near_options, disc), coupling, reconstruction_.get(),
             refined ? &*refined : nullptr) {
+  if (!image_weights_.empty() && image_weights_.size() != disc.mesh().image_planes().images())
+    throw Error("layer potentials: one image weight per image of the mesh's planes expected");
   if (reconstruction_ && refined) {
     // What the near blocks read: every folded column's fit and those of its stencil (a mark
     // per element: the columns repeat over the rows). The regular sum's elements are seeds of
@@ -317,8 +327,6 @@ std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoeffi
 #pragma omp for schedule(dynamic, 64)
     for (std::size_t r = 0; r < rows_.size(); ++r) {
       const std::size_t i = rows_.begin + r;
-      const Vec3& x = mesh.centroids()[i];
-      const Vec3& n_x = mesh.normals()[i];
       // The row's elements (its columns are entries of the column space after
       // restrict_columns; the map is increasing, so they stay ascending).
       const std::int32_t* row_begin = columns.data() + row_start[r];
@@ -331,34 +339,45 @@ std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoeffi
         row_end = row_begin + row_elements.size();
       }
       regular.assign(std::size_t(row_end - row_begin), RegularPair{});
-      // The constant read: each column's own element.
-      for (std::size_t at = 0; at < regular.size(); ++at)
-        regular[at] = constant_read_regular(*disc_, k_.magnitude, coupling,
-                                            std::size_t(row_begin[at]), x, n_x);
-      // The quadratic read: u_j enters the quadratic of every element l whose stencil holds j,
-      // the elements of j's own stencil (vertex neighbourhoods are symmetric). Each such l's
-      // rule integrals are formed once for the row and scattered to the row's columns in its
-      // stencil (regular_pair forms them once per column: about ten times the work).
-      if (reconstruction_) {
-        elements.clear();
-        for (const std::int32_t* j = row_begin; j != row_end; ++j) {
-          const auto stencil = reconstruction_->stencil(std::size_t(*j));
-          elements.insert(elements.end(), stencil.begin(), stencil.end());
+      // Of the collocation point and of each of its images (ImagePlanes), signed.
+      const ImagePlanes& planes = mesh.image_planes();
+      for (std::size_t g = 0; g < planes.images(); ++g) {
+        const Vec3 x = planes.reflect(g, mesh.centroids()[i]);
+        const Vec3 n_x = planes.reflect_direction(g, mesh.normals()[i]);
+        const double sign = image_weight(g);
+        // The constant read: each column's own element.
+        for (std::size_t at = 0; at < regular.size(); ++at) {
+          const RegularPair pair = constant_read_regular(*disc_, k_.magnitude, coupling,
+                                                         std::size_t(row_begin[at]), x, n_x);
+          regular[at].single_layer += sign * pair.single_layer;
+          regular[at].double_layer += sign * pair.double_layer;
         }
-        std::sort(elements.begin(), elements.end());
-        elements.erase(std::unique(elements.begin(), elements.end()), elements.end());
-        for (const std::int32_t element : elements) {
-          const std::size_t l = std::size_t(element);
-          const MonomialMoments rule =
-              regular_monomial_moments(*disc_, *reconstruction_, k_.magnitude, l, x, n_x);
-          const auto stencil = reconstruction_->stencil(l);
-          for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
-            const cplx weight = rule.double_layer[t] + coupling * rule.hypersingular[t];
-            const auto coefficients = reconstruction_->coefficients(l, t);
-            for (std::size_t s = 0; s < stencil.size(); ++s) {
-              const std::int32_t* at = std::lower_bound(row_begin, row_end, stencil[s]);
-              if (at != row_end && *at == stencil[s])
-                regular[std::size_t(at - row_begin)].double_layer += weight * coefficients[s];
+        // The quadratic read: u_j enters the quadratic of every element l whose stencil holds j,
+        // the elements of j's own stencil (vertex neighbourhoods are symmetric). Each such l's
+        // rule integrals are formed once for the row and scattered to the row's columns in its
+        // stencil (regular_pair forms them once per column: about ten times the work).
+        if (reconstruction_) {
+          elements.clear();
+          for (const std::int32_t* j = row_begin; j != row_end; ++j) {
+            const auto stencil = reconstruction_->stencil(std::size_t(*j));
+            elements.insert(elements.end(), stencil.begin(), stencil.end());
+          }
+          std::sort(elements.begin(), elements.end());
+          elements.erase(std::unique(elements.begin(), elements.end()), elements.end());
+          for (const std::int32_t element : elements) {
+            const std::size_t l = std::size_t(element);
+            const MonomialMoments rule =
+                regular_monomial_moments(*disc_, *reconstruction_, k_.magnitude, l, x, n_x);
+            const auto stencil = reconstruction_->stencil(l);
+            for (int t = 0; t < DensityReconstruction::kTerms; ++t) {
+              const cplx weight = rule.double_layer[t] + coupling * rule.hypersingular[t];
+              const auto coefficients = reconstruction_->coefficients(l, t);
+              for (std::size_t s = 0; s < stencil.size(); ++s) {
+                const std::int32_t* at = std::lower_bound(row_begin, row_end, stencil[s]);
+                if (at != row_end && *at == stencil[s])
+                  regular[std::size_t(at - row_begin)].double_layer +=
+                      sign * weight * coefficients[s];
+              }
             }
           }
         }
@@ -379,19 +398,26 @@ std::vector<cplx> CorrectedLayerPotentials::near_block_host(const OperatorCoeffi
 
 RegularPair CorrectedLayerPotentials::regular_pair(std::size_t i, std::size_t j) const {
   const Mesh& mesh = disc_->mesh();
-  const Vec3& x = mesh.centroids()[i];
   const cplx coupling = coupling_.alpha;
-  RegularPair regular =
-      constant_read_regular(*disc_, k_.magnitude, coupling, j, x, mesh.normals()[i]);
-  if (reconstruction_) {
+  // Of the collocation point and of each of its images, signed.
+  const ImagePlanes& planes = mesh.image_planes();
+  RegularPair regular{};
+  for (std::size_t g = 0; g < planes.images(); ++g) {
+    const Vec3 x = planes.reflect(g, mesh.centroids()[i]);
+    const Vec3 n_x = planes.reflect_direction(g, mesh.normals()[i]);
+    const double sign = image_weight(g);
+    const RegularPair own = constant_read_regular(*disc_, k_.magnitude, coupling, j, x, n_x);
+    regular.single_layer += sign * own.single_layer;
+    regular.double_layer += sign * own.double_layer;
+    if (!reconstruction_) continue;
     // u_j also enters the quadratic of every element l whose stencil holds j (the stencils are
     // vertex neighbourhoods, so those are the elements of j's own stencil).
     for (const std::int32_t element : reconstruction_->stencil(j)) {
       const std::size_t l = std::size_t(element);
       const MonomialMoments rule =
-          regular_monomial_moments(*disc_, *reconstruction_, k_.magnitude, l, x, mesh.normals()[i]);
+          regular_monomial_moments(*disc_, *reconstruction_, k_.magnitude, l, x, n_x);
       for (int t = 0; t < DensityReconstruction::kTerms; ++t)
-        regular.double_layer += (rule.double_layer[t] + coupling * rule.hypersingular[t]) *
+        regular.double_layer += sign * (rule.double_layer[t] + coupling * rule.hypersingular[t]) *
                                 reconstruction_->coefficient(l, t, j);
     }
   }

@@ -18,7 +18,7 @@ std::vector<Vec3> element_curvature_vectors(const Mesh& mesh, double feature_ang
     const std::size_t f0 = std::size_t(edge.faces[0]), f1 = std::size_t(edge.faces[1]);
     const Vec3 density = edge.curvature * (norm(b - a) / (mesh.areas()[f0] + mesh.areas()[f1]));
     w[f0] = w[f0] + density;
-    w[f1] = w[f1] + density;
+    if (f1 != f0) w[f1] = w[f1] + density;  // (f1 == f0: the other face is f0's mirror image)
   }
   return w;
 }
@@ -53,8 +53,11 @@ std::vector<FeatureSegment> feature_edge_segments(const Mesh& mesh, double featu
     if (!is_feature_edge(edge, feature_angle)) continue;
     const std::size_t lower = std::size_t(std::min(edge.faces[0], edge.faces[1]));
     if (lower_face_in && (lower < lower_face_in->begin || lower >= lower_face_in->end)) continue;
+    // An edge where the mesh meets an image plane is its own image there: the sum over the
+    // images (feature_edge_curvature_term) meets it twice.
+    const double share = edge.faces[0] == edge.faces[1] ? 0.5 : 1.0;
     segments.push_back({mesh.vertices()[std::size_t(edge.vertices[0])],
-                        mesh.vertices()[std::size_t(edge.vertices[1])], edge.curvature});
+                        mesh.vertices()[std::size_t(edge.vertices[1])], edge.curvature * share});
   }
   return segments;
 }
@@ -68,12 +71,18 @@ std::vector<double> feature_edge_curvature_term(const Mesh& mesh, RowRange rows,
                                                 std::span<const FeatureSegment> segments) {
   std::vector<double> term(rows.size(), 0.0);
   if (segments.empty()) return term;
+  // With image planes the images' feature edges too: image g's edge seen from x_i is the real
+  // edge seen from x_i's image, its v_e . n_i the real v_e . (n_i reflected).
+  const ImagePlanes& planes = mesh.image_planes();
 #pragma omp parallel for schedule(static)
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    const Vec3& x = mesh.centroids()[rows.begin + r];
-    const Vec3& n = mesh.normals()[rows.begin + r];
     double sum = 0.0;
-    for (const FeatureSegment& s : segments) sum += dot(n, s.v) * segment_single_layer(x, s.a, s.b);
+    for (std::size_t g = 0; g < planes.images(); ++g) {
+      const Vec3 x = planes.reflect(g, mesh.centroids()[rows.begin + r]);
+      const Vec3 n = planes.reflect_direction(g, mesh.normals()[rows.begin + r]);
+      for (const FeatureSegment& s : segments)
+        sum += dot(n, s.v) * segment_single_layer(x, s.a, s.b);
+    }
     term[r] = sum;
   }
   return term;
@@ -110,13 +119,30 @@ void check_operator(const Mesh& mesh, const LayerPotentials& op, bool coupled, R
   check_curvature_columns(mesh, op);
 }
 
-// The plain operator's share of c: -n_i . L_feature(x_i) - n_i . (D[n] + S[w_smooth])(x_i), and
-// S[1] for the coupled share.
-std::vector<double> plain_share(const Mesh& mesh, const LayerPotentials& plain,
-                                double feature_angle, std::span<const FeatureSegment> segments,
-                                std::vector<cplx>& s) {
-  const RowRange rows = plain.rows();
+// The weights of the images (NearFieldOptions::image_weights) under which the layers give the
+// union of the mesh and its images' identity: for a scalar density (axis -1) every image's 1,
+// for a component of a vector density (n, w) -1 where the image reflects that axis (its
+// element's vector is the reflection). Empty without planes.
+std::vector<double> geometric_image_weights(const ImagePlanes& planes, int axis) {
+  if (planes.empty()) return {};
+  std::vector<double> weights(planes.images(), 1.0);
+  for (std::size_t g = 0; g < planes.images(); ++g)
+    for (std::size_t p = 0; p < planes.planes().size(); ++p)
+      if ((g >> p & 1u) && planes.planes()[p].axis == axis) weights[g] = -weights[g];
+  return weights;
+}
+
+// The plain operators' share of c: -n_i . L_feature(x_i) - n_i . (D[n] + S[w_smooth])(x_i), and
+// S[1] for the coupled share. plain(weights): the plain operator with those image weights, each
+// asked for once (at most two alive); without planes one operator.
+std::vector<double> plain_share(
+    const Mesh& mesh,
+    const std::function<const LayerPotentials&(const std::vector<double>&)>& plain,
+    double feature_angle, std::span<const FeatureSegment> segments, std::vector<cplx>& s) {
   const std::vector<Vec3> w = element_curvature_vectors(mesh, feature_angle);
+  const ImagePlanes& planes = mesh.image_planes();
+  const std::vector<double> scalar = geometric_image_weights(planes, -1);
+  const RowRange rows = plain(scalar).rows();
   // -n_i . L_feature(x_i): the feature edges' curvature, kept on the edges.
   std::vector<double> c = feature_edge_curvature_term(mesh, rows, segments);
   for (double& value : c) value = -value;
@@ -126,17 +152,19 @@ std::vector<double> plain_share(const Mesh& mesh, const LayerPotentials& plain,
     const auto component = [axis](const Vec3& v) {
       return axis == 0 ? v.x : axis == 1 ? v.y : v.z;
     };
+    const LayerPotentials& op = plain(geometric_image_weights(planes, axis));
     const std::vector<cplx> normal =
-        column_density(plain, [&](std::size_t e) { return component(mesh.normals()[e]); });
+        column_density(op, [&](std::size_t e) { return component(mesh.normals()[e]); });
     const std::vector<cplx> curvature =
-        column_density(plain, [&](std::size_t e) { return component(w[e]); });
-    plain.apply(normal, curvature, y);
+        column_density(op, [&](std::size_t e) { return component(w[e]); });
+    op.apply(normal, curvature, y);
     for (std::size_t r = 0; r < rows.size(); ++r)
       c[r] -= component(mesh.normals()[rows.begin + r]) * y[r].real();
   }
-  const std::vector<cplx> ones = column_density(plain, [](std::size_t) { return 1.0; });
+  const LayerPotentials& op = plain(scalar);
+  const std::vector<cplx> ones = column_density(op, [](std::size_t) { return 1.0; });
   s.assign(rows.size(), 0.0);
-  plain.apply({}, ones, s);
+  op.apply({}, ones, s);
   return c;
 }
 
@@ -156,19 +184,23 @@ std::vector<double> adjoint_double_layer_curvature_correction(const Mesh& mesh,
                                                               const LayerPotentials& plain,
                                                               const LayerPotentials& coupled,
                                                               double feature_angle) {
+  if (!mesh.image_planes().empty())
+    throw Error(
+        "curvature correction: with image planes the operators are built per image "
+        "weighting (the form with makers)");
   check_operator(mesh, plain, false, plain.rows());
   check_operator(mesh, coupled, true, plain.rows());
   std::vector<cplx> s;
-  std::vector<double> c =
-      plain_share(mesh, plain, feature_angle, feature_edge_segments(mesh, feature_angle), s);
+  std::vector<double> c = plain_share(
+      mesh, [&](const std::vector<double>&) -> const LayerPotentials& { return plain; },
+      feature_angle, feature_edge_segments(mesh, feature_angle), s);
   add_coupled_share(coupled, s, c);
   return c;
 }
 
 std::vector<double> adjoint_double_layer_curvature_correction(
-    const Mesh& mesh, const std::function<std::unique_ptr<LayerPotentials>()>& make_plain,
-    const std::function<std::unique_ptr<LayerPotentials>()>& make_coupled, double feature_angle,
-    const std::vector<FeatureSegment>* whole_segments) {
+    const Mesh& mesh, const LayerMaker& make_plain, const LayerMaker& make_coupled,
+    double feature_angle, const std::vector<FeatureSegment>* whole_segments) {
   std::vector<FeatureSegment> own;
   if (!whole_segments) own = feature_edge_segments(mesh, feature_angle);
   const std::span<const FeatureSegment> segments =
@@ -177,12 +209,23 @@ std::vector<double> adjoint_double_layer_curvature_correction(
   std::vector<double> c;
   RowRange rows;
   {
-    const std::unique_ptr<LayerPotentials> plain = make_plain();
-    rows = plain->rows();
-    check_operator(mesh, *plain, false, rows);
-    c = plain_share(mesh, *plain, feature_angle, segments, s);
+    // The plain operator of the weights last asked for (a new set of weights: a new operator).
+    std::unique_ptr<LayerPotentials> plain;
+    std::vector<double> plain_weights;
+    const auto plain_of = [&](const std::vector<double>& weights) -> const LayerPotentials& {
+      if (!plain || weights != plain_weights) {
+        plain.reset();
+        plain = make_plain(weights);
+        plain_weights = weights;
+        check_operator(mesh, *plain, false, plain->rows());
+        rows = plain->rows();
+      }
+      return *plain;
+    };
+    c = plain_share(mesh, plain_of, feature_angle, segments, s);
   }
-  const std::unique_ptr<LayerPotentials> coupled = make_coupled();
+  const std::unique_ptr<LayerPotentials> coupled =
+      make_coupled(geometric_image_weights(mesh.image_planes(), -1));
   check_operator(mesh, *coupled, true, rows);
   add_coupled_share(*coupled, s, c);
   return c;

@@ -28,20 +28,28 @@ void DirectLayerPotentials::regular_sum(std::span<const cplx> double_density,
   const RowRange r = rows();
   const LayerCoupling& coupling = layer_coupling();
   const auto& collocation_normals = disc.mesh().normals();
+  // With image planes each row sums its collocation point's images too, signed.
+  const ImagePlanes& planes = disc.mesh().image_planes();
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::size_t i = r.begin; i < r.end; ++i) {
-    const Vec3& x = disc.collocation_points()[i];
-    if (!coupling.normal_derivatives()) {
-      y[i - r.begin] = sources.potential(0, sources.size(), k_, x, skip2);
-    } else {
-      const auto both = sources.potential_and_normal_derivative(0, sources.size(), k_, x,
-                                                                collocation_normals[i], skip2);
-      if (coupling.apart) {
-        y[i - r.begin] = both.value;
-        y[r.size() + i - r.begin] = both.normal_derivative;
+    cplx value{}, derivative{};
+    for (std::size_t g = 0; g < planes.images(); ++g) {
+      const Vec3 x = planes.reflect(g, disc.collocation_points()[i]);
+      const double sign = image_weight(g);
+      if (!coupling.normal_derivatives()) {
+        value += sign * sources.potential(0, sources.size(), k_, x, skip2);
       } else {
-        y[i - r.begin] = both.value + coupling.alpha * both.normal_derivative;
+        const auto both = sources.potential_and_normal_derivative(
+            0, sources.size(), k_, x, planes.reflect_direction(g, collocation_normals[i]), skip2);
+        value += sign * both.value;
+        derivative += sign * both.normal_derivative;
       }
+    }
+    if (coupling.apart) {
+      y[i - r.begin] = value;
+      y[r.size() + i - r.begin] = derivative;
+    } else {
+      y[i - r.begin] = value + coupling.alpha * derivative;
     }
   }
 }

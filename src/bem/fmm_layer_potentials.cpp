@@ -67,7 +67,10 @@ std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& dis
   if (rows.begin > rows.end || rows.end > disc.size())
     throw Error("FMM layer potentials: rows out of range");
   const std::span<const Vec3> collocation_points = disc.collocation_points();
-  const std::span<const Vec3> targets = collocation_points.subspan(rows.begin, rows.size());
+  const std::span<const Vec3> row_points = collocation_points.subspan(rows.begin, rows.size());
+  const ImagePlanes& planes = disc.mesh().image_planes();
+  if (part && !planes.empty())
+    throw Error("image planes with the distributed FMM (-fmm_distribute) are not supported yet");
   fmm::FmmOptions options = fmm_options;
   options.skip_radius = disc.coincidence_radius();
   options.screened = k.imaginary;
@@ -78,13 +81,32 @@ std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& dis
   // one and a leaf holds at most max_leaf elements whatever the number of ranks.
   // Burton-Miller: the FMM adds alpha times the derivative along the collocation point's normal,
   // or gives it apart.
-  const std::span<const Vec3> target_normals =
+  const std::span<const Vec3> row_normals =
       !coupling.normal_derivatives()
           ? std::span<const Vec3>{}
           : std::span<const Vec3>(disc.mesh().normals()).subspan(rows.begin, rows.size());
+  if (planes.empty())
+    return std::make_unique<fmm::Fmm>(
+        k.magnitude, disc.quadrature_points(), quadrature_point_normals(disc), row_points,
+        collocation_points, options, observer,
+        fmm::TargetNormalDerivative{row_normals, coupling.alpha, coupling.apart}, part);
+  // With image planes the rows' targets are their collocation points and each image of them
+  // (image-major), with the normals reflected alike: one pass sums the images' sources too
+  // (regular_sum signs and adds them). Every image of every collocation point splits the tree.
+  const auto images_of = [&](std::span<const Vec3> points, bool direction) {
+    std::vector<Vec3> all;
+    all.reserve(points.size() * planes.images());
+    for (std::size_t g = 0; g < planes.images(); ++g)
+      for (const Vec3& p : points)
+        all.push_back(direction ? planes.reflect_direction(g, p) : planes.reflect(g, p));
+    return all;
+  };
+  const std::vector<Vec3> targets = images_of(row_points, false);
+  const std::vector<Vec3> target_normals = images_of(row_normals, true);
+  const std::vector<Vec3> tree_points = images_of(collocation_points, false);
   return std::make_unique<fmm::Fmm>(
-      k.magnitude, disc.quadrature_points(), quadrature_point_normals(disc), targets,
-      collocation_points, options, observer,
+      k.magnitude, disc.quadrature_points(), quadrature_point_normals(disc), targets, tree_points,
+      options, observer,
       fmm::TargetNormalDerivative{target_normals, coupling.alpha, coupling.apart}, part);
 }
 
@@ -104,8 +126,25 @@ void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,
   const Discretization& disc = discretization();
   // A part's FMM takes the strengths of the sources it reads alone (empty: of every source).
   const std::span<const std::size_t> points = fmm_->strength_sources();
+  const ImagePlanes& planes = disc.mesh().image_planes();
+  if (planes.empty()) {
+    fmm_->apply(point_strengths(disc, single_density, points, strength_columns_),
+                double_layer_strengths(double_density, points, strength_columns_), y, observer_);
+    return;
+  }
+  // Per output the targets of each image in turn (make_fmm): signed and summed to the rows.
+  const std::size_t rows = this->rows().size(), images = planes.images();
+  const std::size_t outputs = y.size() / std::max<std::size_t>(rows, 1);
+  std::vector<cplx> all(outputs * images * rows);
   fmm_->apply(point_strengths(disc, single_density, points, strength_columns_),
-              double_layer_strengths(double_density, points, strength_columns_), y, observer_);
+              double_layer_strengths(double_density, points, strength_columns_), all, observer_);
+  for (std::size_t o = 0; o < outputs; ++o)
+    for (std::size_t r = 0; r < rows; ++r) {
+      cplx sum{};
+      for (std::size_t g = 0; g < images; ++g)
+        sum += image_weight(g) * all[(o * images + g) * rows + r];
+      y[o * rows + r] = sum;
+    }
 }
 
 std::vector<std::size_t> FmmLayerPotentials::columns_read() const {
@@ -131,7 +170,10 @@ std::vector<std::size_t> FmmLayerPotentials::columns_read() const {
   return columns;
 }
 
-bool FmmLayerPotentials::regular_sum_on_device() const { return fmm_->runs_on_gpu(); }
+// (With image planes the images' sums are added on the host.)
+bool FmmLayerPotentials::regular_sum_on_device() const {
+  return fmm_->runs_on_gpu() && discretization().mesh().image_planes().empty();
+}
 
 #if FMBEM_HAVE_CUDA
 // The resident apply's point strengths (charges from the single layer, dipoles from the double

@@ -97,14 +97,52 @@ NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near
   return p;
 }
 
+NearFieldPattern image_pattern(const Mesh& mesh, std::span<const Vec3> points, double near_factor) {
+  const std::size_t n = mesh.size();
+  std::vector<double> radius(n);
+  double largest = 0.0;
+#pragma omp parallel for schedule(static) reduction(max : largest)
+  for (std::size_t e = 0; e < n; ++e)
+    largest = std::max(largest, radius[e] = element_corner_radius(mesh, e));
+  const CentroidGrid grid(mesh.centroids(), near_factor * largest);
+  const std::vector<Vec3>& centroids = mesh.centroids();
+  const auto for_each_close = [&](std::size_t r, auto&& take) {
+    grid.for_each_near(points[r], [&](std::int32_t j) {
+      if (norm(points[r] - centroids[std::size_t(j)]) < near_factor * radius[std::size_t(j)])
+        take(j);
+    });
+  };
+  NearFieldPattern p;
+  p.row_start.assign(points.size() + 1, 0);
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::size_t r = 0; r < points.size(); ++r) {
+    std::int64_t count = 0;
+    for_each_close(r, [&](std::int32_t) { ++count; });
+    p.row_start[r + 1] = count;
+  }
+  for (std::size_t r = 0; r < points.size(); ++r) p.row_start[r + 1] += p.row_start[r];
+  p.columns.resize(std::size_t(p.row_start.back()));
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::size_t r = 0; r < points.size(); ++r) {
+    std::int32_t* const first = p.columns.data() + p.row_start[r];
+    std::int32_t* out = first;
+    for_each_close(r, [&](std::int32_t j) { *out++ = j; });
+    std::sort(first, out);
+  }
+  return p;
+}
+
 NearFieldPattern restrict_pattern(const Mesh& mesh, RowRange rows, const NearFieldPattern& wider,
-                                  double near_factor) {
+                                  double near_factor, std::span<const Vec3> row_points) {
   // The same test as near_field_pattern's on the wider pattern's pairs (a superset), in order.
   std::vector<double> radius(mesh.size());
 #pragma omp parallel for schedule(static)
   for (std::size_t e = 0; e < mesh.size(); ++e) radius[e] = element_corner_radius(mesh, e);
   const std::size_t n_rows = rows.size();
+  // Row points given: those of an image's rows, which have no self element.
   const auto close = [&](std::size_t i, std::int32_t j) {
+    if (!row_points.empty())
+      return norm(row_points[i - rows.begin] - mesh.centroids()[j]) < near_factor * radius[j];
     return std::size_t(j) == i ||
            norm(mesh.centroids()[i] - mesh.centroids()[j]) < near_factor * radius[j];
   };
@@ -181,7 +219,27 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenu
                                          LayerCoupling coupling,
                                          const DensityReconstruction* reconstruction,
                                          const NearFieldPattern* refined_given)
+    : NearFieldCorrection(disc, wavenumber, rows, options, coupling, reconstruction, refined_given,
+                          0) {
+  // The images' close pairs: each image's rows (the collocation points reflected) against the
+  // real elements, signed and added to the same rows.
+  const ImagePlanes& planes = disc.mesh().image_planes();
+  for (std::size_t g = 1; g < planes.images(); ++g)
+    add_image(
+        NearFieldCorrection(disc, wavenumber, rows, options, coupling, reconstruction, nullptr, g),
+        options.image_weight(planes, g));
+}
+
+NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenumber wavenumber,
+                                         RowRange rows, const NearFieldOptions& options,
+                                         LayerCoupling coupling,
+                                         const DensityReconstruction* reconstruction,
+                                         const NearFieldPattern* refined_given, std::size_t image)
     : rows_(rows), outputs_(coupling.outputs()) {
+  if (options.gpu && !disc.mesh().image_planes().empty())
+    throw Error(
+        "the near-field correction on the GPU with image planes (a defect: the caller "
+        "must keep it on the CPU)");
   if (!(options.near_factor >= 1.0))
     throw Error("-bem_near_factor must be at least 1 (it is " +
                 std::to_string(options.near_factor) + ")");
@@ -196,13 +254,17 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenu
   self_single_.resize(outputs * rows.size());
   self_double_.resize(outputs * rows.size());
   const GaussLegendre angular(options.angular_points);
+  set_targets(mesh, image);
+  const auto search = [&](double factor) {
+    return image == 0 ? near_field_pattern(mesh, rows, factor)
+                      : image_pattern(mesh, target_points_, factor);
+  };
   if (reconstruction) {
     std::optional<NearFieldPattern> searched;
-    if (!refined_given)
-      searched =
-          near_field_pattern(mesh, rows, std::max(options.near_factor, options.refined_factor));
+    if (!refined_given) searched = search(std::max(options.near_factor, options.refined_factor));
     const NearFieldPattern& refined = refined_given ? *refined_given : *searched;
-    const NearFieldPattern pattern = restrict_pattern(mesh, rows, refined, options.near_factor);
+    const NearFieldPattern pattern =
+        restrict_pattern(mesh, rows, refined, options.near_factor, target_points_);
     NearFieldPattern folded = folded_pattern(refined, *reconstruction);
     if (options.gpu) {
       fmm::require_gpu("the near-field correction on the GPU");
@@ -219,7 +281,7 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenu
       fold_reconstruction(disc, k, pattern, refined, angular, coupling, *reconstruction);
     return;
   }
-  NearFieldPattern pattern = near_field_pattern(mesh, rows, options.near_factor);
+  NearFieldPattern pattern = search(options.near_factor);
   row_start_ = std::move(pattern.row_start);
   columns_ = std::move(pattern.columns);
 
@@ -240,8 +302,8 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenu
 #pragma omp parallel for schedule(dynamic, 64)
   for (std::size_t i = rows.begin; i < rows.end; ++i) {
     const std::size_t r = i - rows.begin;
-    const Vec3& x = mesh.centroids()[i];
-    const Vec3& n_x = mesh.normals()[i];
+    const Vec3& x = target_point(mesh, r);
+    const Vec3& n_x = target_normal(mesh, r);
     for (std::int64_t at = row_start_[r]; at < row_start_[r + 1]; ++at) {
       const std::size_t j = std::size_t(columns_[std::size_t(at)]);
       const Vec3 &a = mesh.corner(j, 0), &b = mesh.corner(j, 1), &c = mesh.corner(j, 2);
@@ -259,7 +321,7 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenu
               exact_single - (v * regular.single_layer + w * regular.adjoint_double_layer);
           double_[o * nonzeros + std::size_t(at)] =
               exact_double - (v * regular.double_layer + w * regular.hypersingular);
-          if (j == i) {
+          if (j == i && image == 0) {
             self_single_[o * rows.size() + r] = exact_single;
             self_double_[o * rows.size() + r] = exact_double;
           }
@@ -274,7 +336,7 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenu
                 : host_device::regular_sums<cplx, host_device::kLayers>(k, rule, x, n_x);
         single_[std::size_t(at)] = exact.single_layer - regular.single_layer;
         double_[std::size_t(at)] = exact.double_layer - regular.double_layer;
-        if (j == i) {
+        if (j == i && image == 0) {
           self_single_[r] = exact.single_layer;
           self_double_[r] = exact.double_layer;
         }
@@ -309,9 +371,10 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const std::span<const std::int32_t> local(columns_.data() + row_start_[r],
                                                 columns_.data() + row_start_[r + 1]);
-      const std::size_t i = rows.begin + r;
-      const Vec3& x = mesh.centroids()[i];
-      const Vec3& n_x = mesh.normals()[i];
+      // An image's rows have no element of their own (no diagonal).
+      const std::size_t i = target_points_.empty() ? rows.begin + r : mesh.size();
+      const Vec3& x = target_point(mesh, r);
+      const Vec3& n_x = target_normal(mesh, r);
       const auto position = [&](std::size_t j) {
         return std::size_t(row_start_[r]) +
                std::size_t(std::lower_bound(local.begin(), local.end(), std::int32_t(j)) -
@@ -384,6 +447,66 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
       for (std::size_t o = 0; o < outputs; ++o) self_double_[o * rows.size() + r] = diagonal[o];
     }
   }
+}
+
+void NearFieldCorrection::set_targets(const Mesh& mesh, std::size_t image) {
+  if (image == 0) return;
+  const ImagePlanes& planes = mesh.image_planes();
+  target_points_.resize(rows_.size());
+  target_normals_.resize(rows_.size());
+  for (std::size_t r = 0; r < rows_.size(); ++r) {
+    target_points_[r] = planes.reflect(image, mesh.centroids()[rows_.begin + r]);
+    target_normals_[r] = planes.reflect_direction(image, mesh.normals()[rows_.begin + r]);
+  }
+}
+
+void NearFieldCorrection::add_image(const NearFieldCorrection& image, double sign) {
+  const std::size_t rows = rows_.size(), outputs = std::size_t(outputs_);
+  const std::size_t old_nonzeros = columns_.size(), image_nonzeros = image.columns_.size();
+  // Each row's columns the union of both (ascending), the image's entries times its sign.
+  std::vector<std::int64_t> row_start(rows + 1, 0);
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::int64_t a = row_start_[r], b = image.row_start_[r], count = 0;
+    while (a < row_start_[r + 1] || b < image.row_start_[r + 1]) {
+      const bool take_a = a < row_start_[r + 1], take_b = b < image.row_start_[r + 1];
+      const std::int32_t ca = take_a ? columns_[std::size_t(a)] : INT32_MAX;
+      const std::int32_t cb = take_b ? image.columns_[std::size_t(b)] : INT32_MAX;
+      a += ca <= cb;
+      b += cb <= ca;
+      ++count;
+    }
+    row_start[r + 1] = row_start[r] + count;
+  }
+  const std::size_t nonzeros = std::size_t(row_start[rows]);
+  UninitializedVector<std::int32_t> columns(nonzeros);
+  std::vector<cplx> single(outputs * nonzeros, 0.0), dbl(outputs * nonzeros, 0.0);
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::int64_t a = row_start_[r], b = image.row_start_[r];
+    for (std::int64_t at = row_start[r]; at < row_start[r + 1]; ++at) {
+      const bool take_a = a < row_start_[r + 1], take_b = b < image.row_start_[r + 1];
+      const std::int32_t ca = take_a ? columns_[std::size_t(a)] : INT32_MAX;
+      const std::int32_t cb = take_b ? image.columns_[std::size_t(b)] : INT32_MAX;
+      columns[std::size_t(at)] = std::min(ca, cb);
+      for (std::size_t o = 0; o < outputs; ++o) {
+        if (ca <= cb) {
+          single[o * nonzeros + std::size_t(at)] += single_[o * old_nonzeros + std::size_t(a)];
+          dbl[o * nonzeros + std::size_t(at)] += double_[o * old_nonzeros + std::size_t(a)];
+        }
+        if (cb <= ca) {
+          single[o * nonzeros + std::size_t(at)] +=
+              sign * image.single_[o * image_nonzeros + std::size_t(b)];
+          dbl[o * nonzeros + std::size_t(at)] +=
+              sign * image.double_[o * image_nonzeros + std::size_t(b)];
+        }
+      }
+      a += ca <= cb;
+      b += cb <= ca;
+    }
+  }
+  row_start_ = std::move(row_start);
+  columns_ = std::move(columns);
+  single_ = std::move(single);
+  double_ = std::move(dbl);
 }
 
 NearFieldCorrection::~NearFieldCorrection() = default;

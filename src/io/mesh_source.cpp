@@ -1,11 +1,13 @@
 #include "fmbem/io/mesh_source.hpp"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "fmbem/core/error.hpp"
 #include "fmbem/io/gmsh_reader.hpp"
@@ -54,6 +56,44 @@ IcosphereSpec parse_icosphere_spec(const std::string& spec) {
   return {level, radius};
 }
 
+constexpr std::string_view kOctasphere = "octasphere";
+
+// "octasphere:L", "octasphere:L:R" or "octasphere:L:R:AXES" (AXES some of x, y, z: the part
+// with those coordinates >= 0).
+Surface read_octasphere(const std::string& spec) {
+  const std::string usage = "bad -mesh '" + spec +
+                            "': expected octasphere:L, octasphere:L:R or octasphere:L:R:AXES "
+                            "(L 0..10, R > 0, AXES some of x, y, z: the part with those "
+                            "coordinates >= 0)";
+  std::string_view rest = std::string_view(spec).substr(kOctasphere.size());
+  if (rest.empty() || rest[0] != ':') throw Error(usage);
+  rest.remove_prefix(1);
+  std::vector<std::string_view> fields;
+  for (std::size_t colon; (colon = rest.find(':')) != std::string_view::npos;) {
+    fields.push_back(rest.substr(0, colon));
+    rest.remove_prefix(colon + 1);
+  }
+  fields.push_back(rest);
+  int level = -1;
+  double radius = 1.0;
+  if (fields.size() > 3 || !parse_whole(fields[0], level) || level < 0 ||
+      level > kMaxIcosphereLevel)
+    throw Error(usage);
+  if (fields.size() > 1 &&
+      (!parse_whole(fields[1], radius) || !std::isfinite(radius) || !(radius > 0.0)))
+    throw Error(usage);
+  std::array<bool, 3> keep{false, false, false};
+  if (fields.size() > 2) {
+    if (fields[2].empty()) throw Error(usage);
+    for (char axis : fields[2]) {
+      const int a = axis == 'x' ? 0 : axis == 'y' ? 1 : axis == 'z' ? 2 : -1;
+      if (a < 0 || keep[std::size_t(a)]) throw Error(usage);
+      keep[std::size_t(a)] = true;
+    }
+  }
+  return make_octasphere(level, radius, keep);
+}
+
 bool is_icosphere_spec(const std::string& spec) {
   return spec.starts_with(kIcosphere) &&
          (spec.size() == kIcosphere.size() || spec[kIcosphere.size()] == ':');
@@ -67,6 +107,9 @@ SurfaceRead read_surface(const std::string& spec) {
     const IcosphereSpec sphere = parse_icosphere_spec(spec);
     return {make_icosphere(sphere.level, sphere.radius), {}};
   }
+  if (spec.starts_with(kOctasphere) &&
+      (spec.size() == kOctasphere.size() || spec[kOctasphere.size()] == ':'))
+    return {read_octasphere(spec), {}};
   if (spec.starts_with(kNumCalcMeshPrefix)) {
     NumCalcMesh mesh =
         read_numcalc_mesh(read_numcalc_input(spec.substr(kNumCalcMeshPrefix.size())));

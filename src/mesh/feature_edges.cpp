@@ -31,12 +31,36 @@ std::vector<MeshEdge> mesh_edges(const Mesh& mesh) {
   parallel_sort(half.begin(), half.end());
   // The runs of two half-edges (each an edge), in order; any other run is an error, but a part
   // of a mesh (a rank's elements and halo) holds one face of its rim's edges: those are left out.
+  // An edge of one face where the mesh meets an image plane pairs with the face's mirror image:
+  // the plane it lies in (Mesh::from_surface's test), -1 for none.
+  const ImagePlanes& planes = mesh.image_planes();
+  const auto plane_of = [&](std::int32_t a, std::int32_t b) {
+    const double tolerance = 1e-9 * mesh.diameter();
+    for (std::size_t p = 0; p < planes.planes().size(); ++p) {
+      const ImagePlane& plane = planes.planes()[p];
+      const auto off = [&](std::int32_t v) {
+        const Vec3& x = mesh.vertices()[std::size_t(v)];
+        return std::abs((plane.axis == 0 ? x.x : plane.axis == 1 ? x.y : x.z) - plane.offset);
+      };
+      if (off(a) <= tolerance && off(b) <= tolerance) return int(p);
+    }
+    return -1;
+  };
   std::vector<std::size_t> pairs;
+  std::vector<int> cut_plane;  // per pair: the plane of a one-face edge, else -1
   pairs.reserve(half.size() / 2);
   for (std::size_t h = 0, run = 0; h < half.size(); h += run) {
     run = 1;
     while (h + run < half.size() && half[h + run].a == half[h].a && half[h + run].b == half[h].b)
       ++run;
+    if (run == 1 && !mesh.is_part() && !planes.empty()) {
+      if (const int p = plane_of(half[h].a, half[h].b); p >= 0) {
+        pairs.push_back(h);
+        cut_plane.resize(pairs.size(), -1);
+        cut_plane.back() = p;
+        continue;
+      }
+    }
     if (run == 1 && mesh.is_part()) continue;
     if (run != 2)
       throw Error("mesh_edges: edge (" + std::to_string(half[h].a) + ", " +
@@ -47,16 +71,26 @@ std::vector<MeshEdge> mesh_edges(const Mesh& mesh) {
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const std::size_t h = pairs[i];
-    MeshEdge edge{{half[h].a, half[h].b}, {half[h].face, half[h + 1].face}, {0.0, 0.0, 0.0}, 0.0};
+    const int cut = i < cut_plane.size() ? cut_plane[i] : -1;
+    MeshEdge edge{{half[h].a, half[h].b},
+                  {half[h].face, cut >= 0 ? half[h].face : half[h + 1].face},
+                  {0.0, 0.0, 0.0},
+                  0.0};
     const Vec3 &a = mesh.vertices()[std::size_t(edge.vertices[0])],
                &b = mesh.vertices()[std::size_t(edge.vertices[1])];
-    for (const std::int32_t f : edge.faces) {
+    // A face's outward in-plane normal of the edge (the mirror face's is its reflection).
+    const auto in_plane_normal = [&](std::int32_t f) {
       Vec3 m = normalized(cross(b - a, mesh.normals()[std::size_t(f)]));
       if (dot(m, (a + b) * 0.5 - mesh.centroids()[std::size_t(f)]) < 0.0) m = m * -1.0;
-      edge.curvature = edge.curvature + m;
-    }
-    const Vec3 &n0 = mesh.normals()[std::size_t(edge.faces[0])],
-               &n1 = mesh.normals()[std::size_t(edge.faces[1])];
+      return m;
+    };
+    const std::size_t mirror = cut >= 0 ? std::size_t(1) << cut : 0;
+    edge.curvature = in_plane_normal(edge.faces[0]) +
+                     (cut >= 0 ? planes.reflect_direction(mirror, in_plane_normal(edge.faces[0]))
+                               : in_plane_normal(edge.faces[1]));
+    const Vec3& n0 = mesh.normals()[std::size_t(edge.faces[0])];
+    const Vec3 n1 = cut >= 0 ? planes.reflect_direction(mirror, n0)
+                             : mesh.normals()[std::size_t(edge.faces[1])];
     // atan2 of |n0 x n1| and n0 . n1: accurate at small and at near-pi angles (acos is not).
     edge.angle = std::atan2(norm(cross(n0, n1)), dot(n0, n1));
     edges[i] = edge;

@@ -284,7 +284,7 @@ double check_coordinate_scale(const std::string& name, double largest, const Vec
   return diameter;
 }
 
-Mesh Mesh::from_surface(Surface surface, const std::string& name) {
+Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePlanes& planes) {
   if (surface.triangles.empty()) fail(name, "contains no triangles");
   check_groups(name, surface.triangles.size(), surface.triangles.size(), surface.groups,
                surface.triangle_group, surface.overlap);
@@ -359,6 +359,51 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
                        std::to_string(sorted[i].second) + " are duplicates");
   }
 
+  // The planes: every vertex on one side of each (or in it), no element in one; a vertex within
+  // kInPlane of the diameter lies in the plane (where the mesh may be open).
+  ImagePlanes kept_planes = planes;
+  std::vector<std::uint8_t> in_plane(planes.empty() ? 0 : verts.size(), 0);
+  if (!planes.empty()) {
+    constexpr double kInPlane = 1e-9;
+    std::array<int, 3> sides{1, 1, 1};
+    for (std::size_t p = 0; p < planes.planes().size(); ++p) {
+      const ImagePlane& plane = planes.planes()[p];
+      const auto distance = [&](const Vec3& x) {
+        return (plane.axis == 0 ? x.x : plane.axis == 1 ? x.y : x.z) - plane.offset;
+      };
+      double low = 0.0, high = 0.0;
+      for (std::size_t v = 0; v < verts.size(); ++v) {
+        const double d = distance(verts[v]);
+        if (std::abs(d) <= kInPlane * diameter) in_plane[v] |= std::uint8_t(1u << p);
+        low = std::min(low, d);
+        high = std::max(high, d);
+      }
+      const std::string named = std::string("the plane ") + "xyz"[plane.axis] + " = " +
+                                number(plane.offset, 6) + " (" + plane_kind_name(plane.kind) + ")";
+      if (low < -kInPlane * diameter && high > kInPlane * diameter)
+        fail(name, "it lies on both sides of " + named +
+                       ": the mesh must be the part on one side of each plane (cut it there)");
+      if (high <= kInPlane * diameter && low >= -kInPlane * diameter)
+        fail(name, "it lies wholly in " + named);
+      sides[p] = high > kInPlane * diameter ? 1 : -1;
+      const std::size_t first = first_triangle_where(n, [&](std::size_t t) {
+        return (in_plane[tris[t][0]] & in_plane[tris[t][1]] & in_plane[tris[t][2]]) >> p & 1u;
+      });
+      if (first < n)
+        fail(name, "triangle " + std::to_string(first + 1) + " (1-based) lies in " + named +
+                       (plane.reflects()
+                            ? ": elements flush with a reflecting plane (a piston in a baffle) "
+                              "are not supported yet; lift the element off the plane or close "
+                              "the body without it"
+                            : ": the mesh must end at a symmetry plane, not cover it"));
+    }
+    kept_planes.set_sides(sides);
+  }
+  // An edge of one triangle is where the mesh meets a plane when both its ends lie in one.
+  const auto edge_in_plane = [&](std::int32_t a, std::int32_t b) {
+    return !in_plane.empty() && (in_plane[std::size_t(a)] & in_plane[std::size_t(b)]) != 0;
+  };
+
   // Edge neighbours from the triangles around each vertex (a CSR "star"): a closed 2-manifold
   // has every edge in exactly two triangles. The stars are O(n) with local memory access; a hash
   // map of the 1.5 n edges cost seconds at a million triangles (cache misses).
@@ -375,9 +420,9 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
   // neighbour[3 t + e]: the other triangle on edge e (corners e, e + 1) of triangle t.
   std::vector<std::int64_t> neighbour(3 * n, -1);
   bool non_manifold = false;
-  std::size_t open_edges = 0;
+  std::size_t open_edges = 0, cut_edges = 0;
 #pragma omp parallel for schedule(static) reduction(|| : non_manifold) \
-    reduction(+ : open_edges) if (n > kThreadedTriangles)
+    reduction(+ : open_edges, cut_edges) if (n > kThreadedTriangles)
   for (std::size_t t = 0; t < n; ++t)
     for (int e = 0; e < 3; ++e) {
       const std::int32_t a = tris[t][e], b = tris[t][(e + 1) % 3];
@@ -390,13 +435,16 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
         }
       }
       non_manifold |= found > 1;
-      open_edges += found == 0;
+      open_edges += found == 0 && !edge_in_plane(a, b);
+      cut_edges += found == 0;
     }
   if (non_manifold)
     fail(name, "the surface is non-manifold: an edge is shared by more than two triangles");
   if (open_edges > 0)
     fail(name, "the surface is open: " + std::to_string(open_edges) +
-                   " edges belong to one triangle only (a closed surface is needed)");
+                   " edges belong to one triangle only (a closed surface is needed" +
+                   (planes.empty() ? std::string(")")
+                                   : std::string(", open only where it meets one of the planes)")));
 
   // Consistent orientation by breadth-first search over edge neighbours: a
   // neighbour must run through the shared edge in the opposite direction.
@@ -427,9 +475,11 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
         };
         std::size_t other = t;
         for (int f = 0; f < 3; ++f) {
+          if (neighbour[3 * t + f] < 0) continue;  // an edge in a plane
           const auto s = std::size_t(neighbour[3 * t + f]);
           if (holds(s, a) && holds(s, b)) other = s;
         }
+        if (other == t) continue;  // an edge in a plane: no neighbour across it
         const bool consistent = !runs_forward(other, a, b);
         if (component[other] < 0) {
           if (!consistent) {
@@ -445,8 +495,9 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
       }
     }
     // Outward normals: the signed volume each closed component encloses
-    // (divergence theorem about its first vertex) must be positive.
-    const Vec3 origin = verts[tris[seed][0]];
+    // (divergence theorem about its first vertex) must be positive. A component open at the
+    // planes is closed by them: about a point in every plane their faces add nothing.
+    const Vec3 origin = planes.empty() ? verts[tris[seed][0]] : planes.origin();
     double volume6 = 0.0;
     for (std::size_t t : members)
       volume6 += dot(verts[tris[t][0]] - origin,
@@ -473,7 +524,9 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
                    "; fmbem needs closed surfaces that neither cross nor touch themselves or "
                    "each other");
   }
-  if (const auto nested = first_nested_part(verts, tris, component, num_components))
+  // (A part open at a plane has an inside only with its images: the test is of closed parts.)
+  if (const auto nested =
+          cut_edges > 0 ? std::nullopt : first_nested_part(verts, tris, component, num_components))
     fail(name, "the surface has a closed part inside another (the part of triangle " +
                    std::to_string(nested->outer + 1) + " contains the part of triangle " +
                    std::to_string(nested->inner + 1) +
@@ -485,6 +538,7 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name) {
 
   Mesh mesh;
   mesh.name_ = name;
+  mesh.planes_ = kept_planes;
   mesh.flipped_ = std::size_t(std::count(flipped.begin(), flipped.end(), 1));
   mesh.vertices_ = std::move(surface.vertices);
   mesh.triangles_ = std::move(surface.triangles);
@@ -556,13 +610,57 @@ void Mesh::compute_geometry() {
   }
   max_edge_ = max_edge;
   // Summed in element order: the same bits on any thread count.
+  // About a point in every plane: a body open at them is closed by them.
+  const Vec3 origin = planes_.origin();
   volume_ = 0.0;
   for (std::size_t t = 0; t < n; ++t)
-    volume_ += dot(corner(t, 0), cross(corner(t, 1), corner(t, 2))) / 6.0;
+    volume_ +=
+        dot(corner(t, 0) - origin, cross(corner(t, 1) - origin, corner(t, 2) - origin)) / 6.0;
   if (vertices_.empty()) return;  // a part without elements (part_of sets the whole's box)
   const auto [lo, hi] = bounding_box(vertices_);
   box_min_ = lo;
   box_max_ = hi;
+}
+
+Surface make_octasphere(int level, double radius, std::array<bool, 3> keep_positive) {
+  check_icosphere(level, radius, {});
+  const int divisions = 1 << level;
+  Surface surface;
+  for (int octant = 0; octant < 8; ++octant) {
+    const double sx = octant & 1 ? -1.0 : 1.0, sy = octant & 2 ? -1.0 : 1.0,
+                 sz = octant & 4 ? -1.0 : 1.0;
+    if ((keep_positive[0] && sx < 0) || (keep_positive[1] && sy < 0) ||
+        (keep_positive[2] && sz < 0))
+      continue;
+    // The face's grid points (i, j) with i + j <= divisions: barycentric (i, j, rest) / divisions.
+    const auto vertex = [&](int i, int j) {
+      const double a = double(i) / divisions, b = double(j) / divisions, c = 1.0 - a - b;
+      const Vec3 p{sx * a, sy * b, sz * std::max(c, 0.0)};
+      return p * (radius / norm(p));
+    };
+    const auto index = [&](int i, int j) {
+      // Row i holds divisions + 1 - i points.
+      return std::int32_t(surface.vertices.size()) +
+             std::int32_t(i * (divisions + 1) - i * (i - 1) / 2 + j);
+    };
+    std::vector<Vec3> face;
+    for (int i = 0; i <= divisions; ++i)
+      for (int j = 0; i + j <= divisions; ++j) face.push_back(vertex(i, j));
+    const auto add = [&](std::int32_t a, std::int32_t b, std::int32_t c) {
+      const std::size_t base = surface.vertices.size();
+      const Vec3 &pa = face[std::size_t(a) - base], &pb = face[std::size_t(b) - base],
+                 &pc = face[std::size_t(c) - base];
+      if (dot(cross(pb - pa, pc - pa), pa + pb + pc) < 0.0) std::swap(b, c);
+      surface.triangles.push_back({a, b, c});
+    };
+    for (int i = 0; i < divisions; ++i)
+      for (int j = 0; i + j < divisions; ++j) {
+        add(index(i, j), index(i + 1, j), index(i, j + 1));
+        if (i + j + 1 < divisions) add(index(i + 1, j), index(i + 1, j + 1), index(i, j + 1));
+      }
+    surface.vertices.insert(surface.vertices.end(), face.begin(), face.end());
+  }
+  return surface;
 }
 
 std::size_t icosphere_triangles(int level) { return 20 * (std::size_t(1) << (2 * level)); }

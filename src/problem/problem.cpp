@@ -50,6 +50,38 @@ std::optional<Vec3> source_of(const ProblemSpec &spec) {
   return std::nullopt;
 }
 
+// A point source must lie strictly on the mesh's side of every plane: on a plane it would meet
+// its own image (doubled across a rigid plane, cancelled across a soft one).
+void check_source_side(const ImagePlanes &planes, const Vec3 &source, double diameter,
+                       const std::string &what) {
+  for (std::size_t p = 0; p < planes.planes().size(); ++p) {
+    const ImagePlane &plane = planes.planes()[p];
+    const double c = plane.axis == 0 ? source.x : plane.axis == 1 ? source.y : source.z;
+    const double side = double(planes.sides()[p]) * (c - plane.offset);
+    const std::string named = std::string("the plane ") + "xyz"[plane.axis] + " = " +
+                              format_number(plane.offset) + " (" + plane_kind_name(plane.kind) +
+                              ")";
+    if (std::abs(side) <= 1e-9 * diameter)
+      throw Error(what + " " + format_point(source) + " lies on " + named +
+                  ", where it would meet its own image: move it to the mesh's side");
+    if (side < 0.0)
+      throw Error(what + " " + format_point(source) + " lies beyond " + named +
+                  ", on the side of the mesh's images: give the source on the mesh's side (its "
+                  "images are added)");
+  }
+}
+
+// Whether every plane passes through the sphere's centre: its images are then the sphere itself
+// and its series, symmetrized, is the exact solution.
+bool planes_through_center(const ImagePlanes &planes, const SphereFit &sphere) {
+  for (const ImagePlane &plane : planes.planes()) {
+    const Vec3 &c = sphere.center;
+    const double at = plane.axis == 0 ? c.x : plane.axis == 1 ? c.y : c.z;
+    if (std::abs(at - plane.offset) > 1e-6 * sphere.radius) return false;
+  }
+  return true;
+}
+
 // Whether the spec has an incident wave (scattering, or surface conditions with one).
 bool has_incident(const ProblemSpec &spec) {
   return spec.kind == ProblemKind::Scattering ||
@@ -334,8 +366,18 @@ SurfaceFacts surface_facts(const Mesh &mesh, const ProblemSpec &spec) {
   }
   if (const auto source = source_of(spec)) {
     facts.has_source = true;
+    // With image planes, of the body closed by its images: the nearest element of any image,
+    // and the winding numbers of all of them (each image's about the source, the mesh's about
+    // the source reflected).
+    const ImagePlanes &planes = mesh.image_planes();
     facts.source_distance = distance_to_surface(mesh, *source);
     facts.source_winding = winding_number(mesh, *source);
+    for (std::size_t g = 1; g < planes.images(); ++g) {
+      const Vec3 image = planes.reflect(g, *source);
+      const SurfaceDistance d = distance_to_surface(mesh, image);
+      if (d.distance < facts.source_distance.distance) facts.source_distance = d;
+      facts.source_winding += winding_number(mesh, image);
+    }
   }
   find_exact_surface_conditions(mesh, spec, facts);
   return facts;
@@ -450,6 +492,14 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
       class_data_.push_back(fmbem::class_data(spec.surface->classes[c], spec.k,
                                               spec.surface->medium, spec.surface->labels[c]));
   }
+  const ImagePlanes &planes = mesh.image_planes();
+  if (const auto source = source_of(spec); source && !planes.empty())
+    check_source_side(
+        planes, *source, mesh.diameter(),
+        spec.kind == ProblemKind::Radiation ? "the radiation source" : "the incident point source");
+  // A sphere's series is exact with planes only where they all pass through its centre.
+  const bool sphere_exact =
+      facts.is_sphere && (planes.empty() || planes_through_center(planes, facts.sphere));
   if (has_incident(spec)) {
     if (spec.incident.kind == exact::Incident::Kind::PointSource) {
       check_source_clearance(facts.source_distance, spec.incident.source,
@@ -461,7 +511,7 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
     if (spec.incident.kind == exact::Incident::Kind::PlaneWave &&
         norm(spec.incident.direction) == 0)
       throw Error("the incident direction must be a non-zero vector");
-    if (facts.is_sphere && spec.kind == ProblemKind::Scattering) {
+    if (sphere_exact && spec.kind == ProblemKind::Scattering) {
       const SphereFit *sphere = &facts.sphere;
       const exact::SphereScattering mie(spec.k, sphere->radius, sphere->center,
                                         spec.bc == BoundaryCondition::Neumann
@@ -470,7 +520,9 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
                                         spec.incident);
       std::vector<cplx> values(rows);
 #pragma omp parallel for schedule(static)
-      for (std::size_t i = 0; i < rows; ++i) values[i] = mie.surface_value(x[first + i]);
+      for (std::size_t i = 0; i < rows; ++i)
+        values[i] =
+            planes.symmetrize(x[first + i], [&](const Vec3 &at) { return mie.surface_value(at); });
       exact_ = std::move(values);
       exact_name_ = std::string(spec.bc == BoundaryCondition::Neumann ? "rigid" : "soft") +
                     " sphere " + (spec.k > 0 ? "Mie series" : "Laplace series") + " (" +
@@ -487,17 +539,34 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
     std::vector<cplx> values(rows);
     for (std::size_t i = 0; i < rows; ++i) {
       const std::size_t e = first + i;
-      values[i] = spec.bc == BoundaryCondition::Neumann
-                      ? exact::monopole(spec.k, spec.source, x[e])
-                      : exact::monopole_normal_derivative(spec.k, spec.source, x[e], normals[e]);
+      values[i] = spec.bc == BoundaryCondition::Neumann ? monopole_data(x[e], normals[e], false)
+                                                        : monopole_data(x[e], normals[e], true);
     }
     exact_ = std::move(values);
     exact_name_ = "monopole at " + format_point(spec.source);
   }
 }
 
+cplx Problem::monopole_data(const Vec3 &x, const Vec3 &normal, bool derivative) const {
+  const ImagePlanes &planes = mesh_->image_planes();
+  cplx sum{};
+  for (std::size_t g = 0; g < planes.images(); ++g) {
+    const Vec3 at = planes.reflect(g, x);
+    sum += planes.data_weight(g) *
+           (derivative ? exact::monopole_normal_derivative(spec_.k, spec_.source, at,
+                                                           planes.reflect_direction(g, normal))
+                       : exact::monopole(spec_.k, spec_.source, at));
+  }
+  return sum;
+}
+
 void Problem::set_surface_exact_solution(const SurfaceFacts &facts) {
   if (!facts.is_sphere) return;
+  // With planes: the incident wave's series symmetrized where the planes pass through the
+  // centre; the element data's series (cap, pulsating sphere) are not the images' data.
+  const ImagePlanes &planes = mesh_->image_planes();
+  if (!planes.empty() && (!spec_.incident_wave || !planes_through_center(planes, facts.sphere)))
+    return;
   const SphereFit &sphere = facts.sphere;
   const std::size_t first = exact_rows_.begin, rows = exact_rows_.size();
   const auto &x = mesh_->centroids();
@@ -533,7 +602,9 @@ void Problem::set_surface_exact_solution(const SurfaceFacts &facts) {
   if (all.pressure_given) {  // pressure 0: the soft sphere, its unknown q
     const exact::SphereScattering mie(spec_.k, sphere.radius, sphere.center,
                                       exact::SphereBoundary::Soft, spec_.incident);
-    fill([&](const Vec3 &at) { return mie.surface_value(at); });
+    fill([&](const Vec3 &at) {
+      return planes.symmetrize(at, [&](const Vec3 &y) { return mie.surface_value(y); });
+    });
     exact_name_ = "soft sphere Mie series (" + std::to_string(mie.terms()) + " terms)";
     return;
   }
@@ -543,7 +614,9 @@ void Problem::set_surface_exact_solution(const SurfaceFacts &facts) {
   const exact::SphereScattering series(spec_.k, sphere.radius, sphere.center,
                                        exact::SphereBoundary::Admittance, spec_.incident,
                                        admittance);
-  fill([&](const Vec3 &at) { return series.surface_value(at); });
+  fill([&](const Vec3 &at) {
+    return planes.symmetrize(at, [&](const Vec3 &y) { return series.surface_value(y); });
+  });
   exact_name_ = "admittance sphere series (" + std::to_string(series.terms()) + " terms)";
 }
 
@@ -621,12 +694,18 @@ Problem::RightHandSideParts Problem::incident_at(RowRange rows, bool with_deriva
                         (spec_.kind == ProblemKind::Surface && spec_.incident_wave);
   if (!incident) return f;
   const auto &x = mesh_->centroids();
-  for (std::size_t i = rows.begin; i < rows.end; ++i) {
-    f.value[i - rows.begin] = exact::incident_field(spec_.k, spec_.incident, x[i]);
-    if (with_derivative)
-      f.derivative[i - rows.begin] =
-          exact::incident_normal_derivative(spec_.k, spec_.incident, x[i], mesh_->normals()[i]);
-  }
+  // With image planes the wave's images too (ImagePlanes::data_weight).
+  const ImagePlanes &planes = mesh_->image_planes();
+  for (std::size_t i = rows.begin; i < rows.end; ++i)
+    for (std::size_t g = 0; g < planes.images(); ++g) {
+      const Vec3 at = planes.reflect(g, x[i]);
+      const double w = planes.data_weight(g);
+      f.value[i - rows.begin] += w * exact::incident_field(spec_.k, spec_.incident, at);
+      if (with_derivative)
+        f.derivative[i - rows.begin] +=
+            w * exact::incident_normal_derivative(spec_.k, spec_.incident, at,
+                                                  planes.reflect_direction(g, mesh_->normals()[i]));
+    }
   return f;
 }
 
@@ -638,9 +717,7 @@ Problem::KnownData Problem::known_data(const LayerPotentials &layers) const {
     // Dirichlet knows u_s.
     const bool neumann = spec_.bc == BoundaryCondition::Neumann;
     (neumann ? known.q0 : known.u0) = column_density(layers, [&](std::size_t e) -> cplx {
-      return neumann ? exact::monopole_normal_derivative(spec_.k, spec_.source, x[e],
-                                                         mesh_->normals()[e])
-                     : exact::monopole(spec_.k, spec_.source, x[e]);
+      return monopole_data(x[e], mesh_->normals()[e], neumann);
     });
   } else if (spec_.kind == ProblemKind::Surface) {
     // u0 where the pressure is given, q0 elsewhere (where some class has a value).

@@ -875,16 +875,19 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
     if (!sweep.curvature_correction) {
       PetscCall(PetscLogEventBegin(events.curvature, 0, 0, 0, 0));
       // Each Laplace operator built when needed and freed before the next: one alive at a time.
-      const auto make = [&](cplx coupling) -> std::unique_ptr<LayerPotentials> {
+      const auto make =
+          [&](cplx coupling,
+              const std::vector<double> &image_weights) -> std::unique_ptr<LayerPotentials> {
+        NearFieldOptions near = opt.near;
+        near.image_weights = image_weights;
         if (opt.operator_backend != "fmm")
-          return std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, opt.near, coupling);
+          return std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, near, coupling);
         // Built on every rank before any of them exchanges (a failure on one, a GPU out of
         // memory or a halo a defect left too thin, is every rank's: none waits for it).
         std::unique_ptr<FmmLayerPotentials> laplace;
         on_every_rank(comm, [&] {
-          laplace =
-              std::make_unique<FmmLayerPotentials>(disc, 0.0, rows, opt.near, opt.fmm, nullptr,
-                                                   coupling, DensityModel::constant, fmm_part);
+          laplace = std::make_unique<FmmLayerPotentials>(
+              disc, 0.0, rows, near, opt.fmm, nullptr, coupling, DensityModel::constant, fmm_part);
           check_curvature_columns(mesh, *laplace);
         });
         // The same tree as the Helmholtz FMM's (same splitting points, leaf size and order), so
@@ -898,7 +901,9 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
       double length = mesh.diameter();
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &length, 1, MPI_DOUBLE, MPI_MAX, comm));
       sweep.curvature_correction = adjoint_double_layer_curvature_correction(
-          mesh, [&] { return make(0.0); }, [&] { return make(length); }, opt.near.feature_angle,
+          mesh, [&](const std::vector<double> &weights) { return make(0.0, weights); },
+          [&](const std::vector<double> &weights) { return make(length, weights); },
+          opt.near.feature_angle,
           sweep.distribution ? &sweep.distribution->feature_segments : nullptr);
       PetscCall(PetscLogEventEnd(events.curvature, 0, 0, 0, 0));
     }
@@ -1242,6 +1247,9 @@ PetscErrorCode print_setup_summary(const SweepContext &sweep, const KStage &stag
                         "  mesh            %s: N = %" PetscInt_FMT
                         " elements, %zu vertices, diameter %.4g\n",
                         opt.mesh.c_str(), n, mesh.extent().vertices, mesh.diameter()));
+  if (!opt.planes.empty())
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "  planes          %s (%zu images of each element)\n",
+                          opt.planes.description().c_str(), opt.planes.images() - 1));
   // The whole mesh's (a part keeps the whole's count).
   const std::size_t flipped = mesh.flipped_triangles();
   if (flipped > 0)
@@ -1819,8 +1827,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   std::optional<MeshSlab> mesh_slab;  // this rank's, where each rank reads its own
   std::unique_ptr<Distribution> distribution;
   if (!distribute) {
-    whole_mesh.emplace(
-        Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings), opt.mesh));
+    whole_mesh.emplace(Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings),
+                                          opt.mesh, opt.planes));
   } else {
     PetscCall(PetscLogEventBegin(events.partition, 0, 0, 0, 0));
     distribution = std::make_unique<Distribution>();

@@ -39,6 +39,12 @@ struct OptionSpec {
 };
 constexpr OptionSpec kOptions[] = {
     {"mesh", "", "Gmsh .msh file (or a pipe), or icosphere:L[:R] (20*4^L triangles)"},
+    {"bem_planes", "",
+     "Symmetry and reflecting planes, up to three on distinct axes: AXIS=OFFSET:KIND[,...], e.g. "
+     "x=0:symmetric,z=-0.5:rigid. symmetric / antisymmetric: the mesh is the part on one side "
+     "and the solution is even / odd across the plane (the incident wave's even / odd part); "
+     "rigid / soft: an infinite hard / pressure-release plane (a baffle, the ground, the sea "
+     "surface) that reflects the incident wave; the fluid is the mesh's side"},
     {"bem_numcalc", "",
      "Solve a NumCalc (Mesh2HRTF) project: its NC.inp or folder (or a project folder: every "
      "NumCalc/source_N in one run) gives the mesh, frequencies, medium, conditions, incident wave "
@@ -873,7 +879,15 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
       int(parse_integer("-fmm_max_leaf", text_or("fmm_max_leaf", "100"), 1, 1 << 20));
   opt->fmm.measured_max_leaf = !value("fmm_max_leaf");  // fmm::default_max_leaf
   opt->fmm_view = parse_bool("-fmm_view", text_or("fmm_view", "false"));
-  opt->fmm_distribute = parse_bool("-fmm_distribute", text_or("fmm_distribute", "true"));
+  if (value("bem_planes")) opt->planes = parse_image_planes(*value("bem_planes"));
+  // The distributed FMM does not know images yet: with planes the ranks split the rows.
+  if (!opt->planes.empty() && value("fmm_distribute") &&
+      parse_bool("-fmm_distribute", *value("fmm_distribute")))
+    throw Error(
+        "-bem_planes with -fmm_distribute true is not supported yet: on several ranks "
+        "the rows are split (-fmm_distribute false, the default with planes)");
+  opt->fmm_distribute =
+      parse_bool("-fmm_distribute", text_or("fmm_distribute", "true")) && opt->planes.empty();
   opt->fmm_overlap = parse_bool("-fmm_overlap", text_or("fmm_overlap", "false"));
   opt->split_frequencies = choose("-bem_split", text_or("bem_split", "elements"),
                                   {"elements", "frequencies"}) == "frequencies";
@@ -982,6 +996,11 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     throw Error("-bem_farfield_csv needs a file name");
   if (field.farfield_directions > 0 && k == 0)
     throw Error("-bem_farfield needs k > 0 (a Laplace field has no far-field pattern)");
+  if (!opt->planes.empty() && (field.field() || field.farfield_directions > 0))
+    throw Error(
+        "the field and the far field (-bem_field*, -bem_farfield, -bem_sofa, a NumCalc "
+        "evaluation grid) with -bem_planes are not supported yet: the surface solution "
+        "is");
   if (opt->mesh.empty()) throw Error("no mesh: give -mesh FILE.msh or -mesh icosphere:L[:R]");
   PetscFunctionReturn(0);
 }

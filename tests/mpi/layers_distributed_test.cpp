@@ -448,8 +448,8 @@ TEST(DistributedMesh, CurvatureCorrectionOnTheLocalMeshEqualsWholeMeshPart) {
                        options, coupling, DensityModel::constant);
   };
   const std::vector<double> on_local = adjoint_double_layer_curvature_correction(
-      local.mesh(), [&] { return make(0.0); }, [&] { return make(1.0); }, near.feature_angle,
-      &segments);
+      local.mesh(), [&](const std::vector<double>&) { return make(0.0); },
+      [&](const std::vector<double>&) { return make(1.0); }, near.feature_angle, &segments);
   ASSERT_EQ(on_local.size(), reference.size());
   // c is the small remainder of O(1) terms (the feature edges' line integrals, D[n], S[w]):
   // the rounding of their sums, in another order here (the edges' sum, each element's
@@ -466,10 +466,10 @@ TEST(DistributedMesh, CurvatureCorrectionOnTheLocalMeshEqualsWholeMeshPart) {
   const double difference = worst / scale;
   EXPECT_GT(scale, 0.1);
   EXPECT_LT(difference, 1e-13);
-  EXPECT_THROW(
-      adjoint_double_layer_curvature_correction(
-          local.mesh(), [&] { return make(0.0); }, [&] { return make(1.0); }, near.feature_angle),
-      Error);
+  EXPECT_THROW(adjoint_double_layer_curvature_correction(
+                   local.mesh(), [&](const std::vector<double>&) { return make(0.0); },
+                   [&](const std::vector<double>&) { return make(1.0); }, near.feature_angle),
+               Error);
   if (world_rank() == 0)
     std::printf("  %d rank(s): the curvature correction on the local meshes %.2e\n", world_size(),
                 difference);

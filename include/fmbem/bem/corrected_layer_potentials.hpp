@@ -92,6 +92,10 @@ class CorrectedLayerPotentials : public LayerPotentials {
                            DensityModel double_density = DensityModel::constant,
                            std::span<const std::size_t> elements_read = {});
   const Discretization& discretization() const { return *disc_; }
+  // The weight of image g's contributions (NearFieldOptions::image_weight).
+  double image_weight(std::size_t g) const {
+    return image_weights_.empty() ? disc_->mesh().image_planes().sign(g) : image_weights_[g];
+  }
   // The densities hold the entries of columns.elements() alone (column_elements: with the rows
   // and every element the correction, the quadratic read and the regular sum read): the
   // correction's and the strength matrix's columns are renumbered to them. Once, before any
@@ -146,6 +150,7 @@ class CorrectedLayerPotentials : public LayerPotentials {
 
   const Discretization* disc_;
   RowRange rows_;
+  std::vector<double> image_weights_;
   // restrict_columns' elements (a part without elements may read none).
   bool columns_restricted_ = false;
   std::vector<std::size_t> column_elements_;

@@ -85,9 +85,17 @@ std::vector<double> adjoint_double_layer_curvature_correction(const Mesh& mesh,
 // `mesh` is a part; the mesh's own when not given. A part's elements read (the operators'
 // columns) must have their corners complete: their curvature vectors read the faces across
 // their edges (fmbem::Error otherwise).
+//
+// With image planes (Mesh::image_planes) the identity is the union's of the mesh and its images,
+// whatever the planes' kinds: a maker is asked for operators with image weights
+// (NearFieldOptions::image_weights) of 1 for the scalar densities and, for each component of
+// n and w, -1 where an image reflects that axis (up to four plain operators, one at a time);
+// the edges where the mesh meets a plane pair each element with its mirror (mesh_edges). The
+// first form refuses a mesh with planes.
+using LayerMaker =
+    std::function<std::unique_ptr<LayerPotentials>(const std::vector<double>& image_weights)>;
 std::vector<double> adjoint_double_layer_curvature_correction(
-    const Mesh& mesh, const std::function<std::unique_ptr<LayerPotentials>()>& make_plain,
-    const std::function<std::unique_ptr<LayerPotentials>()>& make_coupled, double feature_angle,
-    const std::vector<FeatureSegment>* whole_segments = nullptr);
+    const Mesh& mesh, const LayerMaker& make_plain, const LayerMaker& make_coupled,
+    double feature_angle, const std::vector<FeatureSegment>* whole_segments = nullptr);
 
 }  // namespace fmbem

@@ -38,6 +38,13 @@ struct NearFieldOptions {
   // With options.gpu and a reconstruction: the most corrected pairs whose per-pair results are
   // held on the GPU at once (192 bytes each; rows are computed in chunks of this many pairs).
   std::int64_t gpu_chunk_pairs = std::int64_t(1) << 23;
+  // With image planes (Mesh::image_planes): the weight of each image's contributions, one per
+  // image (empty: ImagePlanes::sign, the Green's function's). The curvature correction's
+  // geometric identities weigh the images otherwise (all 1, or a vector density's component).
+  std::vector<double> image_weights;
+  double image_weight(const ImagePlanes& planes, std::size_t image) const {
+    return image_weights.empty() ? planes.sign(image) : image_weights.at(image);
+  }
 };
 
 class GpuNearFieldCorrection;
@@ -54,8 +61,13 @@ struct NearFieldPattern {
 NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near_factor);
 // near_field_pattern(mesh, rows, near_factor) from the pattern of a larger factor: the pairs
 // of `wider` that pass the same test.
+// row_points (one per row): the rows' points instead of their centroids, rows of no element
+// (an image's: ImagePlanes), whose own element is not always close.
 NearFieldPattern restrict_pattern(const Mesh& mesh, RowRange rows, const NearFieldPattern& wider,
-                                  double near_factor);
+                                  double near_factor, std::span<const Vec3> row_points = {});
+// The pattern of rows at `points` (not collocation points: an image's reflected ones), row r's
+// the elements j with |points[r] - c_j| < near_factor R_j.
+NearFieldPattern image_pattern(const Mesh& mesh, std::span<const Vec3> points, double near_factor);
 // The pattern of the folded rows with a reconstruction: per row of `refined` its elements'
 // stencils (DensityReconstruction::stencil), merged, ascending.
 NearFieldPattern folded_pattern(const NearFieldPattern& refined,
@@ -87,6 +99,11 @@ NearFieldPattern folded_pattern(const NearFieldPattern& refined,
 //
 // An imaginary k (fmm::Wavenumber::screened) gives the screened kernel's S and D (the constant
 // read and the combined coupling {} alone: anything else is an error).
+//
+// With image planes (Mesh::image_planes) each row also gets the close pairs of its collocation
+// point's images (the point and its normal reflected) with the real elements, times the image's
+// sign: the pairs of an image element close to the row, with no self term (an image never
+// holds the row's own point). Formed on the CPU (options.gpu is then an error).
 class NearFieldCorrection {
  public:
   NearFieldCorrection(const Discretization& disc, fmm::Wavenumber k, RowRange rows,
@@ -136,6 +153,21 @@ class NearFieldCorrection {
   std::span<const cplx> double_entries() const;
 
  private:
+  // Of image `image`'s rows (0: the real ones).
+  NearFieldCorrection(const Discretization& disc, fmm::Wavenumber k, RowRange rows,
+                      const NearFieldOptions& options, LayerCoupling coupling,
+                      const DensityReconstruction* reconstruction, const NearFieldPattern* refined,
+                      std::size_t image);
+  // The rows' points and normals: the collocation points' (image 0, left empty) or an image's.
+  void set_targets(const Mesh& mesh, std::size_t image);
+  const Vec3& target_point(const Mesh& mesh, std::size_t r) const {
+    return target_points_.empty() ? mesh.centroids()[rows_.begin + r] : target_points_[r];
+  }
+  const Vec3& target_normal(const Mesh& mesh, std::size_t r) const {
+    return target_normals_.empty() ? mesh.normals()[rows_.begin + r] : target_normals_[r];
+  }
+  // Adds an image's correction (its pattern merged into this one), times sign.
+  void add_image(const NearFieldCorrection& image, double sign);
   void download_entries() const;
   // The entries with a reconstruction (see above), on the CPU, for the pattern row_start_,
   // columns_ (folded_pattern's).
@@ -156,6 +188,7 @@ class NearFieldCorrection {
   std::vector<cplx> self_single_, self_double_;
   std::unique_ptr<GpuNearFieldCorrection> gpu_;
   mutable std::once_flag downloaded_;
+  std::vector<Vec3> target_points_, target_normals_;
 };
 
 // The regular Gauss rule's S and D integrals over one element for the target

@@ -20,6 +20,9 @@ struct SurfaceRead {
 //   "icosphere:L" or "icosphere:L:R"  icosahedral sphere of level L (integer 0..10,
 //                                     20 * 4^L triangles) and radius R > 0 (default 1)
 //                                     centred at the origin;
+//   "octasphere:L[:R[:AXES]]"         octahedral sphere (8 * 4^L triangles, make_octasphere), or
+//                                     its part with the coordinates AXES (some of x, y, z)
+//                                     >= 0: a half, quarter or eighth for symmetry planes;
 //   "numcalc:PATH"                    the boundary elements of the NumCalc project PATH (its
 //                                     NC.inp or folder: read_numcalc_mesh), a surface group a
 //                                     BOUNDARY line;

@@ -16,7 +16,10 @@ namespace fmbem {
 // concentrated curvature over its faces (there the flat elements are the exact geometry).
 struct MeshEdge {
   std::array<std::int32_t, 2> vertices;  // ascending
-  std::array<std::int32_t, 2> faces;     // the two elements sharing it
+  // The two elements sharing it; the same one twice where the mesh meets an image plane
+  // (Mesh::image_planes): its other face is that element's mirror image, and `curvature` and
+  // `angle` are the edge's between them.
+  std::array<std::int32_t, 2> faces;
   // The two faces' outward in-plane normals of the edge (each pointing from its face across the
   // edge), summed: the edge's concentrated curvature vector, |v| = 2 sin(angle / 2).
   Vec3 curvature;
@@ -35,8 +38,9 @@ struct MeshEdge {
 inline constexpr double kDefaultFeatureAngleDegrees = 60.0;
 
 // Every edge once, in ascending order of its vertices. Throws fmbem::Error unless each edge has
-// exactly two faces (Mesh::from_surface already checked that the surface is closed); of a part
-// (Mesh::part_of) the edges with one face in it are left out.
+// exactly two faces (Mesh::from_surface already checked that the surface is closed), or one
+// and lies in an image plane; of a part (Mesh::part_of) the edges with one face in it are left
+// out.
 std::vector<MeshEdge> mesh_edges(const Mesh& mesh);
 
 // Whether each edge is a feature edge: its angle above feature_angle (radians).

@@ -1,10 +1,12 @@
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "fmbem/mesh/image_planes.hpp"
 #include "fmbem/mesh/surface.hpp"
 
 namespace fmbem {
@@ -35,7 +37,13 @@ class Mesh {
   // The surface's groups are kept with the triangles, in the same order (from_surface neither
   // reorders nor drops triangles); it throws fmbem::Error for group indices out of range or a
   // triangle in a group that is not a surface's (a group's overlap is not an error here).
-  static Mesh from_surface(Surface surface, const std::string& name);
+  // With planes (ImagePlanes) the surface must be closed together with its mirror images: it
+  // may be open where it meets a plane (an edge lying in one), every vertex lies on one side of
+  // each plane or in it, and no element lies in a plane; the planes are kept with the sides the
+  // mesh lies on (image_planes()), and the orientation and volume are those of the body closed
+  // by the planes.
+  static Mesh from_surface(Surface surface, const std::string& name,
+                           const ImagePlanes& planes = {});
   // A part of a mesh validated whole (a rank's elements and halo, issue 13): its triangles as
   // they are (oriented already), not checked for closedness; the per-element geometry is
   // computed from its own vertices (the same bits as the whole mesh's), the box, volume, longest
@@ -50,6 +58,8 @@ class Mesh {
                       const MeshExtent& whole, std::vector<std::int32_t> element_groups = {},
                       std::vector<SurfaceGroup> groups = {},
                       std::optional<GroupOverlap> overlap = {});
+  // The planes the mesh was validated with (none: an empty set), with the mesh's sides.
+  const ImagePlanes& image_planes() const { return planes_; }
   // Whether this is a part (part_of), and then whether vertex v has all its triangles.
   bool is_part() const { return part_; }
   bool vertex_complete(std::size_t v) const { return !part_ || vertex_complete_[v] != 0; }
@@ -99,6 +109,7 @@ class Mesh {
   std::size_t whole_size_ = 0, whole_vertices_ = 0;
 
   std::string name_;
+  ImagePlanes planes_;
   std::vector<Vec3> vertices_;
   std::vector<Triangle> triangles_;
   std::vector<Vec3> centroids_, normals_;
@@ -119,6 +130,14 @@ class Mesh {
 // can be generated alone with the same coordinates and indices (icosphere_slab). A valid closed
 // surface that Mesh::from_surface keeps as it is (no flips, no merged vertices).
 Surface make_icosphere(int level, double radius, const Vec3& center = {});
+// Octahedral sphere: each of the octahedron's 8 faces (one per octant) split into 4^level
+// triangles, vertices projected on the sphere of `radius` about the origin, normals outward.
+// No triangle crosses a coordinate plane, so the part in x >= 0 (keep_positive[0]), y >= 0, z >= 0
+// is a half, quarter or eighth that the coordinate planes close (the tests of symmetry planes).
+// Vertices are repeated per face (Mesh::from_surface merges them). Throws fmbem::Error for a
+// level outside 0..10 or a radius not positive and finite.
+Surface make_octasphere(int level, double radius, std::array<bool, 3> keep_positive = {});
+
 // Its triangles and vertices: 20 * 4^level and 10 * 4^level + 2 (level 0..10).
 std::size_t icosphere_triangles(int level);
 std::size_t icosphere_vertices(int level);

@@ -187,6 +187,9 @@ class Problem {
                       std::span<cplx> f) const;
   // Surface conditions: per element the identity (a + coupling b) / 2 and the layers' -a and b.
   std::shared_ptr<ElementCoefficients> element_coefficients(cplx coupling) const;
+  // The radiating monopole's u_s (derivative: q_s along `normal`) at x, with image planes its
+  // images' too (ImagePlanes::data_weight).
+  cplx monopole_data(const Vec3 &x, const Vec3 &normal, bool derivative) const;
   // The exact solution of surface conditions where SurfaceFacts found one.
   void set_surface_exact_solution(const SurfaceFacts &facts);
   const Mesh *mesh_;

@@ -30,6 +30,7 @@ inline fmm::FmmOptions default_fmm_options() {
 // defaults. KSP and PC options are PETSc's own (KSPSetFromOptions).
 struct SolveOptions {
   std::string mesh;     // file or icosphere:L[:R]
+  ImagePlanes planes;   // -bem_planes (none: empty)
   ProblemSpec problem;  // problem.k: the first of `wavenumbers`
   // Conditions on surface groups (-bem_project, -bem_velocity, ...; empty: none, and the
   // problem is -bem_problem's) and the medium (-bem_sound_speed, -bem_density).

@@ -253,13 +253,15 @@ TEST(CurvatureCorrection, OneOperatorAtATimeGivesTheSameNumbers) {
     return std::make_unique<Counted>(disc, rows, near, coupling, alive, most_alive);
   };
   const std::vector<double> one_at_a_time = adjoint_double_layer_curvature_correction(
-      mesh, [&] { return make(0.0); }, [&] { return make(1.0); }, kFeatureAngle);
+      mesh, [&](const std::vector<double>&) { return make(0.0); },
+      [&](const std::vector<double>&) { return make(1.0); }, kFeatureAngle);
   ASSERT_EQ(one_at_a_time.size(), rows.size());
   EXPECT_EQ(one_at_a_time, both);
   EXPECT_EQ(most_alive, 1);
   EXPECT_EQ(alive, 0);
   EXPECT_THROW(adjoint_double_layer_curvature_correction(
-                   mesh, [&] { return make(0.0); }, [&] { return make(0.0); }, kFeatureAngle),
+                   mesh, [&](const std::vector<double>&) { return make(0.0); },
+                   [&](const std::vector<double>&) { return make(0.0); }, kFeatureAngle),
                Error);
 }
 
