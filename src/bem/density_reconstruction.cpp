@@ -39,6 +39,13 @@ void cholesky_solve(const std::array<double, 25>& l, int terms, double* b) {
   }
 }
 
+// A neighbour of an element's fit: an element, or its mirror image (ImagePlanes' image index).
+struct Neighbour {
+  std::int32_t element;
+  std::uint8_t image;
+  auto operator<=>(const Neighbour&) const = default;
+};
+
 }  // namespace
 
 DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_angle)
@@ -72,13 +79,43 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
       for (int c = 0; c < 3; ++c)
         at[std::size_t(next[std::size_t(mesh.triangles()[e][c])]++)] = std::int32_t(e);
   }
-  const auto gather = [&](std::size_t e, std::vector<std::int32_t>& out) {
+  // With image planes a corner in a plane also has the mirror images of the elements at it (the
+  // union's neighbours): per vertex the planes it lies in (Mesh::from_surface's tolerance).
+  const ImagePlanes& planes = mesh.image_planes();
+  std::vector<std::uint8_t> vertex_planes(planes.empty() ? 0 : vertices, 0);
+  for (std::size_t p = 0; p < planes.planes().size(); ++p) {
+    const ImagePlane& plane = planes.planes()[p];
+    for (std::size_t v = 0; v < vertices; ++v) {
+      const Vec3& x = mesh.vertices()[v];
+      if (std::abs((plane.axis == 0   ? x.x
+                    : plane.axis == 1 ? x.y
+                                      : x.z) -
+                   plane.offset) <= 1e-9 * mesh.diameter())
+        vertex_planes[v] |= std::uint8_t(1u << p);
+    }
+  }
+  // e's neighbours (element, image), ascending: the elements at its corners, and where a corner
+  // lies in planes their images across every combination of them.
+  const auto neighbours = [&](std::size_t e, std::vector<Neighbour>& out) {
     out.clear();
     for (int c = 0; c < 3; ++c) {
       const std::size_t v = std::size_t(mesh.triangles()[e][c]);
-      out.insert(out.end(), at.begin() + at_start[v], at.begin() + at_start[v + 1]);
+      const unsigned in = vertex_planes.empty() ? 0u : vertex_planes[v];
+      for (unsigned g = in;; g = (g - 1) & in) {
+        for (std::int64_t a = at_start[v]; a < at_start[v + 1]; ++a)
+          out.push_back({at[std::size_t(a)], std::uint8_t(g)});
+        if (g == 0) break;
+      }
     }
     std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  };
+  // The stencil: the neighbours' elements, each once.
+  const auto gather = [&](std::size_t e, std::vector<Neighbour>& around,
+                          std::vector<std::int32_t>& out) {
+    neighbours(e, around);
+    out.clear();
+    for (const Neighbour& o : around) out.push_back(o.element);
     out.erase(std::unique(out.begin(), out.end()), out.end());
   };
   // The elements fitted: all, or the seeds grown by `rings` vertex neighbourhoods (per ring: the
@@ -106,10 +143,11 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
 #pragma omp parallel
   {
     std::vector<std::int32_t> local;
+    std::vector<Neighbour> around;
 #pragma omp for schedule(static)
     for (std::size_t e = 0; e < n; ++e) {
       if (!fitting(e)) continue;
-      gather(e, local);
+      gather(e, around, local);
       stencil_start_[e + 1] = std::int64_t(local.size());
     }
   }
@@ -121,23 +159,34 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
 #pragma omp parallel reduction(+ : linear, constant, feature)
   {
     std::vector<std::int32_t> local;
+    std::vector<Neighbour> around;
     std::vector<std::array<double, kTerms>> rows;
     std::vector<double> weights;
     std::vector<Vec3> offsets;
 #pragma omp for schedule(static)
     for (std::size_t e = 0; e < n; ++e) {
       if (!fitting(e)) continue;
-      gather(e, local);
+      gather(e, around, local);
       std::copy(local.begin(), local.end(), columns_.begin() + stencil_start_[e]);
       const Vec3& normal = mesh.normals()[e];
       const Vec3 &t1 = axes_[2 * e], &t2 = axes_[2 * e + 1];
+      // A neighbour's centroid and normal (an image's reflected).
+      const auto centroid_of = [&](const Neighbour& o) {
+        return planes.reflect(o.image, origin_[std::size_t(o.element)]);
+      };
+      const auto normal_of = [&](const Neighbour& o) {
+        return planes.reflect_direction(o.image, mesh.normals()[std::size_t(o.element)]);
+      };
+      const auto is_self = [&](const Neighbour& o) {
+        return std::size_t(o.element) == e && o.image == 0;
+      };
       // The neighbours' offsets in e's plane (unfolded), scaled by the largest distance so that
       // the normal equations are well scaled whatever the mesh size.
       offsets.clear();
       double scale = 0.0;
-      for (std::int32_t o : local) {
-        if (std::size_t(o) == e) continue;
-        const Vec3 d = origin_[std::size_t(o)] - origin_[e];
+      for (const Neighbour& o : around) {
+        if (is_self(o)) continue;
+        const Vec3 d = centroid_of(o) - origin_[e];
         Vec3 in_plane = d - normal * dot(d, normal);
         const double length = norm(in_plane);
         if (length > 0.0) in_plane = in_plane * (norm(d) / length);
@@ -167,9 +216,9 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
         ++feature;
         usable = 0;
         std::size_t s = 0;
-        for (const std::int32_t o : local) {
-          if (std::size_t(o) == e) continue;
-          const Vec3& other = mesh.normals()[std::size_t(o)];
+        for (const Neighbour& o : around) {
+          if (is_self(o)) continue;
+          const Vec3 other = normal_of(o);
           if (std::atan2(norm(cross(other, normal)), dot(other, normal)) > feature_angle)
             weights[s] = 0.0;
           else
@@ -201,14 +250,18 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
       // their sum (the fit is of u_k - u_e). Degree d monomials scale by scale^d.
       const double unscale[kTerms] = {1.0 / scale, 1.0 / scale, 1.0 / (scale * scale),
                                       1.0 / (scale * scale), 1.0 / (scale * scale)};
+      // An image neighbour's value is its element's times the image's sign (ImagePlanes::sign).
       std::size_t s = 0;
-      for (std::size_t col = 0; col < length; ++col) {
-        if (col == self) continue;
+      for (const Neighbour& o : around) {
+        if (is_self(o)) continue;
+        const std::size_t col =
+            std::size_t(std::lower_bound(local.begin(), local.end(), o.element) - local.begin());
+        const double sign = planes.sign(o.image);
         double b[kTerms];
         for (int a = 0; a < terms; ++a) b[a] = weights[s] * rows[s][a];
         cholesky_solve(factor, terms, b);
         for (int a = 0; a < terms; ++a) {
-          out[std::size_t(a) * length + col] = b[a] * unscale[a];
+          out[std::size_t(a) * length + col] += sign * b[a] * unscale[a];
           out[std::size_t(a) * length + self] -= b[a] * unscale[a];
         }
         ++s;

@@ -52,6 +52,10 @@ enum class DensityModel {
 // the edge means nothing (the density has a kink or a singularity there). Measured on the cube
 // (bench/results/bm_sharp_edges.md): this one-sided linear read gives bm cbie's error and
 // better rates; the constant read leaves an O(h) error, one-sided quadratics are unstable.
+// With image planes (Mesh::image_planes) a corner in a plane has the mirror images of the
+// elements at it as neighbours too, each valued its element's value times the image's sign
+// (ImagePlanes::sign): the fit is the whole body's, its coefficients merged onto the real
+// elements (an element at the plane reads its own mirror image).
 class DensityReconstruction {
  public:
   static constexpr int kTerms = 5;
