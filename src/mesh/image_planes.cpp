@@ -107,6 +107,7 @@ ImagePlanes parse_image_planes(const std::string& text) {
       "': expected AXIS=OFFSET:KIND[,...], e.g. x=0:symmetric,z=-0.5:rigid (AXIS x, y or z; "
       "KIND symmetric, antisymmetric, rigid or soft)";
   std::vector<ImagePlane> planes;
+  if (!text.empty() && text.back() == ',') throw Error(usage);
   std::istringstream items(text);
   std::string item;
   while (std::getline(items, item, ',')) {

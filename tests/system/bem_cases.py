@@ -2429,6 +2429,107 @@ elif CASE == "numcalc_groups":
         d = rel_diff(ncf.read_result(be(nc, step, "pEvalGrid"))[1], field)
         check(d < 2e-6, f"step {step}: pEvalGrid = the command line's field ({d:.1e})")
 
+elif CASE == "planes":
+    # Image planes (-bem_planes). A part of the octasphere with symmetric / antisymmetric planes
+    # solves the whole sphere's problem for the incident wave's even / odd part: each element's
+    # value is the projection of the whole sphere's solution, (1/2^m) sum over the images of
+    # sign x u_whole(image). The same integrals and the direct operator: equal to the solver's
+    # tolerance (rtol 1e-10 on both: 1e-8 of the largest value allowed) for cbie, bm (the
+    # quadratic read fitted across the planes) and rbm, rigid and soft.
+    def by_centroid(path):
+        rows = read_csv_table(path)
+        return {(round(r["x"], 9), round(r["y"], 9), round(r["z"], 9)):
+                complex(r["re"], r["im"]) for r in rows}
+
+    def projected(whole, x, parities):
+        axes = [a for a in range(3) if parities[a] != "-"]
+        total = 0
+        for m in range(1 << len(axes)):
+            y, sign = list(x), 1
+            for i, a in enumerate(axes):
+                if m >> i & 1:
+                    y[a] = -y[a]
+                    sign = -sign if parities[a] == "o" else sign
+            total += sign * whole[tuple(round(c, 9) for c in y)]
+        return total / (1 << len(axes))
+
+    tight = ["-k", "4", "-bem_operator", "direct", "-ksp_rtol", "1e-10"]
+    parts = [("x", "x=0:symmetric", "e--"), ("xy", "x=0:antisymmetric,y=0:symmetric", "oe-"),
+             ("xyz", "x=0:symmetric,y=0:symmetric,z=0:antisymmetric", "eeo"),
+             ("xyz", "x=0:antisymmetric,y=0:symmetric,z=0:symmetric", "oee")]
+    for bc in ("neumann", "dirichlet"):
+        for formulation in ("cbie", "bm", "rbm"):
+            if bc == "dirichlet" and formulation == "cbie":
+                continue
+            common = tight + ["-bem_bc", bc, "-bem_formulation", formulation,
+                              "-bem_incident_dir", "0.6,0,0.8"]
+            whole_csv = os.path.join(WORK, "whole.csv")
+            run(["-mesh", "octasphere:3", "-bem_csv", whole_csv] + common)
+            whole = by_centroid(whole_csv)
+            scale = max(abs(v) for v in whole.values())
+            for axes, planes, parities in parts:
+                part_csv = os.path.join(WORK, "part.csv")
+                r = summary(["-mesh", "octasphere:3:1:" + axes, "-bem_planes", planes,
+                             "-bem_csv", part_csv] + common)
+                part = by_centroid(part_csv)
+                check(r["n"] == 512 >> len(axes) and "planes " in r["out"],
+                      f"{planes}: {r['n']} elements and the planes line")
+                worst = max(abs(v - projected(whole, x, parities)) for x, v in part.items())
+                check(worst < 1e-8 * scale,
+                      f"{bc} {formulation} {planes}: the whole sphere's projection "
+                      f"({worst / scale:.1e} of the largest value)")
+    # The FMM, default options (rbm): the eighth's error against the projected Mie series is the
+    # whole sphere's (the same discretisation; the FMM's 1e-4 moves it by far less than 10 %).
+    whole = summary(["-mesh", "octasphere:4", "-k", "4", "-bem_incident_dir", "0.6,0,0.8"])
+    eighth = summary(["-mesh", "octasphere:4:1:xyz", "-k", "4", "-bem_incident_dir", "0.6,0,0.8",
+                      "-bem_planes", "x=0:symmetric,y=0:symmetric,z=0:symmetric"])
+    check("sphere Mie series" in eighth["out"] and abs(eighth["l2"] / whole["l2"] - 1) < 0.1,
+          f"fmm: the eighth's error {eighth['l2']:.3e} is the whole's {whole['l2']:.3e}")
+    # Two ranks split the rows (the distributed FMM does not know images): the one-rank numbers.
+    two = summary(["-mesh", "octasphere:4:1:xyz", "-k", "4", "-bem_incident_dir", "0.6,0,0.8",
+                   "-bem_planes", "x=0:symmetric,y=0:symmetric,z=0:symmetric"], mpi=2)
+    check(abs(two["l2"] / eighth["l2"] - 1) < 1e-6 and two["its"] == eighth["its"],
+          f"2 ranks: {two['its']} iterations, error {two['l2']:.6e} (1 rank {eighth['l2']:.6e})")
+
+    # A monopole inside a body above a rigid / soft plane (and beside two): the exact solution is
+    # the monopole and its images, signed. Converging like the body alone: the L2 error falls by
+    # more than 3 a level (h^2: 4) on icosphere:2..4, for cbie, bm and rbm.
+    for planes, formulations in (("z=-1.5:rigid", ("cbie", "rbm")), ("z=-1.5:soft", ("cbie", "rbm")),
+                                 ("x=1.2:soft,y=-1.1:rigid", ("bm",))):
+        for formulation in formulations:
+            refinement(["-k", "4", "-bem_problem", "radiation", "-bem_source", "0.1,0.2,0.3",
+                        "-bem_planes", planes, "-bem_formulation", formulation], (2, 3, 4), 3.0,
+                       f"monopole, {planes}, {formulation}")
+    # A point source above a rigid plane scattered by a rigid sphere resting on it: the
+    # hemisphere's solution is the whole sphere's for the source and its image (the Mie series
+    # symmetrized), converging.
+    res = [summary(["-mesh", f"octasphere:{L}:1:z", "-k", "2", "-bem_incident", "pointsource",
+                    "-bem_source", "0.5,0.2,1.8", "-bem_planes", "z=0:rigid"]) for L in (2, 3, 4)]
+    for a, b in zip(res, res[1:]):
+        check("sphere Mie series" in b["out"] and a["l2"] / b["l2"] > 3,
+              f"hemisphere on a rigid plane: {a['l2']:.3e} -> {b['l2']:.3e}")
+
+    # Refusals, each one clear line.
+    base = ["-mesh", "octasphere:2:1:x", "-k", "2"]
+    expect_error(base, "the surface is open")
+    expect_error(base + ["-bem_planes", "x=0:mirror"], "bad -bem_planes")
+    expect_error(base + ["-bem_planes", "x=0:symmetric,x=1:soft"], "two planes perpendicular")
+    expect_error(base + ["-bem_planes", "y=0:symmetric"], "both sides of the plane y = 0")
+    expect_error(["-mesh", "icosphere:2", "-k", "2", "-bem_planes", "z=0.5:rigid"],
+                 "both sides of the plane z = 0.5")
+    expect_error(["-mesh", "icosphere:2", "-k", "2", "-bem_problem", "radiation", "-bem_source",
+                  "0,0,0", "-bem_planes", "z=0:soft,x=3:rigid"], "both sides")
+    expect_error(["-mesh", "octasphere:2:1:z", "-k", "2", "-bem_problem", "radiation",
+                  "-bem_source", "0.1,0.1,0", "-bem_planes", "z=0:symmetric"],
+                 "lies on the plane z = 0")
+    expect_error(["-mesh", "icosphere:2", "-k", "2", "-bem_incident", "pointsource",
+                  "-bem_source", "0,0,-3", "-bem_planes", "z=-1.5:rigid"],
+                 "lies beyond the plane z = -1.5")
+    expect_error(base + ["-bem_planes", "x=0:symmetric", "-bem_farfield", "8"],
+                 "not supported yet")
+    expect_error(base + ["-bem_planes", "x=0:symmetric", "-fmm_distribute", "true"],
+                 "not supported yet")
+
 else:
     sys.exit("unknown case " + CASE)
 print("passed")
