@@ -41,13 +41,12 @@ FarFieldDirections fibonacci_sphere(std::size_t n) {
   return out;
 }
 
-std::vector<cplx> far_field_amplitude(const Discretization& disc, double k, std::span<const cplx> u,
-                                      std::span<const cplx> q, std::span<const Vec3> directions) {
-  if (!(k > 0.0) || !std::isfinite(k))
-    throw Error("far field: the far-field amplitude needs a finite k > 0");
+namespace {
+
+// The real elements' far-field amplitude along each direction (no images).
+std::vector<cplx> element_pattern(const Discretization& disc, double k, std::span<const cplx> u,
+                                  std::span<const cplx> q, std::span<const Vec3> directions) {
   const std::size_t n = disc.size(), m = disc.points_per_element();
-  if ((!u.empty() && u.size() != n) || (!q.empty() && q.size() != n))
-    throw Error("far field: the surface densities need one value per element");
   const auto& points = disc.quadrature_points();
   const auto& weights = disc.quadrature_weights();
   const auto& normals = disc.mesh().normals();
@@ -69,6 +68,32 @@ std::vector<cplx> far_field_amplitude(const Discretization& disc, double k, std:
     }
     amplitude[i] = sum * (0.25 / std::numbers::pi);
   }
+  return amplitude;
+}
+
+}  // namespace
+
+std::vector<cplx> far_field_amplitude(const Discretization& disc, double k, std::span<const cplx> u,
+                                      std::span<const cplx> q, std::span<const Vec3> directions) {
+  if (!(k > 0.0) || !std::isfinite(k))
+    throw Error("far field: the far-field amplitude needs a finite k > 0");
+  const std::size_t n = disc.size();
+  if ((!u.empty() && u.size() != n) || (!q.empty() && q.size() != n))
+    throw Error("far field: the surface densities need one value per element");
+  const ImagePlanes& planes = disc.mesh().image_planes();
+  if (planes.empty()) return element_pattern(disc, k, u, q, directions);
+  // With image planes: the real elements' pattern along every image of each direction, combined.
+  const std::size_t images = planes.images();
+  std::vector<Vec3> reflected;
+  reflected.reserve(directions.size() * images);
+  for (const Vec3& d : directions)
+    for (std::size_t g = 0; g < images; ++g) reflected.push_back(planes.reflect_direction(g, d));
+  const std::vector<cplx> patterns = element_pattern(disc, k, u, q, reflected);
+  std::vector<cplx> amplitude(directions.size());
+  for (std::size_t i = 0; i < directions.size(); ++i)
+    amplitude[i] =
+        far_field_images(planes, k, directions[i], false,
+                         [&](std::size_t g, const Vec3&) { return patterns[i * images + g]; });
   return amplitude;
 }
 

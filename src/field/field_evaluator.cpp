@@ -181,35 +181,55 @@ FieldGeometry::FieldGeometry(const Discretization& disc, std::vector<Vec3> point
     throw Error("field: the surface tolerance must lie in [0, 1)");
   const std::size_t m = points_.size();
   const CloseElementSearch search(mesh, options.near.near_factor);
+  // With image planes each point stands for its images too (slots): it lies on the surface where
+  // an image lies on an element, inside where the images' solid angles add up to the body's,
+  // and beyond a reflecting plane it is not in the fluid at all.
+  const ImagePlanes& planes = mesh.image_planes();
+  images_ = planes.images();
+  const auto image_of = [&](std::size_t i, std::size_t g) {
+    return images_ == 1 ? points_[i] : planes.reflect(g, points_[i]);
+  };
 
-  // Close elements of every point, and the points on the surface.
-  std::vector<std::vector<std::int32_t>> close(m);
+  // Close elements of every point's images, and the points on the surface.
+  std::vector<std::vector<std::int32_t>> close(m * images_);
   locations_.assign(m, PointLocation::exterior);
   surface_element_.assign(m, -1);
+  if (images_ > 1) surface_sign_.assign(m, 1.0);
 #pragma omp parallel for schedule(dynamic, 256)
   for (std::size_t i = 0; i < m; ++i) {
-    search.close_to(points_[i], close[i]);
     double nearest = INFINITY;
     std::int32_t nearest_element = -1;
-    for (std::int32_t j : close[i]) {
-      const std::size_t e = std::size_t(j);
-      const Vec3 y = closest_point_on_triangle(points_[i], mesh.corner(e, 0), mesh.corner(e, 1),
-                                               mesh.corner(e, 2));
-      const double d = norm(points_[i] - y) / search.radius(e);
-      if (d < nearest) {
-        nearest = d;
-        nearest_element = j;
+    std::size_t nearest_image = 0;
+    for (std::size_t g = 0; g < images_; ++g) {
+      const Vec3 x = image_of(i, g);
+      std::vector<std::int32_t>& near = close[i * images_ + g];
+      search.close_to(x, near);
+      for (std::int32_t j : near) {
+        const std::size_t e = std::size_t(j);
+        const Vec3 y =
+            closest_point_on_triangle(x, mesh.corner(e, 0), mesh.corner(e, 1), mesh.corner(e, 2));
+        const double d = norm(x - y) / search.radius(e);
+        if (d < nearest) {
+          nearest = d;
+          nearest_element = j;
+          nearest_image = g;
+        }
       }
     }
-    if (nearest <= options.surface_tolerance) {
+    if (!planes.in_fluid(points_[i])) {
+      locations_[i] = PointLocation::interior;
+    } else if (nearest <= options.surface_tolerance) {
       locations_[i] = PointLocation::surface;
       surface_element_[i] = nearest_element;
+      if (images_ > 1) surface_sign_[i] = planes.sign(nearest_image);
     }
   }
 
   // Inside or outside: W(x) for the points in the surface's bounding box (the others are
   // outside), by a Laplace FMM with unit dipoles plus the close elements' exact solid angles.
-  std::vector<std::size_t> boxed;
+  // With image planes W sums over the images (the mesh's W at each image of x) for every point:
+  // an open part's W is not 0 outside its box.
+  std::vector<std::size_t> boxed;  // slots i * images + g of the points tested
   {
     Vec3 low = mesh.vertices()[0], high = low;
     for (const Vec3& v : mesh.vertices()) {
@@ -218,14 +238,16 @@ FieldGeometry::FieldGeometry(const Discretization& disc, std::vector<Vec3> point
     }
     for (std::size_t i = 0; i < m; ++i) {
       const Vec3& x = points_[i];
-      if (locations_[i] == PointLocation::exterior && x.x >= low.x && x.y >= low.y &&
-          x.z >= low.z && x.x <= high.x && x.y <= high.y && x.z <= high.z)
-        boxed.push_back(i);
+      if (locations_[i] == PointLocation::exterior &&
+          (images_ > 1 || (x.x >= low.x && x.y >= low.y && x.z >= low.z && x.x <= high.x &&
+                           x.y <= high.y && x.z <= high.z)))
+        for (std::size_t g = 0; g < images_; ++g) boxed.push_back(i * images_ + g);
     }
   }
   if (!boxed.empty()) {
     std::vector<Vec3> targets(boxed.size());
-    for (std::size_t b = 0; b < boxed.size(); ++b) targets[b] = points_[boxed[b]];
+    for (std::size_t b = 0; b < boxed.size(); ++b)
+      targets[b] = image_of(boxed[b] / images_, boxed[b] % images_);
     const std::vector<cplx> unit(disc.size(), 1.0);
     const std::vector<cplx> dipoles = point_strengths(disc, unit);
     const std::vector<Vec3> normals = quadrature_point_normals(disc);
@@ -246,17 +268,23 @@ FieldGeometry::FieldGeometry(const Discretization& disc, std::vector<Vec3> point
       for (std::size_t b = 0; b < boxed.size(); ++b)
         w[b] = sources.potential(0, sources.size(), 0.0, targets[b], skip2);
     }
+    std::vector<double> solid(boxed.size());
 #pragma omp parallel for schedule(dynamic, 256)
     for (std::size_t b = 0; b < boxed.size(); ++b) {
-      const std::size_t i = boxed[b];
-      double solid = w[b].real();
-      for (std::int32_t j : close[i]) {
+      solid[b] = w[b].real();
+      for (std::int32_t j : close[boxed[b]]) {
         const std::size_t e = std::size_t(j);
-        solid += -solid_angle(mesh.corner(e, 0), mesh.corner(e, 1), mesh.corner(e, 2), points_[i]) /
-                     (4.0 * std::numbers::pi) -
-                 regular_integrals(disc, 0.0, e, points_[i]).double_layer.real();
+        solid[b] +=
+            -solid_angle(mesh.corner(e, 0), mesh.corner(e, 1), mesh.corner(e, 2), targets[b]) /
+                (4.0 * std::numbers::pi) -
+            regular_integrals(disc, 0.0, e, targets[b]).double_layer.real();
       }
-      if (solid < -0.5) locations_[i] = PointLocation::interior;
+    }
+    // A point's images are consecutive in `boxed`.
+    for (std::size_t b = 0; b < boxed.size(); b += images_) {
+      double total = 0.0;
+      for (std::size_t g = 0; g < images_; ++g) total += solid[b + g];
+      if (total < -0.5) locations_[boxed[b] / images_] = PointLocation::interior;
     }
   }
 
@@ -264,10 +292,17 @@ FieldGeometry::FieldGeometry(const Discretization& disc, std::vector<Vec3> point
   for (std::size_t i = 0; i < m; ++i) {
     if (locations_[i] != PointLocation::exterior) continue;
     exterior_.push_back(i);
-    close_.insert(close_.end(), close[i].begin(), close[i].end());
-    close_start_.push_back(close_.size());
+    for (std::size_t g = 0; g < images_; ++g) {
+      close_.insert(close_.end(), close[i * images_ + g].begin(), close[i * images_ + g].end());
+      close_start_.push_back(close_.size());
+    }
   }
   seconds_ = seconds_since(start);
+}
+
+Vec3 FieldGeometry::slot_point(std::size_t slot) const {
+  const Vec3& x = points_[exterior_[slot / images_]];
+  return images_ == 1 ? x : disc_->mesh().image_planes().reflect(slot % images_, x);
 }
 
 std::size_t FieldGeometry::count(PointLocation location) const {
@@ -282,7 +317,8 @@ FieldEvaluator::FieldEvaluator(const FieldGeometry& geometry, double k, bool gra
   const Discretization& disc = geometry.discretization();
   statistics_.method = "direct sum";
   statistics_.device = "cpu";
-  const std::size_t n_exterior = geometry.exterior().size();
+  // The slots: the exterior points' images (the points themselves without image planes).
+  const std::size_t n_exterior = geometry.slots();
   const std::span<const Vec3> sources = disc.quadrature_points();
   const double source_width = extent(sources, {});
   {
@@ -297,12 +333,12 @@ FieldEvaluator::FieldEvaluator(const FieldGeometry& geometry, double k, bool gra
   const double far = kFarWidths * source_width;
   std::vector<std::size_t> near;  // the other exterior points
   for (std::size_t e = 0; e < n_exterior; ++e) {
-    const Vec3 d = geometry.points()[geometry.exterior()[e]] - center_;
+    const Vec3 d = geometry.slot_point(e) - center_;
     if (std::max({std::abs(d.x), std::abs(d.y), std::abs(d.z)}) > far) {
       // e^{ikR} needs kR finite: only an absurd k (above 1e150 / |x|) fails.
       if (!std::isfinite(k * norm(d)))
         throw Error("field: k = " + std::to_string(k) + " times the distance of field point " +
-                    std::to_string(geometry.exterior()[e] + 1) + " overflows");
+                    std::to_string(geometry.exterior()[e / geometry.images()] + 1) + " overflows");
       far_.push_back(e);
     } else {
       near.push_back(e);
@@ -335,8 +371,7 @@ FieldEvaluator::FieldEvaluator(const FieldGeometry& geometry, double k, bool gra
       options.fmm.order > 0 ? options.fmm.order : fmm::order_for_tolerance(options.fmm.tolerance);
   const int most = std::max(p, kMaxRaisedOrder);
   std::vector<Vec3> all(near.size());
-  for (std::size_t t = 0; t < near.size(); ++t)
-    all[t] = geometry.points()[geometry.exterior()[near[t]]];
+  for (std::size_t t = 0; t < near.size(); ++t) all[t] = geometry.slot_point(near[t]);
   std::vector<Vec3> targets;
   if (order_for(extent(sources, all)) <= most) {
     targets = all;
@@ -415,8 +450,9 @@ FieldValues FieldEvaluator::evaluate(std::span<const cplx> u, std::span<const cp
   if (!incident.empty() && incident.size() != m)
     throw Error("field: the incident field needs one value per field point");
 
-  // Exterior points: D u - S q, the Gauss rule over all elements (charges -w q, dipoles w u).
-  const std::size_t n_exterior = geometry.exterior().size();
+  // Exterior points: D u - S q, the Gauss rule over all elements (charges -w q, dipoles w u), at
+  // each slot (an exterior point's image; with image planes summed over them below).
+  const std::size_t n_exterior = geometry.slots();
   std::vector<cplx> exterior(n_exterior);
   auto start = Clock::now();
   std::vector<cplx> charges = point_strengths(disc, q);
@@ -435,8 +471,7 @@ FieldValues FieldEvaluator::evaluate(std::span<const cplx> u, std::span<const cp
 #pragma omp parallel for schedule(dynamic, 16)
       for (std::size_t d = 0; d < direct_.size(); ++d) {
         const std::size_t e = direct_[d];
-        exterior[e] = sources.potential(0, sources.size(), k_,
-                                        geometry.points()[geometry.exterior()[e]], skip2);
+        exterior[e] = sources.potential(0, sources.size(), k_, geometry.slot_point(e), skip2);
       }
     }
     if (!far_.empty()) {
@@ -445,7 +480,7 @@ FieldValues FieldEvaluator::evaluate(std::span<const cplx> u, std::span<const cp
       for (std::size_t f = 0; f < far_.size(); ++f) {
         const std::size_t e = far_[f];
         exterior[e] = far_sum(disc.quadrature_points(), normals, charges, dipoles, k_, center_,
-                              geometry.points()[geometry.exterior()[e]]);
+                              geometry.slot_point(e));
       }
     }
   }
@@ -456,7 +491,7 @@ FieldValues FieldEvaluator::evaluate(std::span<const cplx> u, std::span<const cp
   const GaussLegendre angular(geometry.options().near.angular_points);
 #pragma omp parallel for schedule(dynamic, 64)
   for (std::size_t e = 0; e < n_exterior; ++e) {
-    const Vec3& x = geometry.points()[geometry.exterior()[e]];
+    const Vec3 x = geometry.slot_point(e);
     cplx correction = 0.0;
     for (std::int32_t j : geometry.close_elements(e)) {
       const std::size_t el = std::size_t(j);
@@ -477,15 +512,19 @@ FieldValues FieldEvaluator::evaluate(std::span<const cplx> u, std::span<const cp
   const auto incident_at = [&](std::size_t i) {
     return incident.empty() ? cplx(0.0) : incident[i];
   };
-  for (std::size_t e = 0; e < n_exterior; ++e) {
+  const std::size_t images = geometry.images();
+  const ImagePlanes& planes = mesh.image_planes();
+  for (std::size_t e = 0; e < geometry.exterior().size(); ++e) {
     const std::size_t i = geometry.exterior()[e];
-    values.scattered[i] = exterior[e];
-    values.total[i] = exterior[e] + incident_at(i);
+    cplx sum = exterior[e * images];
+    for (std::size_t g = 1; g < images; ++g) sum += planes.sign(g) * exterior[e * images + g];
+    values.scattered[i] = sum;
+    values.total[i] = sum + incident_at(i);
   }
   for (std::size_t i = 0; i < m; ++i) {
     const std::int32_t j = geometry.surface_element(i);
     if (j < 0) continue;
-    values.total[i] = u.empty() ? cplx(0.0) : u[std::size_t(j)];
+    values.total[i] = u.empty() ? cplx(0.0) : geometry.surface_sign(i) * u[std::size_t(j)];
     values.scattered[i] = values.total[i] - incident_at(i);
   }
   if (gradients_) values.scattered_gradient = gradient(u, q, charges, dipoles);
@@ -498,7 +537,7 @@ std::vector<cplx> FieldEvaluator::gradient(std::span<const cplx> u, std::span<co
   const FieldGeometry& geometry = *geometry_;
   const Discretization& disc = geometry.discretization();
   const Mesh& mesh = disc.mesh();
-  const std::size_t n_exterior = geometry.exterior().size();
+  const std::size_t n_exterior = geometry.slots();
   std::vector<std::array<cplx, 3>> exterior(n_exterior, std::array<cplx, 3>{});
   auto start = Clock::now();
   if (n_exterior > 0 && (!u.empty() || !q.empty())) {
@@ -517,7 +556,7 @@ std::vector<cplx> FieldEvaluator::gradient(std::span<const cplx> u, std::span<co
 #pragma omp parallel for schedule(dynamic, 16)
       for (std::size_t d = 0; d < direct_.size(); ++d) {
         const std::size_t e = direct_[d];
-        const Vec3& x = geometry.points()[geometry.exterior()[e]];
+        const Vec3 x = geometry.slot_point(e);
         for (int a = 0; a < 3; ++a)
           exterior[e][a] =
               sources.potential_and_normal_derivative(0, sources.size(), k_, x, kAxes[a], skip2)
@@ -528,7 +567,7 @@ std::vector<cplx> FieldEvaluator::gradient(std::span<const cplx> u, std::span<co
     for (std::size_t f = 0; f < far_.size(); ++f) {
       const std::size_t e = far_[f];
       exterior[e] = far_gradient(disc.quadrature_points(), normals, charges, dipoles, k_, center_,
-                                 geometry.points()[geometry.exterior()[e]]);
+                                 geometry.slot_point(e));
     }
   }
   statistics_.fmm_seconds += seconds_since(start);
@@ -538,7 +577,7 @@ std::vector<cplx> FieldEvaluator::gradient(std::span<const cplx> u, std::span<co
   const GaussLegendre angular(geometry.options().near.angular_points);
 #pragma omp parallel for schedule(dynamic, 64)
   for (std::size_t e = 0; e < n_exterior; ++e) {
-    const Vec3& x = geometry.points()[geometry.exterior()[e]];
+    const Vec3 x = geometry.slot_point(e);
     for (std::int32_t j : geometry.close_elements(e)) {
       const std::size_t el = std::size_t(j);
       const PanelGradients exact = panel_gradients(k_, mesh.corner(el, 0), mesh.corner(el, 1),
@@ -557,8 +596,22 @@ std::vector<cplx> FieldEvaluator::gradient(std::span<const cplx> u, std::span<co
 
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<cplx> gradient(3 * geometry.points().size(), cplx(nan, nan));
-  for (std::size_t e = 0; e < n_exterior; ++e)
-    for (std::size_t a = 0; a < 3; ++a) gradient[3 * geometry.exterior()[e] + a] = exterior[e][a];
+  // With image planes: the gradient of u at x's image g is L_g times u's gradient there (L_g the
+  // reflection's linear part), signed and summed.
+  const std::size_t images = geometry.images();
+  const ImagePlanes& planes = mesh.image_planes();
+  for (std::size_t e = 0; e < geometry.exterior().size(); ++e) {
+    std::array<cplx, 3> sum = exterior[e * images];
+    for (std::size_t g = 1; g < images; ++g) {
+      const std::array<cplx, 3>& at = exterior[e * images + g];
+      const Vec3 flip = planes.reflect_direction(g, Vec3{1.0, 1.0, 1.0});
+      const double sign = planes.sign(g);
+      sum[0] += sign * flip.x * at[0];
+      sum[1] += sign * flip.y * at[1];
+      sum[2] += sign * flip.z * at[2];
+    }
+    for (std::size_t a = 0; a < 3; ++a) gradient[3 * geometry.exterior()[e] + a] = sum[a];
+  }
   return gradient;
 }
 

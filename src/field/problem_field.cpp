@@ -68,14 +68,25 @@ SurfaceTraces surface_traces(const Problem& problem, const Mesh& mesh,
     std::vector<cplx>& data = neumann ? traces.q : traces.u;
     data.resize(mesh.size());
     for (std::size_t e = 0; e < mesh.size(); ++e)
-      data[e] = neumann ? exact::monopole_normal_derivative(spec.k, spec.source,
-                                                            mesh.centroids()[e], mesh.normals()[e])
-                        : exact::monopole(spec.k, spec.source, mesh.centroids()[e]);
+      data[e] = problem.radiating_monopole(mesh.centroids()[e], mesh.normals()[e], neumann);
   }
   return traces;
 }
 
 namespace {
+
+// Whether every plane passes through the sphere's centre (its images are the sphere itself).
+bool sphere_is_its_images(const ImagePlanes& planes, const SphereFit& sphere) {
+  for (const ImagePlane& plane : planes.planes()) {
+    const Vec3& c = sphere.center;
+    if (std::abs((plane.axis == 0   ? c.x
+                  : plane.axis == 1 ? c.y
+                                    : c.z) -
+                 plane.offset) > 1e-6 * sphere.radius)
+      return false;
+  }
+  return true;
+}
 
 // `per_point` values of the incident wave at each point, value(x, j) the j-th at x; NaN at a
 // point source's own position; none for a problem without an incident wave.
@@ -98,18 +109,28 @@ std::vector<cplx> incident_at(const ProblemSpec& spec, std::span<const Vec3> poi
 
 }  // namespace
 
+// With image planes the wave's images too (ImagePlanes::data_weight), as the problem's data.
 std::vector<cplx> incident_field_at(const Problem& problem, std::span<const Vec3> points) {
   const ProblemSpec& spec = problem.spec();
+  const ImagePlanes& planes = problem.image_planes();
   return incident_at(spec, points, 1, [&](const Vec3& x, std::size_t) {
-    return exact::incident_field(spec.k, spec.incident, x);
+    return planes.symmetrize(
+        x, [&](const Vec3& y) { return exact::incident_field(spec.k, spec.incident, y); });
   });
 }
 
 std::vector<cplx> incident_gradient_at(const Problem& problem, std::span<const Vec3> points) {
   const ProblemSpec& spec = problem.spec();
+  const ImagePlanes& planes = problem.image_planes();
   constexpr Vec3 axes[3] = {{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, {0.0, 0.0, 1.0}};
+  // d/dx_a of u(R_g x) is (L_g a) . grad u at R_g x.
   return incident_at(spec, points, 3, [&](const Vec3& x, std::size_t a) {
-    return exact::incident_normal_derivative(spec.k, spec.incident, x, axes[a]);
+    cplx sum{};
+    for (std::size_t g = 0; g < planes.images(); ++g)
+      sum += planes.data_weight(g) *
+             exact::incident_normal_derivative(spec.k, spec.incident, planes.reflect(g, x),
+                                               planes.reflect_direction(g, axes[a]));
+    return sum;
   });
 }
 
@@ -218,15 +239,17 @@ std::optional<ExactField> exact_scattered_field(const Problem& problem, const Me
       if (locations[i] == PointLocation::exterior) out.values[i] = series.value(points[i]);
     return out;
   }
+  const ImagePlanes& planes = mesh.image_planes();
   if (spec.kind == ProblemKind::Radiation) {
-    out.name = "monopole at the source";
+    out.name = planes.empty() ? "monopole at the source" : "monopole at the source and its images";
     for (std::size_t i = 0; i < points.size(); ++i)
       if (locations[i] == PointLocation::exterior)
-        out.values[i] = exact::monopole(spec.k, spec.source, points[i]);
+        out.values[i] = planes.symmetrize(
+            points[i], [&](const Vec3& y) { return exact::monopole(spec.k, spec.source, y); });
     return out;
   }
   const std::optional<SphereFit> sphere = fit_sphere(mesh);
-  if (!sphere) return std::nullopt;
+  if (!sphere || !sphere_is_its_images(planes, *sphere)) return std::nullopt;
   const exact::SphereScatteredField field = sphere_field(spec, *sphere);
   const bool closed_form =
       spec.k == 0 && spec.incident.kind == exact::Incident::Kind::PlaneWave;  // u_s = 0 or -a/r
@@ -238,7 +261,9 @@ std::optional<ExactField> exact_scattered_field(const Problem& problem, const Me
 #pragma omp parallel for schedule(dynamic, 64)
   for (std::size_t i = 0; i < points.size(); ++i)
     if (locations[i] == PointLocation::exterior)
-      out.values[i] = sphere_scattered_at(field, spec.k, sphere->center, points[i]);
+      out.values[i] = planes.symmetrize(points[i], [&](const Vec3& y) {
+        return sphere_scattered_at(field, spec.k, sphere->center, y);
+      });
   return out;
 }
 
@@ -247,16 +272,22 @@ std::optional<std::vector<cplx>> exact_far_field(const Problem& problem, const M
   const ProblemSpec& spec = problem.spec();
   if (!(spec.k > 0) || spec.kind == ProblemKind::Surface) return std::nullopt;
   std::vector<cplx> values(directions.size());
+  // With image planes: the images' patterns (far_field_images), the data's weights.
+  const ImagePlanes& planes = mesh.image_planes();
   if (spec.kind == ProblemKind::Radiation) {
     for (std::size_t i = 0; i < directions.size(); ++i)
-      values[i] = std::polar(0.25 / std::numbers::pi,
-                             -spec.k * dot(normalized(directions[i]), spec.source));
+      values[i] =
+          far_field_images(planes, spec.k, directions[i], true, [&](std::size_t, const Vec3& d) {
+            return std::polar(0.25 / std::numbers::pi, -spec.k * dot(normalized(d), spec.source));
+          });
     return values;
   }
   const std::optional<SphereFit> sphere = fit_sphere(mesh);
-  if (!sphere) return std::nullopt;
+  if (!sphere || !sphere_is_its_images(planes, *sphere)) return std::nullopt;
   const exact::SphereScatteredField field = sphere_field(spec, *sphere);
-  for (std::size_t i = 0; i < directions.size(); ++i) values[i] = field.far_field(directions[i]);
+  for (std::size_t i = 0; i < directions.size(); ++i)
+    values[i] = far_field_images(planes, spec.k, directions[i], true,
+                                 [&](std::size_t, const Vec3& d) { return field.far_field(d); });
   return values;
 }
 

@@ -539,15 +539,16 @@ Problem::Problem(const Mesh &mesh, const ProblemSpec &spec, std::optional<RowRan
     std::vector<cplx> values(rows);
     for (std::size_t i = 0; i < rows; ++i) {
       const std::size_t e = first + i;
-      values[i] = spec.bc == BoundaryCondition::Neumann ? monopole_data(x[e], normals[e], false)
-                                                        : monopole_data(x[e], normals[e], true);
+      values[i] = spec.bc == BoundaryCondition::Neumann
+                      ? radiating_monopole(x[e], normals[e], false)
+                      : radiating_monopole(x[e], normals[e], true);
     }
     exact_ = std::move(values);
     exact_name_ = "monopole at " + format_point(spec.source);
   }
 }
 
-cplx Problem::monopole_data(const Vec3 &x, const Vec3 &normal, bool derivative) const {
+cplx Problem::radiating_monopole(const Vec3 &x, const Vec3 &normal, bool derivative) const {
   const ImagePlanes &planes = mesh_->image_planes();
   cplx sum{};
   for (std::size_t g = 0; g < planes.images(); ++g) {
@@ -717,7 +718,7 @@ Problem::KnownData Problem::known_data(const LayerPotentials &layers) const {
     // Dirichlet knows u_s.
     const bool neumann = spec_.bc == BoundaryCondition::Neumann;
     (neumann ? known.q0 : known.u0) = column_density(layers, [&](std::size_t e) -> cplx {
-      return monopole_data(x[e], mesh_->normals()[e], neumann);
+      return radiating_monopole(x[e], mesh_->normals()[e], neumann);
     });
   } else if (spec_.kind == ProblemKind::Surface) {
     // u0 where the pressure is given, q0 elsewhere (where some class has a value).

@@ -124,10 +124,12 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
     const std::size_t outside = geometry.count(PointLocation::exterior),
                       surface = geometry.count(PointLocation::surface),
                       inside = geometry.count(PointLocation::interior);
-    lines.push_back(
-        format("field           %s: %zu points, %zu outside, %zu on the surface, %zu "
-               "inside the body (flagged, NaN); %zu close pairs",
-               points_.description.c_str(), m, outside, surface, inside, geometry.close_pairs()));
+    lines.push_back(format(
+        "field           %s: %zu points, %zu outside, %zu on the surface, %zu "
+        "inside the body%s (flagged, NaN); %zu close pairs",
+        points_.description.c_str(), m, outside, surface, inside,
+        disc.mesh().image_planes().empty() ? "" : " or its images or beyond a reflecting plane",
+        geometry.close_pairs()));
     // The velocity needs omega > 0 (checked with the options; a sweep through k = 0 gives none
     // there).
     const bool velocity = request_.velocity && spec.k > 0.0;

@@ -2509,6 +2509,129 @@ elif CASE == "planes":
         check("sphere Mie series" in b["out"] and a["l2"] / b["l2"] > 3,
               f"hemisphere on a rigid plane: {a['l2']:.3e} -> {b['l2']:.3e}")
 
+    # The field, its velocity and the far field with images. Points and their mirror images
+    # across x = 0, y = 0, z = 0 (none on a plane): an eighth's field at each is the projection
+    # of the whole sphere's over the point's images, as on the surface (direct operator, rtol
+    # 1e-10: 1e-8 of the largest value); the far field likewise over the mirrored directions.
+    import random
+    rng = random.Random(5)
+    base_points = []
+    while len(base_points) < 6:
+        p = [rng.uniform(0.2, 1.6) for _ in range(3)]
+        if 1.2 < math.sqrt(sum(c * c for c in p)) < 2.5:
+            base_points.append(p)
+    mirrored = [[sx * p[0], sy * p[1], sz * p[2]] for p in base_points
+                for sx in (1, -1) for sy in (1, -1) for sz in (1, -1)]
+    points_csv = os.path.join(WORK, "points.csv")
+    with open(points_csv, "w") as f:
+        f.write("x,y,z\n" + "".join("%.17g,%.17g,%.17g\n" % tuple(p) for p in mirrored))
+    # The far field on the x-z circle of 16 directions: every direction's mirror images across
+    # the coordinate planes are directions of it.
+    field_args = ["-bem_field", points_csv, "-bem_field_velocity", "-bem_farfield", "16"]
+    common = tight + ["-bem_formulation", "bm", "-bem_incident_dir", "0.6,0,0.8"] + field_args
+
+    def field_table(path):
+        return [(complex(r["scattered_re"], r["scattered_im"]),
+                 [complex(r[f"velocity_{a}_re"], r[f"velocity_{a}_im"]) for a in "xyz"])
+                for r in read_csv_table(path)]
+
+    run(["-mesh", "octasphere:3", "-bem_field_csv", os.path.join(WORK, "whole_field.csv"),
+         "-bem_farfield_csv", os.path.join(WORK, "whole_far.csv")] + common)
+    whole_field = field_table(os.path.join(WORK, "whole_field.csv"))
+    whole_far = read_csv_table(os.path.join(WORK, "whole_far.csv"))
+    for axes, planes, parities in parts:
+        r = summary(["-mesh", "octasphere:3:1:" + axes, "-bem_planes", planes,
+                     "-bem_field_csv", os.path.join(WORK, "part_field.csv"),
+                     "-bem_farfield_csv", os.path.join(WORK, "part_far.csv")] + common)
+        part_field = field_table(os.path.join(WORK, "part_field.csv"))
+        signs = [1 if c == "e" else -1 if c == "o" else 0 for c in parities]
+
+        def image_sign(i, j):
+            # Point j's image index relative to point i's (both in one group of 8): the axes
+            # flipped, and the product of their parities' signs (0: an axis without a plane).
+            flips = (i ^ j) & 7
+            sign = 1
+            for bit, axis in ((4, 0), (2, 1), (1, 2)):
+                if flips & bit:
+                    sign *= signs[axis]
+            return sign
+
+        worst, scale = 0.0, max(abs(v) for v, _ in whole_field)
+        for i, (value, velocity) in enumerate(part_field):
+            group = i - i % 8
+            weight = 1.0 / (1 << sum(1 for c in parities if c != "-"))
+            expect = sum(image_sign(i, j) * whole_field[j][0] for j in range(group, group + 8)
+                         if image_sign(i, j) != 0) * weight
+            worst = max(worst, abs(value - expect))
+            for a in range(3):
+                # The velocity's component along a flipped axis changes sign with the image.
+                expect_v = sum(image_sign(i, j) * whole_field[j][1][a] *
+                               (-1 if ((i ^ j) & 7) & (4 >> a) else 1)
+                               for j in range(group, group + 8) if image_sign(i, j) != 0) * weight
+                worst = max(worst, abs(velocity[a] - expect_v) * 343 * 1.204 / 4)
+        check(worst < 1e-8 * scale, f"field of {planes}: the whole's projection "
+              f"({worst / scale:.1e} of the largest value; velocity in units of p / rho c)")
+        part_far = read_csv_table(os.path.join(WORK, "part_far.csv"))
+        whole_f = {(round(w["dx"], 12), round(w["dy"], 12), round(w["dz"], 12)):
+                   complex(w["F_re"], w["F_im"]) for w in whole_far}
+        worst_far, compared = 0.0, 0
+        for row in part_far:
+            d = [row["dx"], row["dy"], row["dz"]]
+            expect, count = 0, 0
+            for m in range(8):
+                e = [(-c if m >> (2 - a) & 1 else c) for a, c in enumerate(d)]
+                key = tuple(round(c, 12) for c in e)
+                sign = 1
+                for a in range(3):
+                    if m >> (2 - a) & 1:
+                        sign *= signs[a]
+                if sign == 0:
+                    continue
+                if key not in whole_f:
+                    expect = None
+                    break
+                expect += sign * whole_f[key]
+                count += 1
+            if expect is None:
+                continue
+            value = complex(row["F_re"], row["F_im"])
+            worst_far = max(worst_far, abs(value - expect / count))
+            compared += 1
+        check(compared == 16 and worst_far < 1e-8 * max(abs(v) for v in whole_f.values()),
+              f"far field of {planes}: the whole's projection in {compared} directions "
+              f"({worst_far:.1e})")
+
+    # The field of a monopole inside a body above a rigid plane: the monopole and its image,
+    # converging like the surface (more than 3 a level); points below the plane are not in the
+    # fluid (NaN, flagged); the far field into the upper half-space likewise, NaN below.
+    ring_csv = os.path.join(WORK, "ring.csv")
+    with open(ring_csv, "w") as f:
+        f.write("x,y,z\n" + "".join("%.17g,0.3,%.17g\n" % (2.2 * math.sin(2 * math.pi * i / 40),
+                                                         2.2 * math.cos(2 * math.pi * i / 40))
+                                     for i in range(40)))
+    errors = []
+    for level in (2, 3, 4):
+        out = run(["-mesh", f"icosphere:{level}", "-k", "4", "-bem_problem", "radiation",
+                   "-bem_source", "0.1,0.2,0.3", "-bem_planes", "z=-1.5:rigid", "-bem_field",
+                   ring_csv, "-bem_field_csv", os.path.join(WORK, "ring_out.csv"),
+                   "-bem_farfield", "24", "-bem_farfield_csv",
+                   os.path.join(WORK, "ring_far.csv")]).stdout
+        field_err = float(re.search(r"field error\s+relative L2 = ([^,\s]+)", out).group(1))
+        far_err = float(re.search(r"farfield error\s+relative L2 = ([^,\s]+)", out).group(1))
+        errors.append((field_err, far_err))
+        rows = read_csv_table(os.path.join(WORK, "ring_out.csv"))
+        below = [r for r in rows if r["z"] < -1.5]
+        check(below and all(r["location"] == 2 and math.isnan(r["radiated_re"]) for r in below)
+              and "beyond a reflecting plane" in out,
+              f"icosphere:{level}: the {len(below)} points below the rigid plane are flagged")
+        far = read_csv_table(os.path.join(WORK, "ring_far.csv"))
+        check(all(math.isnan(r["F_re"]) == (r["dz"] < 0) for r in far),
+              "the far field is NaN exactly for the directions below the plane")
+    for a, b in zip(errors, errors[1:]):
+        check(a[0] / b[0] > 3 and a[1] / b[1] > 3,
+              f"monopole above a rigid plane: field {a[0]:.2e} -> {b[0]:.2e}, "
+              f"far field {a[1]:.2e} -> {b[1]:.2e}")
+
     # Refusals, each one clear line.
     base = ["-mesh", "octasphere:2:1:x", "-k", "2"]
     expect_error(base, "the surface is open")
@@ -2525,8 +2648,8 @@ elif CASE == "planes":
     expect_error(["-mesh", "icosphere:2", "-k", "2", "-bem_incident", "pointsource",
                   "-bem_source", "0,0,-3", "-bem_planes", "z=-1.5:rigid"],
                  "lies beyond the plane z = -1.5")
-    expect_error(base + ["-bem_planes", "x=0:symmetric", "-bem_farfield", "8"],
-                 "not supported yet")
+    expect_error(base + ["-bem_planes", "x=0:symmetric", "-bem_field_sphere", "fibonacci:64:2",
+                         "-bem_field_reference", "0,0,0"], "not supported yet")
     expect_error(base + ["-bem_planes", "x=0:symmetric", "-fmm_distribute", "true"],
                  "not supported yet")
 

@@ -1,4 +1,6 @@
 #pragma once
+#include <complex>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,7 +33,30 @@ FarFieldDirections fibonacci_sphere(std::size_t n);
 //   F(d) = (1 / 4 pi) integral of e^{-ik d.y} (-ik (d . n_y) u(y) - q(y)) dS_y,
 // by the discretization's Gauss rule (the integrand is smooth): O(N M) for M directions,
 // OpenMP over the directions. k > 0.
+// With image planes (the mesh's) the images' patterns are added (far_field_images), and a
+// direction beyond a reflecting plane, out of the fluid, is NaN.
 std::vector<cplx> far_field_amplitude(const Discretization& disc, double k, std::span<const cplx> u,
                                       std::span<const cplx> q, std::span<const Vec3> directions);
+
+// The far-field amplitude along d of a field summed over image planes' images, u_h(x) =
+// sum_g w_g u(R_g x), from u's amplitude F (pattern(g, L_g d)): with R_g x = L_g x + t_g,
+//   F_h(d) = sum_g w_g e^{-ik d . t_g} F(L_g d),
+// w_g the images' signs (the layers' images) or, with `data`, ImagePlanes::data_weight (a
+// field given by the user, symmetrized). NaN where d points out of the fluid (beyond a
+// reflecting plane); F itself without planes.
+template <class Pattern>
+cplx far_field_images(const ImagePlanes& planes, double k, const Vec3& d, bool data,
+                      Pattern&& pattern) {
+  if (planes.empty()) return pattern(std::size_t(0), d);
+  if (!planes.in_fluid(planes.origin() + d))
+    return {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
+  cplx sum{};
+  for (std::size_t g = 0; g < planes.images(); ++g) {
+    const double weight = data ? planes.data_weight(g) : planes.sign(g);
+    sum += weight * std::polar(1.0, -k * dot(d, planes.reflect(g, Vec3{}))) *
+           pattern(g, planes.reflect_direction(g, d));
+  }
+  return sum;
+}
 
 }  // namespace fmbem::field

@@ -16,7 +16,8 @@ namespace fmbem::field {
 enum class PointLocation : std::uint8_t {
   exterior = 0,  // in the propagation domain: the representation formula gives the field
   surface = 1,   // within surface_tolerance of an element: the field is the surface value
-  interior = 2,  // inside the body: no field (NaN), flagged
+  interior = 2,  // inside the body (or an image of it, or beyond a reflecting plane: not in the
+                 // fluid): no field (NaN), flagged
 };
 
 struct FieldOptions {
@@ -55,14 +56,24 @@ class FieldGeometry {
   std::span<const PointLocation> locations() const { return locations_; }
   // Indices (into points()) of the exterior points, ascending.
   std::span<const std::size_t> exterior() const { return exterior_; }
-  // The close elements of the e-th exterior point (ascending).
-  std::span<const std::int32_t> close_elements(std::size_t e) const {
-    return std::span<const std::int32_t>(close_).subspan(close_start_[e],
-                                                         close_start_[e + 1] - close_start_[e]);
+  // With image planes (Mesh::image_planes) the field at x sums the layers at each image of x,
+  // times the image's sign: the exterior points' images are the slots, slot e * images() + g
+  // the e-th exterior point's image g (without planes: slot e, the point itself).
+  std::size_t images() const { return images_; }
+  std::size_t slots() const { return exterior_.size() * images_; }
+  Vec3 slot_point(std::size_t slot) const;
+  // The close elements of a slot's point (ascending).
+  std::span<const std::int32_t> close_elements(std::size_t slot) const {
+    return std::span<const std::int32_t>(close_).subspan(
+        close_start_[slot], close_start_[slot + 1] - close_start_[slot]);
   }
   std::size_t close_pairs() const { return close_.size(); }
-  // For a surface point: the element it lies on (the nearest); -1 for the others.
+  // For a surface point: the element it lies on (the nearest); -1 for the others. With image
+  // planes the point may lie on an element's image: surface_sign is that image's sign.
   std::int32_t surface_element(std::size_t point) const { return surface_element_[point]; }
+  double surface_sign(std::size_t point) const {
+    return surface_sign_.empty() ? 1.0 : surface_sign_[point];
+  }
   std::size_t count(PointLocation location) const;
   double seconds() const { return seconds_; }
 
@@ -75,6 +86,8 @@ class FieldGeometry {
   std::vector<std::size_t> close_start_;
   std::vector<std::int32_t> close_;
   std::vector<std::int32_t> surface_element_;
+  std::vector<double> surface_sign_;
+  std::size_t images_ = 1;
   double seconds_ = 0.0;
 };
 
@@ -146,7 +159,7 @@ class FieldEvaluator {
   // grad u_s at every point (FieldValues::scattered_gradient) from the point strengths.
   std::vector<cplx> gradient(std::span<const cplx> u, std::span<const cplx> q,
                              std::span<const cplx> charges, std::span<const cplx> dipoles) const;
-  // Indices into geometry.exterior(): the FMM's targets, and those summed directly (beyond the
+  // Slots (FieldGeometry::slots): the FMM's targets, and those summed directly (beyond the
   // FMM's low-frequency range, or all without the FMM).
   std::vector<std::size_t> fmm_targets_, direct_;
   std::vector<std::size_t> far_;  // beyond kFarWidths: the far-field form

@@ -167,6 +167,11 @@ class Problem {
   // What the user should know but that does not stop the solve (a source
   // closer to the surface than the elements resolve).
   const std::vector<std::string> &warnings() const { return warnings_; }
+  // Radiation: the monopole's u_s (derivative: q_s along `normal`) at x, with image planes its
+  // images' too (ImagePlanes::data_weight): the data and the exact solution.
+  cplx radiating_monopole(const Vec3 &x, const Vec3 &normal, bool derivative) const;
+  // The mesh's image planes (Mesh::image_planes).
+  const ImagePlanes &image_planes() const { return mesh_->image_planes(); }
   // The whole surface's facts the problem was formed with.
   const SurfaceFacts &facts() const { return facts_; }
 
@@ -187,9 +192,6 @@ class Problem {
                       std::span<cplx> f) const;
   // Surface conditions: per element the identity (a + coupling b) / 2 and the layers' -a and b.
   std::shared_ptr<ElementCoefficients> element_coefficients(cplx coupling) const;
-  // The radiating monopole's u_s (derivative: q_s along `normal`) at x, with image planes its
-  // images' too (ImagePlanes::data_weight).
-  cplx monopole_data(const Vec3 &x, const Vec3 &normal, bool derivative) const;
   // The exact solution of surface conditions where SurfaceFacts found one.
   void set_surface_exact_solution(const SurfaceFacts &facts);
   const Mesh *mesh_;

@@ -38,10 +38,10 @@ struct PartAndWhole {
 PartAndWhole part_and_whole(const std::string& axes, const std::string& planes) {
   std::array<bool, 3> keep{};
   for (char a : axes) keep[std::size_t(a - 'x')] = true;
-  PartAndWhole s{Mesh::from_surface(make_octasphere(3, 1.0), "whole"),
-                 Mesh::from_surface(make_octasphere(3, 1.0, keep), "part",
-                                    parse_image_planes(planes)),
-                 {}};
+  PartAndWhole s{
+      Mesh::from_surface(make_octasphere(3, 1.0), "whole"),
+      Mesh::from_surface(make_octasphere(3, 1.0, keep), "part", parse_image_planes(planes)),
+      {}};
   using Key = std::tuple<long, long, long>;
   const auto key = [](const Vec3& c) {
     return Key{std::lround(c.x * 1e9), std::lround(c.y * 1e9), std::lround(c.z * 1e9)};
@@ -92,9 +92,8 @@ const Case kCases[] = {{"x", "x=0:symmetric"},
 TEST(ImageLayers, DirectLayersEqualTheWholeBodysOnSignedImages) {
   for (const Case& c : kCases)
     for (const DensityModel model : {DensityModel::constant, DensityModel::quadratic})
-      for (const LayerCoupling coupling :
-           {LayerCoupling(0.0), LayerCoupling(cplx(0.0, 1.0 / kK)),
-            LayerCoupling::derivative_apart()}) {
+      for (const LayerCoupling coupling : {LayerCoupling(0.0), LayerCoupling(cplx(0.0, 1.0 / kK)),
+                                           LayerCoupling::derivative_apart()}) {
         const PartAndWhole s = part_and_whole(c.axes, c.planes);
         const Discretization part_disc(s.part, 6), whole_disc(s.whole, 6);
         const NearFieldOptions near;

@@ -41,11 +41,8 @@ TEST(ImagePlanes, ParsesPlanesAndRefusesMalformedOnes) {
                           "x=0:soft,", "x=1e999:soft", "x=0:soft:x"})
     EXPECT_THROW(parse_image_planes(bad), Error) << bad;
   expect_error_containing([] { parse_image_planes("x=0:soft,x=1:rigid"); }, "two planes");
-  expect_error_containing(
-      [] {
-        ImagePlanes(std::vector<ImagePlane>(4, ImagePlane{}));
-      },
-      "at most three");
+  expect_error_containing([] { ImagePlanes(std::vector<ImagePlane>(4, ImagePlane{})); },
+                          "at most three");
 }
 
 TEST(ImagePlanes, ReflectionsSignsAndWeights) {
@@ -64,9 +61,9 @@ TEST(ImagePlanes, ReflectionsSignsAndWeights) {
     EXPECT_NEAR(norm(back - x), 0.0, 1e-15);
     // A direction has the reflection's linear part: the difference of two points' images.
     const Vec3 d{0.2, 0.5, -0.4};
-    EXPECT_NEAR(norm(planes.reflect_direction(g, d) -
-                     (planes.reflect(g, x + d) - planes.reflect(g, x))),
-                0.0, 1e-15);
+    EXPECT_NEAR(
+        norm(planes.reflect_direction(g, d) - (planes.reflect(g, x + d) - planes.reflect(g, x))),
+        0.0, 1e-15);
   }
   // Signs: the soft plane's images are negative; the symmetry plane halves the data's weight.
   EXPECT_EQ(planes.sign(0), 1.0);
@@ -140,9 +137,7 @@ TEST(ImagePlanesMesh, RefusesWhatItsPlanesDoNotClose) {
       "lies on both sides of the plane x = 0.5");
   // A body crossing a plane.
   expect_error_containing(
-      [&] {
-        Mesh::from_surface(make_icosphere(2, 1.0), "ico", parse_image_planes("z=0.2:rigid"));
-      },
+      [&] { Mesh::from_surface(make_icosphere(2, 1.0), "ico", parse_image_planes("z=0.2:rigid")); },
       "both sides");
   // Open at a plane it does not reach.
   const Surface open = kept(make_octasphere(3, 1.0), [](const Vec3& c) { return c.x > 0.3; });
@@ -154,8 +149,7 @@ TEST(ImagePlanesMesh, RefusesWhatItsPlanesDoNotClose) {
     const std::string spec = std::string("z=-0.5:") + kind;
     expect_error_containing(
         [&] { Mesh::from_surface(make_box(2, 1.0), "box", parse_image_planes(spec)); },
-        kind == std::string("symmetric") ? "must end at a symmetry plane"
-                                         : "not supported yet");
+        kind == std::string("symmetric") ? "must end at a symmetry plane" : "not supported yet");
   }
 }
 
