@@ -228,6 +228,9 @@ std::vector<double> adjoint_double_layer_curvature_correction(
       make_coupled(geometric_image_weights(mesh.image_planes(), -1));
   check_operator(mesh, *coupled, true, rows);
   add_coupled_share(*coupled, s, c);
+  // An element flush with a rigid plane: its D' and its image's cancel whatever the curvature.
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    if (mesh.flush(rows.begin + r)) c[r] = 0.0;
   return c;
 }
 

@@ -365,7 +365,6 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePla
   std::vector<std::uint8_t> in_plane(planes.empty() ? 0 : verts.size(), 0);
   if (!planes.empty()) {
     constexpr double kInPlane = 1e-9;
-    std::array<int, 3> sides{1, 1, 1};
     for (std::size_t p = 0; p < planes.planes().size(); ++p) {
       const ImagePlane& plane = planes.planes()[p];
       const auto distance = [&](const Vec3& x) {
@@ -383,21 +382,19 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePla
       if (low < -kInPlane * diameter && high > kInPlane * diameter)
         fail(name, "it lies on both sides of " + named +
                        ": the mesh must be the part on one side of each plane (cut it there)");
-      if (high <= kInPlane * diameter && low >= -kInPlane * diameter)
-        fail(name, "it lies wholly in " + named);
-      sides[p] = high > kInPlane * diameter ? 1 : -1;
+      const bool wholly_in = high <= kInPlane * diameter && low >= -kInPlane * diameter;
+      if (wholly_in && plane.kind != PlaneKind::rigid) fail(name, "it lies wholly in " + named);
+      // (Wholly in a rigid plane: a baffled piston; its side is its normals', below.)
       const std::size_t first = first_triangle_where(n, [&](std::size_t t) {
         return (in_plane[tris[t][0]] & in_plane[tris[t][1]] & in_plane[tris[t][2]]) >> p & 1u;
       });
-      if (first < n)
+      if (first < n && plane.kind != PlaneKind::rigid)
         fail(name, "triangle " + std::to_string(first + 1) + " (1-based) lies in " + named +
                        (plane.reflects()
-                            ? ": elements flush with a reflecting plane (a piston in a baffle) "
-                              "are not supported yet; lift the element off the plane or close "
-                              "the body without it"
+                            ? ": only a rigid plane takes elements flush with it (a piston in a "
+                              "baffle)"
                             : ": the mesh must end at a symmetry plane, not cover it"));
     }
-    kept_planes.set_sides(sides);
   }
   // An edge of one triangle is where the mesh meets a plane when both its ends lie in one.
   const auto edge_in_plane = [&](std::int32_t a, std::int32_t b) {
@@ -509,6 +506,49 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePla
       }
   }
 
+  // Elements flush with a rigid plane (all corners in it: a piston or membrane in a baffle) face
+  // the fluid: a mesh lying wholly in the plane has its fluid on its normals' side; any other
+  // mesh has it on its own side, and a flush element facing away is an error (a body's face
+  // resting on the plane belongs out of the mesh: the plane closes the body there).
+  std::vector<std::uint8_t> flush;
+  if (!planes.empty()) {
+    std::array<int, 3> sides{1, 1, 1};
+    for (std::size_t p = 0; p < planes.planes().size(); ++p) {
+      const ImagePlane& plane = planes.planes()[p];
+      int side = 0;
+      double low = 0.0, high = 0.0;
+      for (std::size_t v = 0; v < verts.size(); ++v) {
+        const double d = (plane.axis == 0   ? verts[v].x
+                          : plane.axis == 1 ? verts[v].y
+                                            : verts[v].z) -
+                         plane.offset;
+        low = std::min(low, d);
+        high = std::max(high, d);
+      }
+      if (high > 1e-9 * diameter) side = 1;
+      if (low < -1e-9 * diameter) side = -1;
+      for (std::size_t t = 0; t < n; ++t) {
+        if (!((in_plane[tris[t][0]] & in_plane[tris[t][1]] & in_plane[tris[t][2]]) >> p & 1u))
+          continue;
+        if (flush.empty()) flush.assign(n, 0);
+        flush[t] = std::uint8_t(1u << p);
+        const Vec3 normal =
+            cross(verts[tris[t][1]] - verts[tris[t][0]], verts[tris[t][2]] - verts[tris[t][0]]);
+        const double along = plane.axis == 0 ? normal.x : plane.axis == 1 ? normal.y : normal.z;
+        if (side == 0) side = along > 0.0 ? 1 : -1;
+        if (along * double(side) <= 0.0)
+          fail(name, "triangle " + std::to_string(t + 1) + " (1-based) lies in the plane " +
+                         "xyz"[plane.axis] + " = " + number(plane.offset, 6) +
+                         " (rigid) facing away from the fluid: a body's face resting on the "
+                         "plane belongs out of the mesh (the plane closes the body there), and a "
+                         "piston or membrane in the plane must face the fluid (the mesh's side, "
+                         "or for a mesh wholly in the plane its first triangle's normal)");
+      }
+      sides[p] = side;
+    }
+    kept_planes.set_sides(sides);
+  }
+
   // A surface that crosses or touches itself, or a closed part inside another, has no exterior
   // the integral equation describes (solved, such meshes gave errors of 65 % and 86 %). Named
   // 1-based: the k-th triangle of the file.
@@ -539,6 +579,7 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePla
   Mesh mesh;
   mesh.name_ = name;
   mesh.planes_ = kept_planes;
+  mesh.flush_ = std::move(flush);
   mesh.flipped_ = std::size_t(std::count(flipped.begin(), flipped.end(), 1));
   mesh.vertices_ = std::move(surface.vertices);
   mesh.triangles_ = std::move(surface.triangles);

@@ -629,7 +629,7 @@ std::shared_ptr<ElementCoefficients> Problem::element_coefficients(cplx coupling
   per_element->single_layer.resize(n);
   for (std::size_t e = 0; e < n; ++e) {
     const UnknownWeights w = unknown_weights(class_data_[std::size_t(element_class(e))]);
-    per_element->identity[e] = 0.5 * (w.a + coupling * w.b);
+    per_element->identity[e] = value_jump(e) * w.a + derivative_jump(e) * coupling * w.b;
     per_element->double_layer[e] = -w.a;
     per_element->single_layer[e] = w.b;
   }
@@ -647,8 +647,31 @@ OperatorCoefficients Problem::coefficients() const {
   }
   // The layers carry alpha D' and alpha N; only the identity's share is added here: the
   // Dirichlet equation's alpha (1/2) q (the jump of the single layer's normal derivative).
+  // Elements flush with a rigid plane have their own jumps (value_jump, derivative_jump).
+  if (mesh_->has_flush_elements()) {
+    const bool neumann = spec_.bc == BoundaryCondition::Neumann;
+    return flush_coefficients(
+        [&](std::size_t e) {
+          return neumann ? cplx(value_jump(e)) : coupling_ * derivative_jump(e);
+        },
+        neumann ? -1.0 : 0.0, neumann ? 0.0 : 1.0);
+  }
   if (spec_.bc == BoundaryCondition::Neumann) return {0.5, -1.0, 0.0, nullptr};
   return {0.5 * coupling_, 0.0, 1.0, nullptr};
+}
+
+template <class Identity>
+OperatorCoefficients Problem::flush_coefficients(Identity identity, cplx double_layer,
+                                                 cplx single_layer) const {
+  auto per_element = std::make_shared<ElementCoefficients>();
+  const std::size_t n = mesh_->size();
+  per_element->identity.resize(n);
+  per_element->double_layer.assign(n, double_layer);
+  per_element->single_layer.assign(n, single_layer);
+  for (std::size_t e = 0; e < n; ++e) per_element->identity[e] = identity(e);
+  OperatorCoefficients c;
+  c.per_element = per_element;
+  return c;
 }
 
 LayerCoupling Problem::layer_coupling() const {
@@ -671,7 +694,7 @@ RegularisedCoefficients Problem::regularised_coefficients() const {
     r.regularised.resize(n);
     for (std::size_t e = 0; e < n; ++e) {
       const ClassData &d = class_data_[std::size_t(element_class(e))];
-      r.derivative_identity[e] = 0.5 * unknown_weights(d).b;
+      r.derivative_identity[e] = derivative_jump(e) * unknown_weights(d).b;
       r.regularised[e] = d.pressure_given ? 0 : 1;
     }
     return r;
@@ -679,10 +702,16 @@ RegularisedCoefficients Problem::regularised_coefficients() const {
   // Neumann (u unknown): C = 1/2 - D, H = -N, every row regularised. Dirichlet (q unknown):
   // C = S, H = 1/2 + D', no row regularised (Burton-Miller's rows).
   if (spec_.bc == BoundaryCondition::Neumann) {
-    r.value = {0.5, -1.0, 0.0, nullptr};
+    r.value =
+        mesh_->has_flush_elements()
+            ? flush_coefficients([&](std::size_t e) { return cplx(value_jump(e)); }, -1.0, 0.0)
+            : OperatorCoefficients{0.5, -1.0, 0.0, nullptr};
   } else {
     r.value = {0.0, 0.0, 1.0, nullptr};
     r.derivative_identity_uniform = 0.5;
+    if (mesh_->has_flush_elements())
+      for (std::size_t e = 0; e < mesh_->size(); ++e)
+        r.derivative_identity.push_back(derivative_jump(e));
     r.regularised.assign(mesh_->size(), 0);
   }
   return r;
@@ -749,14 +778,16 @@ void Problem::subtract_known(const LayerPotentials &layers, const LayerCoupling 
   std::vector<cplx> minus_u0 = std::move(known.u0);
   for (cplx &v : minus_u0) v = -v;
   layers.apply(minus_u0, known.q0, parts);
+  const std::size_t first_row = layers.rows().begin;
   for (int o = 0; o < coupling.outputs(); ++o) {
     const cplx v = coupling.value_weight(o), w = coupling.derivative_weight(o);
     const std::size_t block = std::size_t(o) * rows;
     for (std::size_t r = 0; r < rows; ++r) {
       cplx &out = f[block + r];
       out -= parts[block + r];
-      if (!minus_u0.empty() && v != cplx(0.0)) out -= 0.5 * v * -minus_u0[first + r];
-      if (!known.q0.empty() && w != cplx(0.0)) out -= 0.5 * w * known.q0[first + r];
+      const std::size_t e = first_row + r;
+      if (!minus_u0.empty() && v != cplx(0.0)) out -= value_jump(e) * v * -minus_u0[first + r];
+      if (!known.q0.empty() && w != cplx(0.0)) out -= derivative_jump(e) * w * known.q0[first + r];
     }
   }
 }

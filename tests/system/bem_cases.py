@@ -2653,6 +2653,149 @@ elif CASE == "planes":
     expect_error(base + ["-bem_planes", "x=0:symmetric", "-fmm_distribute", "true"],
                  "not supported yet")
 
+elif CASE == "baffle":
+    # A circular piston of radius a flush in an infinite rigid baffle (z = 0, the fluid above):
+    # a flat disc of elements in the plane, velocity v0 into the fluid. Its image is itself
+    # facing the other way: the field is the Rayleigh integral u = -2 S q, on the axis
+    #   p(z) = rho c v0 (e^{ikz} - e^{ik sqrt(z^2 + a^2)}),
+    # at the centre p(0) = rho c v0 (1 - e^{ika}), and the far field
+    #   F(t) = -(q a^2 / 2) 2 J1(ka sin t) / (ka sin t),  q = i k rho c v0,
+    # none below the baffle. Each converges like h^2 (more than 3 per halving of the rings) for
+    # cbie and rbm; the centre element's offset from the axis is O(h) and its error O(h^2).
+    a, v0, rho, c, frequency = 0.5, 1e-3, 1.204, 343.0, 500.0
+    k = 2 * math.pi * frequency / c
+
+    def disc_msh(path, rings):
+        nodes, tris, previous = [(0.0, 0.0, 0.0)], [], [0]
+        for r in range(1, rings + 1):
+            m = 6 * r
+            ring = []
+            for j in range(m):
+                t = 2 * math.pi * j / m
+                nodes.append((a * r / rings * math.cos(t), a * r / rings * math.sin(t), 0.0))
+                ring.append(len(nodes) - 1)
+            if r == 1:
+                tris += [(0, ring[j], ring[(j + 1) % 6]) for j in range(6)]
+            else:
+                pm, i, j = len(previous), 0, 0
+                while i < pm or j < m:
+                    if j < m and (i >= pm or (j + 1) / m <= (i + 1) / pm):
+                        tris.append((previous[i % pm], ring[j], ring[(j + 1) % m]))
+                        j += 1
+                    else:
+                        tris.append((previous[i % pm], ring[j % m], previous[(i + 1) % pm]))
+                        i += 1
+            previous = ring
+        with open(path, "w") as f:
+            f.write("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n1\n2 1 \"piston\"\n"
+                    "$EndPhysicalNames\n$Nodes\n%d\n" % len(nodes))
+            for i, p in enumerate(nodes):
+                f.write("%d %.17g %.17g %.17g\n" % (i + 1, *p))
+            f.write("$EndNodes\n$Elements\n%d\n" % len(tris))
+            for i, t in enumerate(tris):
+                f.write("%d 2 2 1 1 %d %d %d\n" % (i + 1, t[0] + 1, t[1] + 1, t[2] + 1))
+            f.write("$EndElements\n")
+
+    def bessel_j1(x):
+        return sum((-1) ** m * (x / 2) ** (2 * m + 1) / (math.factorial(m) * math.factorial(m + 1))
+                   for m in range(40))
+
+    axis_csv = os.path.join(WORK, "axis.csv")
+    with open(axis_csv, "w") as f:
+        f.write("x,y,z\n" + "".join("0,0,%g\n" % (0.1 * i) for i in range(1, 21)))
+    for formulation in ("cbie", "rbm"):
+        errors = []
+        for rings in (4, 8, 16):
+            msh = os.path.join(WORK, f"disc{rings}.msh")
+            disc_msh(msh, rings)
+            surface_csv, field_csv, far_csv = (os.path.join(WORK, n)
+                                               for n in ("s.csv", "f.csv", "ff.csv"))
+            out = run(["-mesh", msh, "-bem_planes", "z=0:rigid", "-bem_frequency", str(frequency),
+                       "-bem_velocity", f"1:{v0}", "-bem_formulation", formulation, "-bem_csv",
+                       surface_csv, "-bem_field", axis_csv, "-bem_field_csv", field_csv,
+                       "-bem_farfield", "36", "-bem_farfield_csv", far_csv]).stdout
+            rows = read_csv_table(surface_csv)
+            centre = min(rows, key=lambda r: r["x"] ** 2 + r["y"] ** 2)
+            p0 = rho * c * v0 * (1 - cmath.exp(1j * k * a))
+            centre_err = abs(complex(centre["p_re"], centre["p_im"]) - p0) / abs(p0)
+            on_axis = [(complex(r["radiated_re"], r["radiated_im"]),
+                        rho * c * v0 * (cmath.exp(1j * k * r["z"]) -
+                                        cmath.exp(1j * k * math.sqrt(r["z"] ** 2 + a * a))))
+                       for r in read_csv_table(field_csv)]
+            axis_err = rel_diff([v for v, _ in on_axis], [e for _, e in on_axis])
+            q = 1j * k * rho * c * v0
+            far, below = [], []
+            for r in read_csv_table(far_csv):
+                if r["dz"] < 0:
+                    below.append(math.isnan(r["F_re"]))
+                    continue
+                x = k * a * abs(r["dx"])
+                directivity = 1.0 if x < 1e-12 else 2 * bessel_j1(x) / x
+                far.append((complex(r["F_re"], r["F_im"]), -(q * a * a / 2) * directivity))
+            far_err = rel_diff([v for v, _ in far], [e for _, e in far])
+            check("planes          z = 0 rigid" in out and below and all(below),
+                  f"{formulation}, {rings} rings: the far field below the baffle is NaN")
+            errors.append((centre_err, axis_err, far_err))
+        for (c1, a1, f1), (c2, a2, f2) in zip(errors, errors[1:]):
+            check(c1 / c2 > 3 and a1 / a2 > 3 and f1 / f2 > 3,
+                  f"baffled piston, {formulation}: centre {c1:.2e} -> {c2:.2e}, axis {a1:.2e} -> "
+                  f"{a2:.2e}, far field {f1:.2e} -> {f2:.2e}")
+        check(errors[-1][1] < 2e-3 and errors[-1][2] < 2e-3,
+              f"{formulation}: 16 rings within 2e-3 on the axis and in the far field")
+    # A dome (a hemisphere open at the plane) with a flush annulus of rigid plane around it, a
+    # monopole inside: the exact solution is the monopole and its image, 2 G on the annulus. Its
+    # rows' whole identity and cancelled normal derivatives: converging like h^2 (more than 3 a
+    # halving) for cbie, bm and rbm.
+    def dome_msh(path, n):
+        m = 8 * n
+        nodes, tris, rings = [(0.0, 0.0, 1.0)], [], []
+
+        def band(r0, r1, shift):
+            for j in range(m):
+                a_, b_, c_, d_ = r0[j], r0[(j + 1) % m], r1[j], r1[(j + 1) % m]
+                tris.extend([(a_, c_, b_), (b_, c_, d_)] if shift else [(a_, c_, d_), (a_, d_, b_)])
+
+        def ring_at(radius, height, shift):
+            ring = []
+            for j in range(m):
+                phi = 2 * math.pi * (j + 0.5 * shift) / m
+                nodes.append((radius * math.cos(phi), radius * math.sin(phi), height))
+                ring.append(len(nodes) - 1)
+            return ring
+
+        for i in range(1, 2 * n + 1):
+            theta = math.pi / 2 * i / (2 * n)
+            rings.append(ring_at(math.sin(theta), math.cos(theta) if i < 2 * n else 0.0, i % 2))
+        tris.extend((0, rings[0][j], rings[0][(j + 1) % m]) for j in range(m))
+        for i in range(1, len(rings)):
+            band(rings[i - 1], rings[i], i % 2 == 1)
+        previous = rings[-1]
+        for k_ in range(1, max(2, n // 2) + 1):
+            shift = (2 * n + k_) % 2
+            ring = ring_at(1 + 0.5 * k_ / max(2, n // 2), 0.0, shift)
+            band(previous, ring, shift == 1)
+            previous = ring
+        write_msh22(path, nodes, tris)
+
+    for formulation, sizes in (("cbie", (4, 8, 16)), ("bm", (4, 8)), ("rbm", (4, 8))):
+        meshes = []
+        for n in sizes:
+            meshes.append(os.path.join(WORK, f"dome{n}.msh"))
+            dome_msh(meshes[-1], n)
+        res = [summary(["-mesh", msh, "-bem_planes", "z=0:rigid", "-k", "2", "-bem_problem",
+                        "radiation", "-bem_source", "0.1,0.2,0.3", "-bem_formulation",
+                        formulation]) for msh in meshes]
+        for a_, b_ in zip(res, res[1:]):
+            check(a_["l2"] / b_["l2"] > 3,
+                  f"dome and flush annulus, {formulation}: {a_['l2']:.3e} -> {b_['l2']:.3e}")
+
+    # Elements in a soft or a symmetry plane are refused (a body's face resting on a rigid plane,
+    # facing away from the fluid, is test_mesh's).
+    expect_error(["-mesh", os.path.join(WORK, "disc16.msh"), "-bem_planes", "z=0:soft",
+                  "-bem_frequency", "500", "-bem_velocity", "1:1e-3"], "lies wholly in")
+    expect_error(["-mesh", os.path.join(WORK, "disc16.msh"), "-bem_planes", "z=0:symmetric",
+                  "-bem_frequency", "500", "-bem_velocity", "1:1e-3"], "lies wholly in")
+
 else:
     sys.exit("unknown case " + CASE)
 print("passed")

@@ -60,6 +60,10 @@ class Mesh {
                       std::optional<GroupOverlap> overlap = {});
   // The planes the mesh was validated with (none: an empty set), with the mesh's sides.
   const ImagePlanes& image_planes() const { return planes_; }
+  // Whether element e lies in a rigid plane (flush with a baffle: a piston, a membrane). Its
+  // image there is itself, facing the other way: its row's identity is whole, not half.
+  bool flush(std::size_t e) const { return !flush_.empty() && flush_[e] != 0; }
+  bool has_flush_elements() const { return !flush_.empty(); }
   // Whether this is a part (part_of), and then whether vertex v has all its triangles.
   bool is_part() const { return part_; }
   bool vertex_complete(std::size_t v) const { return !part_ || vertex_complete_[v] != 0; }
@@ -110,6 +114,7 @@ class Mesh {
 
   std::string name_;
   ImagePlanes planes_;
+  std::vector<std::uint8_t> flush_;  // per element the plane bit it lies in (empty: none)
   std::vector<Vec3> vertices_;
   std::vector<Triangle> triangles_;
   std::vector<Vec3> centroids_, normals_;

@@ -190,6 +190,16 @@ class Problem {
   // with their identities weighted as each output is (coupling: the layers').
   void subtract_known(const LayerPotentials &layers, const LayerCoupling &coupling, KnownData known,
                       std::span<cplx> f) const;
+  // The identity's weights in element e's row: the value equation's u (1/2; 1 on an element flush
+  // with a rigid plane, whose image is itself facing the other way: the two double layers' jumps
+  // add up) and the normal-derivative equation's q (1/2; 0 there: the two single layers' jumps
+  // cancel, as the plane's symmetry cancels N u and D' q).
+  double value_jump(std::size_t e) const { return mesh_->flush(e) ? 1.0 : 0.5; }
+  double derivative_jump(std::size_t e) const { return mesh_->flush(e) ? 0.0 : 0.5; }
+  // Per-element coefficients: identity(e), and the same layer scales for every column.
+  template <class Identity>
+  OperatorCoefficients flush_coefficients(Identity identity, cplx double_layer,
+                                          cplx single_layer) const;
   // Surface conditions: per element the identity (a + coupling b) / 2 and the layers' -a and b.
   std::shared_ptr<ElementCoefficients> element_coefficients(cplx coupling) const;
   // The exact solution of surface conditions where SurfaceFacts found one.

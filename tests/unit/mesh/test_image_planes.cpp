@@ -144,13 +144,37 @@ TEST(ImagePlanesMesh, RefusesWhatItsPlanesDoNotClose) {
   expect_error_containing(
       [&] { Mesh::from_surface(open, "open", parse_image_planes("x=0:symmetric")); },
       "open only where it meets one of the planes");
-  // Elements in a plane: the box [-1/2, 1/2]^3 on z = -1/2.
-  for (const char* kind : {"symmetric", "rigid"}) {
+  // Elements in a plane: the box [-1/2, 1/2]^3 on z = -1/2, its bottom face in the plane and
+  // facing away from the fluid (a rigid plane takes flush elements that face the fluid alone).
+  for (const char* kind : {"symmetric", "soft", "rigid"}) {
     const std::string spec = std::string("z=-0.5:") + kind;
     expect_error_containing(
         [&] { Mesh::from_surface(make_box(2, 1.0), "box", parse_image_planes(spec)); },
-        kind == std::string("symmetric") ? "must end at a symmetry plane" : "not supported yet");
+        kind == std::string("symmetric") ? "must end at a symmetry plane"
+        : kind == std::string("soft")    ? "only a rigid plane takes elements flush"
+                                         : "facing away from the fluid");
   }
+}
+
+TEST(ImagePlanesMesh, FlushElementsFaceTheFluid) {
+  // A flat patch of two triangles in z = 0, wholly in a rigid plane (a baffled piston): its side
+  // is its normals' (the first triangle's), and its elements are flush.
+  Surface disc;
+  disc.vertices = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {-1, 0, 0}};
+  disc.triangles = {{0, 1, 2}, {0, 2, 3}};
+  const Mesh up = Mesh::from_surface(disc, "up", parse_image_planes("z=0:rigid"));
+  EXPECT_EQ(up.image_planes().sides()[0], 1);
+  EXPECT_TRUE(up.flush(0) && up.flush(1) && up.has_flush_elements());
+  EXPECT_GT(up.normals()[0].z, 0.0);
+  disc.triangles = {{0, 2, 1}, {0, 3, 2}};
+  const Mesh down = Mesh::from_surface(disc, "down", parse_image_planes("z=0:rigid"));
+  EXPECT_EQ(down.image_planes().sides()[0], -1);
+  EXPECT_TRUE(down.image_planes().in_fluid({0.2, 0.2, -1.0}));
+  EXPECT_FALSE(down.image_planes().in_fluid({0.2, 0.2, 1.0}));
+  // A hemisphere on the plane is not flush anywhere.
+  const Mesh dome = Mesh::from_surface(make_octasphere(2, 1.0, {false, false, true}), "dome",
+                                       parse_image_planes("z=0:rigid"));
+  EXPECT_FALSE(dome.has_flush_elements());
 }
 
 TEST(ImagePlanesMesh, EdgesInAPlanePairAnElementWithItsMirror) {
