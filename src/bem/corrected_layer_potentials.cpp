@@ -64,13 +64,6 @@ std::optional<NearFieldPattern> part_refined_pattern(const Discretization& disc,
                             std::max(options.near_factor, options.refined_factor));
 }
 
-// The images' close pairs are formed on the CPU (NearFieldCorrection): with image planes the
-// correction stays there whatever the FMM's device.
-NearFieldOptions on_cpu_with_images(NearFieldOptions options, const Discretization& disc) {
-  if (!disc.mesh().image_planes().empty()) options.gpu = false;
-  return options;
-}
-
 // The quadratic read's fits: every element's, or (refined given: a part) those the operator
 // reads: the regular sum's elements, the rows, and the rows' correction columns (their stencils
 // are folded), grown by two vertex neighbourhoods: the near blocks (near_block, regular_pair)
@@ -114,7 +107,7 @@ CorrectedLayerPotentials::CorrectedLayerPotentials(
       reconstructed_strengths_(
           reconstruction_ ? std::make_unique<ReconstructedPointStrengths>(disc, *reconstruction_)
                           : nullptr),
-      near_(disc, k, rows, on_cpu_with_images(near_options, disc), coupling, reconstruction_.get(),
+      near_(disc, k, rows, near_options, coupling, reconstruction_.get(),
             refined ? &*refined : nullptr) {
   if (!image_weights_.empty() && image_weights_.size() != disc.mesh().image_planes().images())
     throw Error("layer potentials: one image weight per image of the mesh's planes expected");
@@ -292,7 +285,8 @@ void CorrectedLayerPotentials::require_combined(const char* what) const {
 
 std::vector<cplx> CorrectedLayerPotentials::near_block(const OperatorCoefficients& c) const {
   require_combined("the near block");
-  if (!near_.on_device()) return near_block_host(c);
+  // (With image planes the device's near block would lack the images' regular parts.)
+  if (!near_.on_device() || !disc_->mesh().image_planes().empty()) return near_block_host(c);
   std::vector<cplx> block(near_.nonzeros());
 #if FMBEM_HAVE_CUDA
   if (block.empty()) return block;
@@ -308,6 +302,10 @@ void CorrectedLayerPotentials::near_block_device(const OperatorCoefficients& c,
   require_combined("the near block");
   if (!near_.on_device())
     throw Error("layer potentials: the near block on the GPU needs the correction there");
+  if (!disc_->mesh().image_planes().empty())
+    throw Error(
+        "layer potentials: the near block on the GPU does not know image planes (a "
+        "defect: near_block forms it on the host)");
   near_.device()->near_block(*disc_, k_.magnitude, rows_, coupling_.alpha, reconstruction_.get(), c,
                              single_extra_, device_block);
 }

@@ -170,10 +170,7 @@ std::vector<std::size_t> FmmLayerPotentials::columns_read() const {
   return columns;
 }
 
-// (With image planes the images' sums are added on the host.)
-bool FmmLayerPotentials::regular_sum_on_device() const {
-  return fmm_->runs_on_gpu() && discretization().mesh().image_planes().empty();
-}
+bool FmmLayerPotentials::regular_sum_on_device() const { return fmm_->runs_on_gpu(); }
 
 #if FMBEM_HAVE_CUDA
 // The resident apply's point strengths (charges from the single layer, dipoles from the double
@@ -190,6 +187,9 @@ struct FmmLayerPotentials::DeviceStrengths {
   GpuPointStrengths kernel;
   std::unique_ptr<GpuPointStrengths> double_kernel;
   fmm::DeviceArray charges, dipoles;
+  // With image planes: the FMM's outputs at every image target, before they are signed and
+  // summed to the rows.
+  std::unique_ptr<fmm::DeviceArray> image_targets;
 };
 #else
 // Nothing is resident without CUDA (the FMM never runs on a GPU).
@@ -217,7 +217,22 @@ void FmmLayerPotentials::regular_sum_device(const cplx* device_double_density,
     kernel.apply(device_double_density, strengths_->dipoles.data());
     dipoles = strengths_->dipoles.data();
   }
-  fmm_->apply_device(charges, dipoles, device_y, observer_);
+  const ImagePlanes& planes = discretization().mesh().image_planes();
+  if (planes.empty()) {
+    fmm_->apply_device(charges, dipoles, device_y, observer_);
+    return;
+  }
+  // The image targets' sums (make_fmm: image-major per output), signed and summed on the device.
+  const std::size_t rows = this->rows().size(), images = planes.images();
+  const int outputs = layer_coupling().outputs();
+  if (!strengths_->image_targets)
+    strengths_->image_targets =
+        std::make_unique<fmm::DeviceArray>(std::size_t(outputs) * images * rows);
+  fmm_->apply_device(charges, dipoles, strengths_->image_targets->data(), observer_);
+  ImageWeights weights;
+  for (std::size_t g = 0; g < images; ++g) weights.weight[g] = image_weight(g);
+  sum_images_on_device(rows, int(images), outputs, weights, strengths_->image_targets->data(),
+                       device_y);
 }
 
 #endif

@@ -27,14 +27,28 @@ RegularPair regular_integrals(const Discretization& disc, double k, std::size_t 
   return {sum.single_layer, sum.double_layer};
 }
 
-NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near_factor) {
-  const std::size_t n = mesh.size();
-  std::vector<double> radius(n);
+namespace {
+
+// Each element's corner radius and the centroids' grid whose cell is the largest reach.
+struct CloseSearch {
+  std::vector<double> radius;
+  CentroidGrid grid;
+};
+CloseSearch close_search(const Mesh& mesh, double near_factor) {
+  std::vector<double> radius(mesh.size());
   double largest = 0.0;
 #pragma omp parallel for schedule(static) reduction(max : largest)
-  for (std::size_t e = 0; e < n; ++e)
+  for (std::size_t e = 0; e < mesh.size(); ++e)
     largest = std::max(largest, radius[e] = element_corner_radius(mesh, e));
-  const CentroidGrid grid(mesh.centroids(), near_factor * largest);
+  return {std::move(radius), CentroidGrid(mesh.centroids(), near_factor * largest)};
+}
+
+}  // namespace
+
+NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near_factor) {
+  const CloseSearch search = close_search(mesh, near_factor);
+  const std::vector<double>& radius = search.radius;
+  const CentroidGrid& grid = search.grid;
   const std::vector<Vec3>& centroids = mesh.centroids();
   const std::vector<std::int32_t>& order = grid.cell_order();
   const std::vector<std::size_t> cell_starts = grid.cell_starts();
@@ -98,13 +112,9 @@ NearFieldPattern near_field_pattern(const Mesh& mesh, RowRange rows, double near
 }
 
 NearFieldPattern image_pattern(const Mesh& mesh, std::span<const Vec3> points, double near_factor) {
-  const std::size_t n = mesh.size();
-  std::vector<double> radius(n);
-  double largest = 0.0;
-#pragma omp parallel for schedule(static) reduction(max : largest)
-  for (std::size_t e = 0; e < n; ++e)
-    largest = std::max(largest, radius[e] = element_corner_radius(mesh, e));
-  const CentroidGrid grid(mesh.centroids(), near_factor * largest);
+  const CloseSearch search = close_search(mesh, near_factor);
+  const std::vector<double>& radius = search.radius;
+  const CentroidGrid& grid = search.grid;
   const std::vector<Vec3>& centroids = mesh.centroids();
   const auto for_each_close = [&](std::size_t r, auto&& take) {
     grid.for_each_near(points[r], [&](std::int32_t j) {
@@ -222,12 +232,19 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenu
     : NearFieldCorrection(disc, wavenumber, rows, options, coupling, reconstruction, refined_given,
                           0) {
   // The images' close pairs: each image's rows (the collocation points reflected) against the
-  // real elements, signed and added to the same rows.
+  // real elements, signed and added to the same rows. Formed on the CPU (only rows near a plane
+  // have any); with the entries on the GPU they are uploaded beside the real rows' there.
   const ImagePlanes& planes = disc.mesh().image_planes();
+  if (planes.empty()) return;
+  NearFieldOptions on_cpu = options;
+  on_cpu.gpu = false;
+  NearFieldCorrection images(rows, outputs_);
+  NearFieldCorrection& sum = gpu_ ? images : *this;
   for (std::size_t g = 1; g < planes.images(); ++g)
-    add_image(
-        NearFieldCorrection(disc, wavenumber, rows, options, coupling, reconstruction, nullptr, g),
+    sum.add_image(
+        NearFieldCorrection(disc, wavenumber, rows, on_cpu, coupling, reconstruction, nullptr, g),
         options.image_weight(planes, g));
+  if (gpu_) keep_images_beside(images);
 }
 
 NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenumber wavenumber,
@@ -236,10 +253,8 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenu
                                          const DensityReconstruction* reconstruction,
                                          const NearFieldPattern* refined_given, std::size_t image)
     : rows_(rows), outputs_(coupling.outputs()) {
-  if (options.gpu && !disc.mesh().image_planes().empty())
-    throw Error(
-        "the near-field correction on the GPU with image planes (a defect: the caller "
-        "must keep it on the CPU)");
+  if (options.gpu && image > 0)
+    throw Error("the near-field correction of an image on the GPU (a defect: please report it)");
   if (!(options.near_factor >= 1.0))
     throw Error("-bem_near_factor must be at least 1 (it is " +
                 std::to_string(options.near_factor) + ")");
@@ -460,53 +475,90 @@ void NearFieldCorrection::set_targets(const Mesh& mesh, std::size_t image) {
   }
 }
 
-void NearFieldCorrection::add_image(const NearFieldCorrection& image, double sign) {
-  const std::size_t rows = rows_.size(), outputs = std::size_t(outputs_);
-  const std::size_t old_nonzeros = columns_.size(), image_nonzeros = image.columns_.size();
-  // Each row's columns the union of both (ascending), the image's entries times its sign.
-  std::vector<std::int64_t> row_start(rows + 1, 0);
-  for (std::size_t r = 0; r < rows; ++r) {
-    std::int64_t a = row_start_[r], b = image.row_start_[r], count = 0;
-    while (a < row_start_[r + 1] || b < image.row_start_[r + 1]) {
-      const bool take_a = a < row_start_[r + 1], take_b = b < image.row_start_[r + 1];
-      const std::int32_t ca = take_a ? columns_[std::size_t(a)] : INT32_MAX;
-      const std::int32_t cb = take_b ? image.columns_[std::size_t(b)] : INT32_MAX;
-      a += ca <= cb;
-      b += cb <= ca;
-      ++count;
-    }
-    row_start[r + 1] = row_start[r] + count;
-  }
-  const std::size_t nonzeros = std::size_t(row_start[rows]);
-  UninitializedVector<std::int32_t> columns(nonzeros);
-  std::vector<cplx> single(outputs * nonzeros, 0.0), dbl(outputs * nonzeros, 0.0);
-  for (std::size_t r = 0; r < rows; ++r) {
-    std::int64_t a = row_start_[r], b = image.row_start_[r];
-    for (std::int64_t at = row_start[r]; at < row_start[r + 1]; ++at) {
-      const bool take_a = a < row_start_[r + 1], take_b = b < image.row_start_[r + 1];
-      const std::int32_t ca = take_a ? columns_[std::size_t(a)] : INT32_MAX;
-      const std::int32_t cb = take_b ? image.columns_[std::size_t(b)] : INT32_MAX;
-      columns[std::size_t(at)] = std::min(ca, cb);
-      for (std::size_t o = 0; o < outputs; ++o) {
-        if (ca <= cb) {
-          single[o * nonzeros + std::size_t(at)] += single_[o * old_nonzeros + std::size_t(a)];
-          dbl[o * nonzeros + std::size_t(at)] += double_[o * old_nonzeros + std::size_t(a)];
+namespace {
+
+// The union of two CSR patterns of the same rows (each row's columns ascending), and where each
+// entry of a and of b lands in it.
+struct MergedPattern {
+  std::vector<std::int64_t> row_start;
+  UninitializedVector<std::int32_t> columns;
+  std::vector<std::int64_t> position_a, position_b;
+};
+MergedPattern merge_patterns(std::span<const std::int64_t> a_start,
+                             std::span<const std::int32_t> a_columns,
+                             std::span<const std::int64_t> b_start,
+                             std::span<const std::int32_t> b_columns) {
+  const std::size_t rows = a_start.size() - 1;
+  MergedPattern m;
+  m.row_start.assign(rows + 1, 0);
+  m.position_a.resize(a_columns.size());
+  m.position_b.resize(b_columns.size());
+  // Counted, then written: two passes of the same walk.
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1) m.columns.resize(std::size_t(m.row_start[rows]));
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::int64_t a = a_start[r], b = b_start[r], at = m.row_start[r];
+      while (a < a_start[r + 1] || b < b_start[r + 1]) {
+        const std::int32_t ca = a < a_start[r + 1] ? a_columns[std::size_t(a)] : INT32_MAX;
+        const std::int32_t cb = b < b_start[r + 1] ? b_columns[std::size_t(b)] : INT32_MAX;
+        if (pass == 1) {
+          m.columns[std::size_t(at)] = std::min(ca, cb);
+          if (ca <= cb) m.position_a[std::size_t(a)] = at;
+          if (cb <= ca) m.position_b[std::size_t(b)] = at;
         }
-        if (cb <= ca) {
-          single[o * nonzeros + std::size_t(at)] +=
-              sign * image.single_[o * image_nonzeros + std::size_t(b)];
-          dbl[o * nonzeros + std::size_t(at)] +=
-              sign * image.double_[o * image_nonzeros + std::size_t(b)];
-        }
+        a += ca <= cb;
+        b += cb <= ca;
+        ++at;
       }
-      a += ca <= cb;
-      b += cb <= ca;
+      if (pass == 0) m.row_start[r + 1] = at - m.row_start[r];
     }
+    if (pass == 0)
+      for (std::size_t r = 0; r < rows; ++r) m.row_start[r + 1] += m.row_start[r];
   }
-  row_start_ = std::move(row_start);
-  columns_ = std::move(columns);
+  return m;
+}
+
+// Output-major entries (outputs x positions.size()) scattered into outputs x nonzeros, times
+// weight, added.
+void scatter_add(std::span<const cplx> from, std::span<const std::int64_t> positions,
+                 std::size_t outputs, double weight, std::size_t nonzeros, std::vector<cplx>& to) {
+  for (std::size_t o = 0; o < outputs; ++o)
+    for (std::size_t k = 0; k < positions.size(); ++k)
+      to[o * nonzeros + std::size_t(positions[k])] += weight * from[o * positions.size() + k];
+}
+
+}  // namespace
+
+NearFieldCorrection::NearFieldCorrection(RowRange rows, int outputs)
+    : rows_(rows), row_start_(rows.size() + 1, 0), outputs_(outputs) {}
+
+void NearFieldCorrection::add_image(const NearFieldCorrection& image, double sign) {
+  MergedPattern m = merge_patterns(row_start_, columns_, image.row_start_, image.columns_);
+  const std::size_t outputs = std::size_t(outputs_), nonzeros = m.columns.size();
+  std::vector<cplx> single(outputs * nonzeros, 0.0), dbl(outputs * nonzeros, 0.0);
+  scatter_add(single_, m.position_a, outputs, 1.0, nonzeros, single);
+  scatter_add(double_, m.position_a, outputs, 1.0, nonzeros, dbl);
+  scatter_add(image.single_, m.position_b, outputs, sign, nonzeros, single);
+  scatter_add(image.double_, m.position_b, outputs, sign, nonzeros, dbl);
+  row_start_ = std::move(m.row_start);
+  columns_ = std::move(m.columns);
   single_ = std::move(single);
   double_ = std::move(dbl);
+}
+
+void NearFieldCorrection::keep_images_beside(const NearFieldCorrection& images) {
+#if FMBEM_HAVE_CUDA
+  gpu_images_ = upload_near_field_correction(rows_, images.row_start_, images.columns_,
+                                             images.single_, images.double_, outputs_);
+#endif
+  // The host's pattern: the union, each part's entries placed at download_entries.
+  MergedPattern m = merge_patterns(row_start_, columns_, images.row_start_, images.columns_);
+  row_start_ = std::move(m.row_start);
+  columns_ = std::move(m.columns);
+  own_positions_ = std::move(m.position_a);
+  image_positions_ = std::move(m.position_b);
+  image_single_ = images.single_;
+  image_double_ = images.double_;
 }
 
 NearFieldCorrection::~NearFieldCorrection() = default;
@@ -514,9 +566,23 @@ NearFieldCorrection::~NearFieldCorrection() = default;
 void NearFieldCorrection::download_entries() const {
   if (!gpu_) return;
   std::call_once(downloaded_, [&] {
-    single_.resize(std::size_t(outputs_) * columns_.size());
-    double_.resize(std::size_t(outputs_) * columns_.size());
-    gpu_->download_entries(single_, double_);
+    const std::size_t outputs = std::size_t(outputs_), nonzeros = columns_.size();
+    if (!gpu_images_) {
+      single_.resize(outputs * nonzeros);
+      double_.resize(outputs * nonzeros);
+      gpu_->download_entries(single_, double_);
+      return;
+    }
+    // With image planes: the real rows' entries and the images' into the union's pattern.
+    std::vector<cplx> own_single(outputs * own_positions_.size()),
+        own_double(outputs * own_positions_.size());
+    gpu_->download_entries(own_single, own_double);
+    single_.assign(outputs * nonzeros, 0.0);
+    double_.assign(outputs * nonzeros, 0.0);
+    scatter_add(own_single, own_positions_, outputs, 1.0, nonzeros, single_);
+    scatter_add(own_double, own_positions_, outputs, 1.0, nonzeros, double_);
+    scatter_add(image_single_, image_positions_, outputs, 1.0, nonzeros, single_);
+    scatter_add(image_double_, image_positions_, outputs, 1.0, nonzeros, double_);
   });
 }
 
@@ -545,9 +611,13 @@ void NearFieldCorrection::apply_device(const cplx* device_double_density,
                                        const cplx* device_single_density, cplx* device_y) const {
   if (!gpu_) throw Error("near-field correction: apply_device needs the entries on the GPU");
   gpu_->apply_device(device_double_density, device_single_density, device_y);
+  if (gpu_images_)
+    gpu_images_->apply_device(device_double_density, device_single_density, device_y);
 }
 
-std::size_t NearFieldCorrection::device_bytes() const { return gpu_ ? gpu_->device_bytes() : 0; }
+std::size_t NearFieldCorrection::device_bytes() const {
+  return (gpu_ ? gpu_->device_bytes() : 0) + (gpu_images_ ? gpu_images_->device_bytes() : 0);
+}
 
 void NearFieldCorrection::add_to(std::span<const cplx> double_density,
                                  std::span<const cplx> single_density, std::span<cplx> y) const {

@@ -1153,7 +1153,8 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
       PetscCall(PetscLogEventEnd(events.pc_groups, 0, 0, 0, 0));
       PetscCall(PetscLogEventBegin(events.pc_blocks, 0, 0, 0, 0));
       using Device = LeafBlockPreconditioner::Device;
-      if (layers.resident_on_device() && opt.pc_block_entries == "near") {
+      // (The device's near block does not know image planes: with them the host forms it.)
+      if (layers.resident_on_device() && opt.pc_block_entries == "near" && opt.planes.empty()) {
         // Formed and inverted on the GPU from the near field there: nothing dense on the host.
         leaf_blocks =
             std::make_unique<LeafBlockPreconditioner>(std::move(blocks), layers, coefficients);

@@ -120,9 +120,13 @@ def rel_diff(a, b):
     return num / sum(abs(y) ** 2 for y in b) ** 0.5
 
 
-def write_msh22(path, nodes, tris):
+def write_msh22(path, nodes, tris, physical=None):
+    """Gmsh 2.2 ASCII; every triangle in physical surface 1, named `physical` where given."""
     with open(path, "w") as f:
-        f.write("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n%d\n" % len(nodes))
+        f.write("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n")
+        if physical:
+            f.write('$PhysicalNames\n1\n2 1 "%s"\n$EndPhysicalNames\n' % physical)
+        f.write("$Nodes\n%d\n" % len(nodes))
         for i, p in enumerate(nodes):
             f.write("%d %.17g %.17g %.17g\n" % (i + 1, *p))
         f.write("$EndNodes\n$Elements\n%d\n" % len(tris))
@@ -2686,15 +2690,7 @@ elif CASE == "baffle":
                         tris.append((previous[i % pm], ring[j % m], previous[(i + 1) % pm]))
                         i += 1
             previous = ring
-        with open(path, "w") as f:
-            f.write("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n1\n2 1 \"piston\"\n"
-                    "$EndPhysicalNames\n$Nodes\n%d\n" % len(nodes))
-            for i, p in enumerate(nodes):
-                f.write("%d %.17g %.17g %.17g\n" % (i + 1, *p))
-            f.write("$EndNodes\n$Elements\n%d\n" % len(tris))
-            for i, t in enumerate(tris):
-                f.write("%d 2 2 1 1 %d %d %d\n" % (i + 1, t[0] + 1, t[1] + 1, t[2] + 1))
-            f.write("$EndElements\n")
+        write_msh22(path, nodes, tris, "piston")
 
     def bessel_j1(x):
         return sum((-1) ** m * (x / 2) ** (2 * m + 1) / (math.factorial(m) * math.factorial(m + 1))

@@ -81,6 +81,22 @@ std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
 // point_strengths on the GPU: strengths[q] = weight_q * density[e] for the quadrature points
 // q of element e (the quadrature weights are uploaded once); or ReconstructedPointStrengths'
 // sparse product (its matrix uploaded once).
+// A correction whose entries were formed on the host (an image plane's close pairs,
+// NearFieldCorrection), uploaded to the GPU: row_start and columns its pattern, single and dbl
+// outputs x nonzeros entries (output-major); its self terms are zero.
+std::unique_ptr<GpuNearFieldCorrection> upload_near_field_correction(
+    RowRange rows, std::span<const std::int64_t> row_start, std::span<const std::int32_t> columns,
+    std::span<const cplx> single, std::span<const cplx> dbl, int outputs);
+
+// With image planes the FMM's targets are the rows' images (FmmLayerPotentials): on the device,
+// y[o rows + r] = sum over the images g of weight[g] all[(o images + g) rows + r] (at most
+// eight images), enqueued on the default stream.
+struct ImageWeights {
+  double weight[8] = {};
+};
+void sum_images_on_device(std::size_t rows, int images, int outputs, const ImageWeights& weights,
+                          const cplx* device_all, cplx* device_y);
+
 class GpuPointStrengths {
  public:
   // points (quadrature point indices): the strengths of these alone, in that order (a part of

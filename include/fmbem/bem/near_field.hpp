@@ -103,7 +103,8 @@ NearFieldPattern folded_pattern(const NearFieldPattern& refined,
 // With image planes (Mesh::image_planes) each row also gets the close pairs of its collocation
 // point's images (the point and its normal reflected) with the real elements, times the image's
 // sign: the pairs of an image element close to the row, with no self term (an image never
-// holds the row's own point). Formed on the CPU (options.gpu is then an error).
+// holds the row's own point). Formed on the CPU (few rows have any); with options.gpu uploaded
+// beside the real rows' entries (apply_device applies both), the host's pattern their union.
 class NearFieldCorrection {
  public:
   NearFieldCorrection(const Discretization& disc, fmm::Wavenumber k, RowRange rows,
@@ -166,8 +167,13 @@ class NearFieldCorrection {
   const Vec3& target_normal(const Mesh& mesh, std::size_t r) const {
     return target_normals_.empty() ? mesh.normals()[rows_.begin + r] : target_normals_[r];
   }
+  // No rows' entries (a sum of images starts here).
+  NearFieldCorrection(RowRange rows, int outputs);
   // Adds an image's correction (its pattern merged into this one), times sign.
   void add_image(const NearFieldCorrection& image, double sign);
+  // With the entries on the GPU: the images' sum uploaded beside them, and the host's pattern
+  // made the union (download_entries fills it).
+  void keep_images_beside(const NearFieldCorrection& images);
   void download_entries() const;
   // The entries with a reconstruction (see above), on the CPU, for the pattern row_start_,
   // columns_ (folded_pattern's).
@@ -189,6 +195,11 @@ class NearFieldCorrection {
   std::unique_ptr<GpuNearFieldCorrection> gpu_;
   mutable std::once_flag downloaded_;
   std::vector<Vec3> target_points_, target_normals_;
+  // With image planes and the entries on the GPU: the images' entries there, and on the host
+  // where the real rows' and the images' entries land in the union's pattern.
+  std::unique_ptr<GpuNearFieldCorrection> gpu_images_;
+  std::vector<std::int64_t> own_positions_, image_positions_;
+  std::vector<cplx> image_single_, image_double_;
 };
 
 // The regular Gauss rule's S and D integrals over one element for the target

@@ -208,6 +208,24 @@ class CudaNearFieldCorrection final : public GpuNearFieldCorrection {
                           std::span<const std::int64_t> row_start,
                           std::span<const std::int32_t> columns, const GaussLegendre& angular,
                           const LayerCoupling& coupling);
+  // Entries formed elsewhere (on the host), uploaded; the self terms zero.
+  CudaNearFieldCorrection(RowRange rows, std::span<const std::int64_t> row_start,
+                          std::span<const std::int32_t> columns, std::span<const cplx> single,
+                          std::span<const cplx> dbl, int outputs) {
+    allocate(rows, row_start, columns, outputs);
+    if (single.size() != single_.size() || dbl.size() != dbl_.size())
+      throw Error("GPU near-field correction: entries of the wrong size to upload");
+    if (!single.empty()) {
+      check(cudaMemcpy(single_.data(), single.data(), single.size_bytes(), cudaMemcpyHostToDevice),
+            "near-field entry upload");
+      check(cudaMemcpy(dbl_.data(), dbl.data(), dbl.size_bytes(), cudaMemcpyHostToDevice),
+            "near-field entry upload");
+    }
+    if (self_single_.size() > 0) {
+      check(cudaMemset(self_single_.data(), 0, self_single_.size() * sizeof(Z)), "self terms");
+      check(cudaMemset(self_double_.data(), 0, self_double_.size() * sizeof(Z)), "self terms");
+    }
+  }
   CudaNearFieldCorrection(const Discretization& disc, double k, RowRange rows,
                           const NearFieldPattern& folded, const NearFieldPattern& close,
                           const NearFieldPattern& refined, const GaussLegendre& angular,
@@ -424,6 +442,12 @@ std::unique_ptr<GpuNearFieldCorrection> make_gpu_near_field_correction(
                                                    radial, coupling, reconstruction, chunk_pairs);
 }
 
+std::unique_ptr<GpuNearFieldCorrection> upload_near_field_correction(
+    RowRange rows, std::span<const std::int64_t> row_start, std::span<const std::int32_t> columns,
+    std::span<const cplx> single, std::span<const cplx> dbl, int outputs) {
+  return std::make_unique<CudaNearFieldCorrection>(rows, row_start, columns, single, dbl, outputs);
+}
+
 struct GpuPointStrengths::Impl {
   // The constant read: per strength its point's weight.
   Buffer<double> weights;
@@ -533,6 +557,36 @@ void scale_on_device(std::size_t n, const cplx* device_scale, const cplx* device
       std::int64_t(n), reinterpret_cast<const double2*>(device_scale),
       reinterpret_cast<const double2*>(device_x), reinterpret_cast<double2*>(device_out));
   check(cudaGetLastError(), "the density-scaling kernel");
+}
+
+namespace {
+
+// y[o rows + r] = sum over the images g of weight[g] all[(o images + g) rows + r].
+__global__ void sum_images_kernel(std::int64_t rows, int images, int outputs,
+                                  ImageWeights weights, const double2* __restrict__ all,
+                                  double2* __restrict__ y) {
+  const std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= rows * outputs) return;
+  const std::int64_t o = j / rows, r = j % rows;
+  double2 sum{0.0, 0.0};
+  for (int g = 0; g < images; ++g) {
+    const double2 v = all[(o * images + g) * rows + r];
+    sum.x += weights.weight[g] * v.x;
+    sum.y += weights.weight[g] * v.y;
+  }
+  y[j] = sum;
+}
+
+}  // namespace
+
+void sum_images_on_device(std::size_t rows, int images, int outputs, const ImageWeights& weights,
+                          const cplx* device_all, cplx* device_y) {
+  if (rows == 0) return;
+  constexpr int threads = 256;
+  sum_images_kernel<<<blocks(std::int64_t(rows) * outputs, threads), threads>>>(
+      std::int64_t(rows), images, outputs, weights, reinterpret_cast<const double2*>(device_all),
+      reinterpret_cast<double2*>(device_y));
+  check(cudaGetLastError(), "the image-sum kernel");
 }
 
 void copy_to_device(std::span<const cplx> host, cplx* device) {

@@ -80,6 +80,16 @@ double part_difference(const PartAndWhole& s, const std::vector<cplx>& part,
   return worst / largest;
 }
 
+// The curvature correction's operator maker: direct Laplace layers with the weights asked for.
+LayerMaker direct_maker(const Discretization& disc, cplx coupling) {
+  return [&disc, coupling](const std::vector<double>& weights) {
+    NearFieldOptions near;
+    near.image_weights = weights;
+    return std::unique_ptr<LayerPotentials>(std::make_unique<DirectLayerPotentials>(
+        disc, 0.0, RowRange{0, disc.size()}, near, coupling));
+  };
+}
+
 struct Case {
   const char* axes;
   const char* planes;
@@ -155,18 +165,10 @@ TEST(ImageLayers, CurvatureCorrectionIsTheWholeBodys) {
   for (const Case& c : kCases) {
     const PartAndWhole s = part_and_whole(c.axes, c.planes);
     const Discretization part_disc(s.part, 3), whole_disc(s.whole, 3);
-    const auto maker = [](const Discretization& disc, cplx coupling) {
-      return [&disc, coupling](const std::vector<double>& weights) {
-        NearFieldOptions near;
-        near.image_weights = weights;
-        return std::unique_ptr<LayerPotentials>(std::make_unique<DirectLayerPotentials>(
-            disc, 0.0, RowRange{0, disc.size()}, near, coupling));
-      };
-    };
     const std::vector<double> part = adjoint_double_layer_curvature_correction(
-        s.part, maker(part_disc, 0.0), maker(part_disc, 1.0), kFeatureAngle);
+        s.part, direct_maker(part_disc, 0.0), direct_maker(part_disc, 1.0), kFeatureAngle);
     const std::vector<double> whole = adjoint_double_layer_curvature_correction(
-        s.whole, maker(whole_disc, 0.0), maker(whole_disc, 1.0), kFeatureAngle);
+        s.whole, direct_maker(whole_disc, 0.0), direct_maker(whole_disc, 1.0), kFeatureAngle);
     double worst = 0.0, largest = 0.0;
     for (std::size_t e = 0; e < s.part.size(); ++e) {
       worst = std::max(worst, std::abs(part[e] - whole[s.whole_element[0][e]]));
@@ -204,18 +206,10 @@ TEST(ImageLayers, CurvatureCorrectionOfABoxOnItsPlane) {
   const Mesh whole = Mesh::from_surface(mirrored, "box");
   const Mesh half = Mesh::from_surface(half_box, "half box", parse_image_planes("x=0:soft"));
   const Discretization half_disc(half, 3), whole_disc(whole, 3);
-  const auto maker = [](const Discretization& disc, cplx coupling) {
-    return [&disc, coupling](const std::vector<double>& weights) {
-      NearFieldOptions near;
-      near.image_weights = weights;
-      return std::unique_ptr<LayerPotentials>(std::make_unique<DirectLayerPotentials>(
-          disc, 0.0, RowRange{0, disc.size()}, near, coupling));
-    };
-  };
   const std::vector<double> c_half = adjoint_double_layer_curvature_correction(
-      half, maker(half_disc, 0.0), maker(half_disc, 1.0), kFeatureAngle);
+      half, direct_maker(half_disc, 0.0), direct_maker(half_disc, 1.0), kFeatureAngle);
   const std::vector<double> c_whole = adjoint_double_layer_curvature_correction(
-      whole, maker(whole_disc, 0.0), maker(whole_disc, 1.0), kFeatureAngle);
+      whole, direct_maker(whole_disc, 0.0), direct_maker(whole_disc, 1.0), kFeatureAngle);
   std::map<std::tuple<long, long, long>, std::size_t> at;
   for (std::size_t e = 0; e < whole.size(); ++e) {
     const Vec3& c = whole.centroids()[e];
