@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fmbem/core/vec3.hpp"
+#include "fmbem/fmm/fmm.hpp"
 #include "fmbem/mesh/mesh.hpp"
 #include "fmbem/mesh/neighbourhoods.hpp"
 
@@ -20,6 +21,20 @@ inline std::vector<cplx> random_density(std::size_t n, unsigned seed) {
   std::vector<cplx> d(n);
   for (auto& v : d) v = cplx(u(rng), u(rng));
   return d;
+}
+
+// FMM options of order p on the CPU, and the same on the GPU where one is present (the device
+// tests' pair).
+struct CpuAndGpuOptions {
+  fmm::FmmOptions cpu, gpu;
+};
+inline CpuAndGpuOptions cpu_and_gpu_options(int order) {
+  CpuAndGpuOptions o;
+  o.cpu.order = order;
+  o.cpu.device = fmm::FmmOptions::Device::cpu;
+  o.gpu = o.cpu;
+  o.gpu.device = fmm::FmmOptions::Device::automatic;
+  return o;
 }
 
 // ||a - b|| / ||b|| in the 2-norm.

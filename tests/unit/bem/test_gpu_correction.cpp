@@ -378,11 +378,7 @@ TEST(GpuNearFieldCorrection, FmmLayerPotentialsWithGpuOptions) {
   const Mesh mesh = icosphere(4);
   const Discretization disc(mesh, 3);
   const RowRange rows{0, mesh.size()};
-  fmm::FmmOptions cpu_options;
-  cpu_options.order = 8;
-  cpu_options.device = fmm::FmmOptions::Device::cpu;
-  fmm::FmmOptions gpu_options = cpu_options;
-  gpu_options.device = fmm::FmmOptions::Device::automatic;
+  const auto [cpu_options, gpu_options] = test::cpu_and_gpu_options(8);
   // The conventional operators, then Burton-Miller's (the FMM's target-normal derivative and the
   // correction's entries on the GPU), then Burton-Miller's with the quadratic read of the double
   // density (its point strengths and the folded correction formed on the GPU), then both with the

@@ -21,11 +21,7 @@ TEST(GpuImageLayers, ResidentApplyMatchesTheCpu) {
                                           parse_image_planes("x=0:antisymmetric,z=0:soft"));
   const Mesh above =
       Mesh::from_surface(make_icosphere(3, 1.0), "above", parse_image_planes("z=-1.5:rigid"));
-  fmm::FmmOptions cpu_options;
-  cpu_options.order = 8;
-  cpu_options.device = fmm::FmmOptions::Device::cpu;
-  fmm::FmmOptions gpu_options = cpu_options;
-  gpu_options.device = fmm::FmmOptions::Device::automatic;
+  const auto [cpu_options, gpu_options] = test::cpu_and_gpu_options(8);
   struct Case {
     LayerCoupling coupling;
     DensityModel model;
