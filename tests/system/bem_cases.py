@@ -2482,6 +2482,24 @@ elif CASE == "planes":
                 check(worst < 1e-8 * scale,
                       f"{bc} {formulation} {planes}: the whole sphere's projection "
                       f"({worst / scale:.1e} of the largest value)")
+    # A sweep of two k with two incident waves (each even across x = 0): the half's four solutions
+    # are the whole's, and on two ranks with -bem_split frequencies the same again.
+    sweep = ["-k", "2,4", "-bem_incident_dir", "0,0,1;0,0.6,0.8", "-bem_operator", "direct",
+             "-ksp_rtol", "1e-10"]
+    run(["-mesh", "octasphere:3", "-bem_csv", os.path.join(WORK, "sw_whole.csv")] + sweep)
+    run(["-mesh", "octasphere:3:1:x", "-bem_planes", "x=0:symmetric",
+         "-bem_csv", os.path.join(WORK, "sw_half.csv")] + sweep)
+    run(["-mesh", "octasphere:3:1:x", "-bem_planes", "x=0:symmetric", "-bem_split", "frequencies",
+         "-bem_csv", os.path.join(WORK, "sw_split.csv")] + sweep, mpi=2)
+    for step in ("k0001_s0001", "k0001_s0002", "k0002_s0001", "k0002_s0002"):
+        whole = by_centroid(os.path.join(WORK, f"sw_whole_{step}.csv"))
+        scale = max(abs(v) for v in whole.values())
+        for name in ("half", "split"):
+            part = by_centroid(os.path.join(WORK, f"sw_{name}_{step}.csv"))
+            worst = max(abs(v - projected(whole, x, "e--")) for x, v in part.items())
+            check(worst < 1e-8 * scale, f"sweep and sources, {name} {step}: the whole's "
+                  f"({worst / scale:.1e})")
+
     # The FMM, default options (rbm): the eighth's error against the projected Mie series is the
     # whole sphere's (the same discretisation; the FMM's 1e-4 moves it by far less than 10 %).
     whole = summary(["-mesh", "octasphere:4", "-k", "4", "-bem_incident_dir", "0.6,0,0.8"])
