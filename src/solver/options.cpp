@@ -38,7 +38,11 @@ struct OptionSpec {
   const char *help;
 };
 constexpr OptionSpec kOptions[] = {
-    {"mesh", "", "Gmsh .msh file (or a pipe), or icosphere:L[:R] (20*4^L triangles)"},
+    {"mesh", "",
+     "Gmsh .msh file (or a pipe), or icosphere:L[:R] (20*4^L triangles), or "
+     "octasphere:L[:R[:AXES]] "
+     "(8*4^L triangles; AXES some of x, y, z: the part with those coordinates >= 0, for "
+     "-bem_planes)"},
     {"bem_planes", "",
      "Symmetry and reflecting planes, up to three on distinct axes: AXIS=OFFSET:KIND[,...], e.g. "
      "x=0:symmetric,z=-0.5:rigid. symmetric / antisymmetric: the mesh is the part on one side "
