@@ -396,6 +396,28 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePla
                             : ": the mesh must end at a symmetry plane, not cover it"));
     }
   }
+  // The images must be as computable as the mesh: the union's coordinates within the same limits
+  // (a plane 1e300 away would put the images' coordinates beyond what products of them hold).
+  if (!planes.empty()) {
+    const auto [lo, hi] = bounding_box(verts);
+    Vec3 union_lo = lo, union_hi = hi;
+    for (std::size_t g = 1; g < planes.images(); ++g) {
+      const Vec3 a = planes.reflect(g, lo), b = planes.reflect(g, hi);
+      union_lo = {std::min({union_lo.x, a.x, b.x}), std::min({union_lo.y, a.y, b.y}),
+                  std::min({union_lo.z, a.z, b.z})};
+      union_hi = {std::max({union_hi.x, a.x, b.x}), std::max({union_hi.y, a.y, b.y}),
+                  std::max({union_hi.z, a.z, b.z})};
+    }
+    const double largest =
+        std::max({std::abs(union_lo.x), std::abs(union_lo.y), std::abs(union_lo.z),
+                  std::abs(union_hi.x), std::abs(union_hi.y), std::abs(union_hi.z)});
+    try {
+      check_coordinate_scale(name, largest, union_lo, union_hi);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (the mesh together with its images across " +
+                  planes.description() + ")");
+    }
+  }
   // An edge of one triangle is where the mesh meets a plane when both its ends lie in one.
   const auto edge_in_plane = [&](std::int32_t a, std::int32_t b) {
     return !in_plane.empty() && (in_plane[std::size_t(a)] & in_plane[std::size_t(b)]) != 0;

@@ -139,6 +139,12 @@ TEST(ImagePlanesMesh, RefusesWhatItsPlanesDoNotClose) {
   expect_error_containing(
       [&] { Mesh::from_surface(make_icosphere(2, 1.0), "ico", parse_image_planes("z=0.2:rigid")); },
       "both sides");
+  // A plane so far away that the images' coordinates overflow products.
+  expect_error_containing(
+      [&] {
+        Mesh::from_surface(make_icosphere(2, 1.0), "ico", parse_image_planes("z=1e300:rigid"));
+      },
+      "together with its images across z = 1e+300 rigid");
   // Open at a plane it does not reach.
   const Surface open = kept(make_octasphere(3, 1.0), [](const Vec3& c) { return c.x > 0.3; });
   expect_error_containing(
