@@ -216,10 +216,8 @@ NumCalcInput parse_numcalc_input(std::string_view text, const std::string& path)
   out.element_count = std::size_t(elements);
   out.node_count = std::size_t(nodes);
   const long long planes = in.integer(main1, 4, "the number of symmetry planes");
-  if (planes != 0)
-    throw in.at(main1, std::to_string(planes) +
-                           " symmetry planes: fmbem has no symmetry planes yet; give the whole "
-                           "body's mesh and 0 planes");
+  if (planes < 0 || planes > 3)
+    throw in.at(main1, std::to_string(planes) + " symmetry planes: NumCalc takes 0 to 3");
   out.notes.push_back(
       "NumCalc's solver settings (Main Parameters I: expansion terms " +
       std::string(main1.words[3]) + ", method " + std::string(main1.words[7]) + ", solver " +
@@ -260,9 +258,12 @@ NumCalcInput parse_numcalc_input(std::string_view text, const std::string& path)
                              std::vector<std::size_t>& lines) {
     in.keyword(section, section);
     while (!in.done() && in.peek(next).words.front() != next) {
+      if (in.peek(next).words.front() == "SYMMETRY") {
+        if (planes == 0)
+          throw in.at(in.peek(next), "a SYMMETRY section, but Main Parameters I gives 0 planes");
+        break;
+      }
       const InputLine& line = in.take("a file");
-      if (line.words.front() == "SYMMETRY")
-        throw in.at(line, "a SYMMETRY section: fmbem has no symmetry planes yet");
       files.push_back(file_of(in, line, folder));
       lines.push_back(line.number);
     }
@@ -270,6 +271,32 @@ NumCalcInput parse_numcalc_input(std::string_view text, const std::string& path)
   };
   file_list("NODES", "ELEMENTS", out.node_files, out.node_file_lines);
   file_list("ELEMENTS", "BOUNDARY", out.element_files, out.element_file_lines);
+  // SYMMETRY: per axis 0 (none), 1 symmetric, 2 antisymmetric, 3 rigid or 4 soft reflecting
+  // (NC_Input), then the planes' coordinates; NumCalc sums the incident waves' images as they
+  // are (NC_IncidentWaveRHS), so the data are not halved across a symmetry plane.
+  if (planes > 0) {
+    in.keyword("SYMMETRY", "SYMMETRY");
+    const InputLine& kinds = in.take("the symmetry planes' kinds");
+    const InputLine& at = in.take("the symmetry planes' coordinates");
+    in.fields(kinds, 3, "x y z: 0 none, 1 symmetric, 2 antisymmetric, 3 rigid, 4 soft");
+    in.fields(at, 3, "x y z coordinates of the planes");
+    std::vector<ImagePlane> list;
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+      const long long kind = in.integer(kinds, axis, "a symmetry plane's kind");
+      if (kind < 0 || kind > 4)
+        throw in.at(kinds,
+                    "a symmetry plane's kind must be 0, 1, 2, 3 or 4, got " + std::to_string(kind));
+      if (kind == 0) continue;
+      constexpr PlaneKind kKinds[] = {PlaneKind::symmetric, PlaneKind::antisymmetric,
+                                      PlaneKind::rigid, PlaneKind::soft};
+      list.push_back(
+          {int(axis), in.number(at, axis, "a symmetry plane's coordinate"), kKinds[kind - 1]});
+    }
+    if (std::ssize(list) != planes)
+      throw in.at(kinds, std::to_string(list.size()) + " planes given, Main Parameters I says " +
+                             std::to_string(planes));
+    out.planes = ImagePlanes(std::move(list)).with_whole_data();
+  }
 
   in.keyword("BOUNDARY", "BOUNDARY");
   for (;;) {

@@ -73,8 +73,9 @@ double ImagePlanes::sign(std::size_t image) const {
 
 double ImagePlanes::data_weight(std::size_t image) const {
   double w = sign(image);
-  for (const ImagePlane& p : planes_)
-    if (!p.reflects()) w *= 0.5;
+  if (halved_data_)
+    for (const ImagePlane& p : planes_)
+      if (!p.reflects()) w *= 0.5;
   return w;
 }
 

@@ -1249,8 +1249,10 @@ PetscErrorCode print_setup_summary(const SweepContext &sweep, const KStage &stag
                         " elements, %zu vertices, diameter %.4g\n",
                         opt.mesh.c_str(), n, mesh.extent().vertices, mesh.diameter()));
   if (!opt.planes.empty())
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "  planes          %s (%zu images of each element)\n",
-                          opt.planes.description().c_str(), opt.planes.images() - 1));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "  planes          %s (%zu mirror image%s of each element)\n",
+                          opt.planes.description().c_str(), opt.planes.images() - 1,
+                          opt.planes.images() == 2 ? "" : "s"));
   // The whole mesh's (a part keeps the whole's count).
   const std::size_t flipped = mesh.flipped_triangles();
   if (flipped > 0)

@@ -884,6 +884,11 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->fmm.measured_max_leaf = !value("fmm_max_leaf");  // fmm::default_max_leaf
   opt->fmm_view = parse_bool("-fmm_view", text_or("fmm_view", "false"));
   if (value("bem_planes")) opt->planes = parse_image_planes(*value("bem_planes"));
+  if (numcalc && !numcalc->planes.empty()) {
+    if (value("bem_planes"))
+      throw Error("-bem_planes and -bem_numcalc: the project's SYMMETRY section gives the planes");
+    opt->planes = numcalc->planes;
+  }
   // The distributed FMM does not know images yet: with planes the ranks split the rows.
   if (!opt->planes.empty() && value("fmm_distribute") &&
       parse_bool("-fmm_distribute", *value("fmm_distribute")))

@@ -2,6 +2,42 @@
 icosphere:L in its order (element i is its element i), and the 4-way split of any mesh."""
 
 
+def octasphere_nodes(level, keep_positive_x=False):
+    """bem_solve's octasphere:L (each octant's face split 4^L times, projected on the unit
+    sphere, outward), or its half x >= 0: nodes shared, triangles by octant."""
+    import math
+    nodes, tris, index, d = [], [], {}, 1 << level
+    for octant in range(8):
+        sx, sy, sz = (-1 if octant & b else 1 for b in (1, 2, 4))
+        if keep_positive_x and sx < 0:
+            continue
+
+        def vertex(i, j):
+            a, b = i / d, j / d
+            p = (sx * a, sy * b, sz * max(1 - a - b, 0.0))
+            n = math.sqrt(sum(q * q for q in p))
+            key = tuple(round(q / n, 12) for q in p)
+            if key not in index:
+                index[key] = len(nodes)
+                nodes.append(tuple(q / n for q in p))
+            return index[key]
+
+        def add(a, b, c):
+            pa, pb, pc = nodes[a], nodes[b], nodes[c]
+            u = [pb[k] - pa[k] for k in range(3)]
+            w = [pc[k] - pa[k] for k in range(3)]
+            cross = (u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0])
+            if sum(cross[k] * (pa[k] + pb[k] + pc[k]) for k in range(3)) < 0:
+                b, c = c, b
+            tris.append((a, b, c))
+        for i in range(d):
+            for j in range(d - i):
+                add(vertex(i, j), vertex(i + 1, j), vertex(i, j + 1))
+                if i + j + 1 < d:
+                    add(vertex(i + 1, j), vertex(i + 1, j + 1), vertex(i, j + 1))
+    return nodes, tris
+
+
 def refine(nodes, tris):
     """Split every triangle in four at its edge midpoints (exact on flat faces)."""
     nodes, mid, out = list(nodes), {}, []

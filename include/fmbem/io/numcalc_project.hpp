@@ -8,6 +8,7 @@
 
 #include "fmbem/core/vec3.hpp"
 #include "fmbem/io/field_points.hpp"
+#include "fmbem/mesh/image_planes.hpp"
 #include "fmbem/mesh/surface.hpp"
 
 namespace fmbem::io {
@@ -82,6 +83,9 @@ struct NumCalcInput {
   // The NODES and ELEMENTS files, resolved against NC.inp's folder, and their NC.inp lines.
   std::vector<std::string> node_files, element_files;
   std::vector<std::size_t> node_file_lines, element_file_lines;
+  // The SYMMETRY section's planes (none: empty), with NumCalc's data convention
+  // (ImagePlanes::with_whole_data).
+  ImagePlanes planes;
   std::vector<NumCalcBoundary> boundary;
   std::vector<NumCalcWave> waves;
   std::vector<NumCalcCurve> curves;

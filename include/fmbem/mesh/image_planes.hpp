@@ -51,8 +51,14 @@ class ImagePlanes {
   // The weight of image g of a field the user gives (an incident wave, a monopole): the sign,
   // halved for each symmetric or antisymmetric plane. Across those the data's even or odd part
   // is solved for (data already even or odd stays as it is); across a reflecting plane the
-  // field and its reflection both are there.
+  // field and its reflection both are there. NumCalc's convention (with_whole_data): the sign
+  // alone, the data and its images summed across every plane.
   double data_weight(std::size_t image) const;
+  ImagePlanes with_whole_data() const {
+    ImagePlanes planes = *this;
+    planes.halved_data_ = false;
+    return planes;
+  }
   // Sum over the images of data_weight(g) f(reflect(g, x)).
   template <class Field>
   auto symmetrize(const Vec3& x, Field&& f) const {
@@ -75,6 +81,7 @@ class ImagePlanes {
  private:
   std::vector<ImagePlane> planes_;
   std::array<int, 3> sides_{1, 1, 1};
+  bool halved_data_ = true;
 };
 
 // Parses "-bem_planes": comma-separated AXIS=OFFSET:KIND, e.g. "x=0:symmetric,z=-0.5:rigid"

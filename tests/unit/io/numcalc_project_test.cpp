@@ -7,6 +7,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "fmbem/core/error.hpp"
 #include "scratch_test.hpp"
@@ -68,6 +69,38 @@ class NumCalcProject : public ScratchTest {
     return out.str();
   }
 };
+
+TEST_F(NumCalcProject, ReadsTheSymmetrySection) {
+  // Kinds per axis: 0 none, 1 symmetric, 2 antisymmetric, 3 rigid, 4 soft (NumCalc's NC_Input);
+  // the data summed over the images without halves (NumCalc's NC_IncidentWaveRHS).
+  const auto with_symmetry = [](const std::string& kinds, const std::string& at,
+                                const std::string& count) {
+    std::string text = project_text("", "2 6 9 0 " + count + " 2 1 4 0");
+    const std::string from = "# SYMMETRY\n# 0 0 0\n";
+    text.replace(text.find(from), from.size(), "SYMMETRY\n" + kinds + "\n" + at + "\n");
+    return text;
+  };
+  write_project(with_symmetry("1 0 3", "0.0 5 -1.5", "2"));
+  const NumCalcInput input = read_numcalc_input(scratch_.string());
+  ASSERT_EQ(input.planes.planes().size(), 2u);
+  EXPECT_EQ(input.planes.planes()[0].axis, 0);
+  EXPECT_EQ(input.planes.planes()[0].kind, PlaneKind::symmetric);
+  EXPECT_EQ(input.planes.planes()[1].axis, 2);
+  EXPECT_EQ(input.planes.planes()[1].offset, -1.5);
+  EXPECT_EQ(input.planes.planes()[1].kind, PlaneKind::rigid);
+  for (std::size_t g = 0; g < input.planes.images(); ++g)
+    EXPECT_EQ(input.planes.data_weight(g), input.planes.sign(g));
+  // The element files are still read before the section.
+  EXPECT_EQ(input.element_files.size(), 2u);
+  for (const auto& [kinds, count, needle] :
+       {std::tuple{"2 5 0", "2", "must be 0, 1, 2, 3 or 4"},
+        std::tuple{"2 4 0", "1", "2 planes given, Main Parameters I says 1"}}) {
+    write_project(with_symmetry(kinds, "0 0 0", count));
+    EXPECT_NE(error_of([&] { read_numcalc_input(scratch_.string()); }).find(needle),
+              std::string::npos)
+        << kinds;
+  }
+}
 
 TEST_F(NumCalcProject, ReadsEverySection) {
   write_project();
@@ -163,7 +196,13 @@ TEST_F(NumCalcProject, RefusalsNameTheLine) {
     return text;
   };
   const std::string nc = scratch_file("NC.inp");
-  EXPECT_NE(message(project_text("", "2 6 9 0 2 2 1 4 0")).find("2 symmetry planes"),
+  // Planes declared without a SYMMETRY section, a section without planes, more than three.
+  EXPECT_NE(message(project_text("", "2 6 9 0 2 2 1 4 0")).find("expected SYMMETRY"),
+            std::string::npos);
+  EXPECT_NE(message(replaced(project_text(), "# SYMMETRY\n# 0 0 0\n", "SYMMETRY\n0 0 3\n0 0 0\n"))
+                .find("Main Parameters I gives 0 planes"),
+            std::string::npos);
+  EXPECT_NE(message(project_text("", "2 6 9 0 4 2 1 4 0")).find("NumCalc takes 0 to 3"),
             std::string::npos);
   EXPECT_NE(
       message(replaced(project_text(), "343.5 1.19 1.0", "343.5 1.19 -1")).find(nc + ", line"),
