@@ -149,17 +149,14 @@ std::vector<double> plain_share(
   std::vector<cplx> y(rows.size());
   // -n_i . (D[n] + S[w_smooth]), one Cartesian component at a time.
   for (int axis = 0; axis < 3; ++axis) {
-    const auto component = [axis](const Vec3& v) {
-      return axis == 0 ? v.x : axis == 1 ? v.y : v.z;
-    };
     const LayerPotentials& op = plain(geometric_image_weights(planes, axis));
     const std::vector<cplx> normal =
-        column_density(op, [&](std::size_t e) { return component(mesh.normals()[e]); });
+        column_density(op, [&](std::size_t e) { return component(mesh.normals()[e], axis); });
     const std::vector<cplx> curvature =
-        column_density(op, [&](std::size_t e) { return component(w[e]); });
+        column_density(op, [&](std::size_t e) { return component(w[e], axis); });
     op.apply(normal, curvature, y);
     for (std::size_t r = 0; r < rows.size(); ++r)
-      c[r] -= component(mesh.normals()[rows.begin + r]) * y[r].real();
+      c[r] -= component(mesh.normals()[rows.begin + r], axis) * y[r].real();
   }
   const LayerPotentials& op = plain(scalar);
   const std::vector<cplx> ones = column_density(op, [](std::size_t) { return 1.0; });

@@ -79,28 +79,16 @@ DensityReconstruction::DensityReconstruction(const Mesh& mesh, double feature_an
       for (int c = 0; c < 3; ++c)
         at[std::size_t(next[std::size_t(mesh.triangles()[e][c])]++)] = std::int32_t(e);
   }
-  // With image planes a corner in a plane also has the mirror images of the elements at it (the
-  // union's neighbours): per vertex the planes it lies in (Mesh::from_surface's tolerance).
+  // With image planes a corner in a plane (Mesh::vertex_planes) also has the mirror images of
+  // the elements at it (the union's neighbours).
   const ImagePlanes& planes = mesh.image_planes();
-  std::vector<std::uint8_t> vertex_planes(planes.empty() ? 0 : vertices, 0);
-  for (std::size_t p = 0; p < planes.planes().size(); ++p) {
-    const ImagePlane& plane = planes.planes()[p];
-    for (std::size_t v = 0; v < vertices; ++v) {
-      const Vec3& x = mesh.vertices()[v];
-      if (std::abs((plane.axis == 0   ? x.x
-                    : plane.axis == 1 ? x.y
-                                      : x.z) -
-                   plane.offset) <= 1e-9 * mesh.diameter())
-        vertex_planes[v] |= std::uint8_t(1u << p);
-    }
-  }
   // e's neighbours (element, image), ascending: the elements at its corners, and where a corner
   // lies in planes their images across every combination of them.
   const auto neighbours = [&](std::size_t e, std::vector<Neighbour>& out) {
     out.clear();
     for (int c = 0; c < 3; ++c) {
       const std::size_t v = std::size_t(mesh.triangles()[e][c]);
-      const unsigned in = vertex_planes.empty() ? 0u : vertex_planes[v];
+      const unsigned in = mesh.vertex_planes(v);
       for (unsigned g = in;; g = (g - 1) & in) {
         for (std::int64_t a = at_start[v]; a < at_start[v + 1]; ++a)
           out.push_back({at[std::size_t(a)], std::uint8_t(g)});

@@ -103,11 +103,15 @@ std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& dis
   };
   const std::vector<Vec3> targets = images_of(row_points, false);
   const std::vector<Vec3> target_normals = images_of(row_normals, true);
-  const std::vector<Vec3> tree_points = images_of(collocation_points, false);
+  // Rows of every element: the targets are the splitting points, the same array (the tree
+  // sorts them once).
+  const bool every_row = rows.size() == collocation_points.size();
+  const std::vector<Vec3> tree_points =
+      every_row ? std::vector<Vec3>{} : images_of(collocation_points, false);
   return std::make_unique<fmm::Fmm>(
-      k.magnitude, disc.quadrature_points(), quadrature_point_normals(disc), targets, tree_points,
-      options, observer,
-      fmm::TargetNormalDerivative{target_normals, coupling.alpha, coupling.apart}, part);
+      k.magnitude, disc.quadrature_points(), quadrature_point_normals(disc), targets,
+      every_row ? std::span<const Vec3>(targets) : std::span<const Vec3>(tree_points), options,
+      observer, fmm::TargetNormalDerivative{target_normals, coupling.alpha, coupling.apart}, part);
 }
 
 std::vector<std::size_t> FmmLayerPotentials::elements_read(const fmm::Fmm& fmm, bool part,

@@ -29,6 +29,18 @@ RegularPair regular_integrals(const Discretization& disc, double k, std::size_t 
 
 namespace {
 
+// The rows a pass integrates: an image's are the few near a plane, clustered, so handed out
+// one at a time (chunks of 64 would leave most threads idle); the real rows all, in chunks.
+struct BusyRows {
+  BusyRows(std::span<const std::int64_t> row_start, bool sparse) : chunk(sparse ? 1 : 64) {
+    const std::size_t n = row_start.size() - 1;
+    for (std::size_t r = 0; r < n; ++r)
+      if (!sparse || row_start[r + 1] > row_start[r]) rows.push_back(r);
+  }
+  std::vector<std::size_t> rows;
+  int chunk;
+};
+
 // Each element's corner radius and the centroids' grid whose cell is the largest reach.
 struct CloseSearch {
   std::vector<double> radius;
@@ -234,17 +246,23 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenu
   // The images' close pairs: each image's rows (the collocation points reflected) against the
   // real elements, signed and added to the same rows. Formed on the CPU (only rows near a plane
   // have any); with the entries on the GPU they are uploaded beside the real rows' there.
+  pairs_ = columns_.size();
   const ImagePlanes& planes = disc.mesh().image_planes();
   if (planes.empty()) return;
+  // The images summed apart first (their patterns are small), then merged into the real rows'
+  // once.
   NearFieldOptions on_cpu = options;
   on_cpu.gpu = false;
   NearFieldCorrection images(rows, outputs_);
-  NearFieldCorrection& sum = gpu_ ? images : *this;
   for (std::size_t g = 1; g < planes.images(); ++g)
-    sum.add_image(
+    images.add_image(
         NearFieldCorrection(disc, wavenumber, rows, on_cpu, coupling, reconstruction, nullptr, g),
         options.image_weight(planes, g));
-  if (gpu_) keep_images_beside(images);
+  pairs_ += images.columns_.size();
+  if (gpu_)
+    keep_images_beside(images);
+  else
+    add_image(images, 1.0);
 }
 
 NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenumber wavenumber,
@@ -314,9 +332,10 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenu
   const std::size_t nonzeros = columns_.size();
   single_.resize(outputs * nonzeros);
   double_.resize(outputs * nonzeros);
-#pragma omp parallel for schedule(dynamic, 64)
-  for (std::size_t i = rows.begin; i < rows.end; ++i) {
-    const std::size_t r = i - rows.begin;
+  const BusyRows busy(row_start_, image > 0);
+#pragma omp parallel for schedule(dynamic, busy.chunk)
+  for (std::size_t b = 0; b < busy.rows.size(); ++b) {
+    const std::size_t r = busy.rows[b], i = rows.begin + r;
     const Vec3& x = target_point(mesh, r);
     const Vec3& n_x = target_normal(mesh, r);
     for (std::int64_t at = row_start_[r]; at < row_start_[r + 1]; ++at) {
@@ -380,10 +399,12 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
   const bool burton_miller = coupling.normal_derivatives();
   constexpr unsigned kFolded = host_device::kLayers | host_device::kMoments;
   constexpr unsigned kFoldedBurtonMiller = kFolded | host_device::kNormalDerivatives;
+  const BusyRows busy(refined.row_start, !target_points_.empty());
 #pragma omp parallel
   {
-#pragma omp for schedule(dynamic, 64)
-    for (std::size_t r = 0; r < rows.size(); ++r) {
+#pragma omp for schedule(dynamic, busy.chunk)
+    for (std::size_t b = 0; b < busy.rows.size(); ++b) {
+      const std::size_t r = busy.rows[b];
       const std::span<const std::int32_t> local(columns_.data() + row_start_[r],
                                                 columns_.data() + row_start_[r + 1]);
       // An image's rows have no element of their own (no diagonal).
@@ -496,8 +517,10 @@ MergedPattern merge_patterns(std::span<const std::int64_t> a_start,
   // Counted, then written: two passes of the same walk.
   for (int pass = 0; pass < 2; ++pass) {
     if (pass == 1) m.columns.resize(std::size_t(m.row_start[rows]));
+#pragma omp parallel for schedule(dynamic, 256)
     for (std::size_t r = 0; r < rows; ++r) {
-      std::int64_t a = a_start[r], b = b_start[r], at = m.row_start[r];
+      // Pass 0 counts the row's entries (no row reads another's start).
+      std::int64_t a = a_start[r], b = b_start[r], at = pass == 0 ? 0 : m.row_start[r];
       while (a < a_start[r + 1] || b < b_start[r + 1]) {
         const std::int32_t ca = a < a_start[r + 1] ? a_columns[std::size_t(a)] : INT32_MAX;
         const std::int32_t cb = b < b_start[r + 1] ? b_columns[std::size_t(b)] : INT32_MAX;
@@ -510,7 +533,7 @@ MergedPattern merge_patterns(std::span<const std::int64_t> a_start,
         b += cb <= ca;
         ++at;
       }
-      if (pass == 0) m.row_start[r + 1] = at - m.row_start[r];
+      if (pass == 0) m.row_start[r + 1] = at;
     }
     if (pass == 0)
       for (std::size_t r = 0; r < rows; ++r) m.row_start[r + 1] += m.row_start[r];
@@ -522,7 +545,9 @@ MergedPattern merge_patterns(std::span<const std::int64_t> a_start,
 // weight, added.
 void scatter_add(std::span<const cplx> from, std::span<const std::int64_t> positions,
                  std::size_t outputs, double weight, std::size_t nonzeros, std::vector<cplx>& to) {
+  // Each part's positions are distinct: its entries land apart.
   for (std::size_t o = 0; o < outputs; ++o)
+#pragma omp parallel for schedule(static)
     for (std::size_t k = 0; k < positions.size(); ++k)
       to[o * nonzeros + std::size_t(positions[k])] += weight * from[o * positions.size() + k];
 }
@@ -551,20 +576,28 @@ void NearFieldCorrection::keep_images_beside(const NearFieldCorrection& images) 
   gpu_images_ = upload_near_field_correction(rows_, images.row_start_, images.columns_,
                                              images.single_, images.double_, outputs_);
 #endif
-  // The host's pattern: the union, each part's entries placed at download_entries.
-  MergedPattern m = merge_patterns(row_start_, columns_, images.row_start_, images.columns_);
-  row_start_ = std::move(m.row_start);
-  columns_ = std::move(m.columns);
-  own_positions_ = std::move(m.position_a);
-  image_positions_ = std::move(m.position_b);
+  image_row_start_ = images.row_start_;
+  image_columns_ = images.columns_;
   image_single_ = images.single_;
   image_double_ = images.double_;
+}
+
+void NearFieldCorrection::make_union() const {
+  if (!gpu_images_) return;
+  std::call_once(union_made_, [&] {
+    MergedPattern m = merge_patterns(row_start_, columns_, image_row_start_, image_columns_);
+    row_start_ = std::move(m.row_start);
+    columns_ = std::move(m.columns);
+    own_positions_ = std::move(m.position_a);
+    image_positions_ = std::move(m.position_b);
+  });
 }
 
 NearFieldCorrection::~NearFieldCorrection() = default;
 
 void NearFieldCorrection::download_entries() const {
   if (!gpu_) return;
+  make_union();
   std::call_once(downloaded_, [&] {
     const std::size_t outputs = std::size_t(outputs_), nonzeros = columns_.size();
     if (!gpu_images_) {
@@ -597,14 +630,21 @@ std::span<const cplx> NearFieldCorrection::double_entries() const {
 }
 
 void NearFieldCorrection::renumber_columns(const ColumnEntries& columns) {
-  for (std::int32_t& column : columns_) {
-    const std::int32_t renumbered = columns(std::size_t(column));
-    if (renumbered < 0)
-      throw Error("near-field correction: column " + std::to_string(column) +
-                  " is not in the column space");
-    column = renumbered;
-  }
+  if (!own_positions_.empty())
+    throw Error("near-field correction: columns renumbered after the union was read (a defect)");
+  const auto renumber = [&](std::span<std::int32_t> part) {
+    for (std::int32_t& column : part) {
+      const std::int32_t renumbered = columns(std::size_t(column));
+      if (renumbered < 0)
+        throw Error("near-field correction: column " + std::to_string(column) +
+                    " is not in the column space");
+      column = renumbered;
+    }
+  };
+  renumber(columns_);
+  renumber(image_columns_);
   if (gpu_) gpu_->renumber_columns(columns_, columns.elements());
+  if (gpu_images_) gpu_images_->renumber_columns(image_columns_, columns.elements());
 }
 
 void NearFieldCorrection::apply_device(const cplx* device_double_density,
@@ -642,8 +682,12 @@ void NearFieldCorrection::add_to(std::span<const cplx> double_density,
 }
 
 std::size_t NearFieldCorrection::memory_bytes() const {
-  return row_start_.size() * sizeof(std::int64_t) + columns_.size() * sizeof(std::int32_t) +
-         (single_.size() + double_.size() + self_single_.size() + self_double_.size()) *
+  return (row_start_.size() + image_row_start_.size() + own_positions_.size() +
+          image_positions_.size()) *
+             sizeof(std::int64_t) +
+         (columns_.size() + image_columns_.size()) * sizeof(std::int32_t) +
+         (single_.size() + double_.size() + self_single_.size() + self_double_.size() +
+          image_single_.size() + image_double_.size()) *
              sizeof(cplx);
 }
 

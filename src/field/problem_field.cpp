@@ -77,15 +77,7 @@ namespace {
 
 // Whether every plane passes through the sphere's centre (its images are the sphere itself).
 bool sphere_is_its_images(const ImagePlanes& planes, const SphereFit& sphere) {
-  for (const ImagePlane& plane : planes.planes()) {
-    const Vec3& c = sphere.center;
-    if (std::abs((plane.axis == 0   ? c.x
-                  : plane.axis == 1 ? c.y
-                                    : c.z) -
-                 plane.offset) > 1e-6 * sphere.radius)
-      return false;
-  }
-  return true;
+  return planes.all_pass_through(sphere.center, 1e-6 * sphere.radius);
 }
 
 // `per_point` values of the incident wave at each point, value(x, j) the j-th at x; NaN at a

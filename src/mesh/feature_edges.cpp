@@ -1,6 +1,7 @@
 #include "fmbem/mesh/feature_edges.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 
@@ -35,16 +36,9 @@ std::vector<MeshEdge> mesh_edges(const Mesh& mesh) {
   // the plane it lies in (Mesh::from_surface's test), -1 for none.
   const ImagePlanes& planes = mesh.image_planes();
   const auto plane_of = [&](std::int32_t a, std::int32_t b) {
-    const double tolerance = 1e-9 * mesh.diameter();
-    for (std::size_t p = 0; p < planes.planes().size(); ++p) {
-      const ImagePlane& plane = planes.planes()[p];
-      const auto off = [&](std::int32_t v) {
-        const Vec3& x = mesh.vertices()[std::size_t(v)];
-        return std::abs((plane.axis == 0 ? x.x : plane.axis == 1 ? x.y : x.z) - plane.offset);
-      };
-      if (off(a) <= tolerance && off(b) <= tolerance) return int(p);
-    }
-    return -1;
+    const unsigned both =
+        unsigned(mesh.vertex_planes(std::size_t(a)) & mesh.vertex_planes(std::size_t(b)));
+    return both == 0 ? -1 : std::countr_zero(both);
   };
   std::vector<std::size_t> pairs;
   std::vector<int> cut_plane;  // per pair: the plane of a one-face edge, else -1

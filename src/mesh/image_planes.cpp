@@ -8,9 +8,6 @@
 namespace fmbem {
 namespace {
 
-double& coordinate(Vec3& x, int axis) { return axis == 0 ? x.x : axis == 1 ? x.y : x.z; }
-double coordinate(const Vec3& x, int axis) { return axis == 0 ? x.x : axis == 1 ? x.y : x.z; }
-
 std::string trimmed(const std::string& s) {
   const std::size_t first = s.find_first_not_of(" \t");
   if (first == std::string::npos) return {};
@@ -51,7 +48,7 @@ Vec3 ImagePlanes::reflect(std::size_t image, const Vec3& x) const {
   Vec3 y = x;
   for (std::size_t p = 0; p < planes_.size(); ++p)
     if (image >> p & 1u) {
-      double& c = coordinate(y, planes_[p].axis);
+      double& c = component(y, planes_[p].axis);
       c = 2.0 * planes_[p].offset - c;
     }
   return y;
@@ -60,7 +57,7 @@ Vec3 ImagePlanes::reflect(std::size_t image, const Vec3& x) const {
 Vec3 ImagePlanes::reflect_direction(std::size_t image, const Vec3& d) const {
   Vec3 y = d;
   for (std::size_t p = 0; p < planes_.size(); ++p)
-    if (image >> p & 1u) coordinate(y, planes_[p].axis) = -coordinate(y, planes_[p].axis);
+    if (image >> p & 1u) component(y, planes_[p].axis) = -component(y, planes_[p].axis);
   return y;
 }
 
@@ -81,15 +78,20 @@ double ImagePlanes::data_weight(std::size_t image) const {
 
 bool ImagePlanes::in_fluid(const Vec3& x) const {
   for (std::size_t p = 0; p < planes_.size(); ++p)
-    if (planes_[p].reflects() &&
-        double(sides_[p]) * (coordinate(x, planes_[p].axis) - planes_[p].offset) < 0.0)
+    if (planes_[p].reflects() && double(sides_[p]) * planes_[p].signed_distance(x) < 0.0)
       return false;
+  return true;
+}
+
+bool ImagePlanes::all_pass_through(const Vec3& x, double tolerance) const {
+  for (const ImagePlane& p : planes_)
+    if (std::abs(p.signed_distance(x)) > tolerance) return false;
   return true;
 }
 
 Vec3 ImagePlanes::origin() const {
   Vec3 o{};
-  for (const ImagePlane& p : planes_) coordinate(o, p.axis) = p.offset;
+  for (const ImagePlane& p : planes_) component(o, p.axis) = p.offset;
   return o;
 }
 

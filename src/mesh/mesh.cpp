@@ -363,16 +363,16 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePla
   // kInPlane of the diameter lies in the plane (where the mesh may be open).
   ImagePlanes kept_planes = planes;
   std::vector<std::uint8_t> in_plane(planes.empty() ? 0 : verts.size(), 0);
+  // Per plane the vertices' least and greatest signed distance (0 included).
+  std::array<double, 3> plane_low{}, plane_high{};
   if (!planes.empty()) {
     constexpr double kInPlane = 1e-9;
     for (std::size_t p = 0; p < planes.planes().size(); ++p) {
       const ImagePlane& plane = planes.planes()[p];
-      const auto distance = [&](const Vec3& x) {
-        return (plane.axis == 0 ? x.x : plane.axis == 1 ? x.y : x.z) - plane.offset;
-      };
-      double low = 0.0, high = 0.0;
+      double& low = plane_low[p];
+      double& high = plane_high[p];
       for (std::size_t v = 0; v < verts.size(); ++v) {
-        const double d = distance(verts[v]);
+        const double d = plane.signed_distance(verts[v]);
         if (std::abs(d) <= kInPlane * diameter) in_plane[v] |= std::uint8_t(1u << p);
         low = std::min(low, d);
         high = std::max(high, d);
@@ -538,17 +538,8 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePla
     for (std::size_t p = 0; p < planes.planes().size(); ++p) {
       const ImagePlane& plane = planes.planes()[p];
       int side = 0;
-      double low = 0.0, high = 0.0;
-      for (std::size_t v = 0; v < verts.size(); ++v) {
-        const double d = (plane.axis == 0   ? verts[v].x
-                          : plane.axis == 1 ? verts[v].y
-                                            : verts[v].z) -
-                         plane.offset;
-        low = std::min(low, d);
-        high = std::max(high, d);
-      }
-      if (high > 1e-9 * diameter) side = 1;
-      if (low < -1e-9 * diameter) side = -1;
+      if (plane_high[p] > 1e-9 * diameter) side = 1;
+      if (plane_low[p] < -1e-9 * diameter) side = -1;
       for (std::size_t t = 0; t < n; ++t) {
         if (!((in_plane[tris[t][0]] & in_plane[tris[t][1]] & in_plane[tris[t][2]]) >> p & 1u))
           continue;
@@ -556,7 +547,7 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePla
         flush[t] = std::uint8_t(1u << p);
         const Vec3 normal =
             cross(verts[tris[t][1]] - verts[tris[t][0]], verts[tris[t][2]] - verts[tris[t][0]]);
-        const double along = plane.axis == 0 ? normal.x : plane.axis == 1 ? normal.y : normal.z;
+        const double along = fmbem::component(normal, plane.axis);
         if (side == 0) side = along > 0.0 ? 1 : -1;
         if (along * double(side) <= 0.0)
           fail(name, "triangle " + std::to_string(t + 1) + " (1-based) lies in the plane " +
@@ -602,6 +593,7 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePla
   mesh.name_ = name;
   mesh.planes_ = kept_planes;
   mesh.flush_ = std::move(flush);
+  mesh.vertex_planes_ = std::move(in_plane);
   mesh.flipped_ = std::size_t(std::count(flipped.begin(), flipped.end(), 1));
   mesh.vertices_ = std::move(surface.vertices);
   mesh.triangles_ = std::move(surface.triangles);

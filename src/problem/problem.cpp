@@ -56,8 +56,7 @@ void check_source_side(const ImagePlanes &planes, const Vec3 &source, double dia
                        const std::string &what) {
   for (std::size_t p = 0; p < planes.planes().size(); ++p) {
     const ImagePlane &plane = planes.planes()[p];
-    const double c = plane.axis == 0 ? source.x : plane.axis == 1 ? source.y : source.z;
-    const double side = double(planes.sides()[p]) * (c - plane.offset);
+    const double side = double(planes.sides()[p]) * plane.signed_distance(source);
     const std::string named = std::string("the plane ") + "xyz"[plane.axis] + " = " +
                               format_number(plane.offset) + " (" + plane_kind_name(plane.kind) +
                               ")";
@@ -74,12 +73,7 @@ void check_source_side(const ImagePlanes &planes, const Vec3 &source, double dia
 // Whether every plane passes through the sphere's centre: its images are then the sphere itself
 // and its series, symmetrized, is the exact solution.
 bool planes_through_center(const ImagePlanes &planes, const SphereFit &sphere) {
-  for (const ImagePlane &plane : planes.planes()) {
-    const Vec3 &c = sphere.center;
-    const double at = plane.axis == 0 ? c.x : plane.axis == 1 ? c.y : c.z;
-    if (std::abs(at - plane.offset) > 1e-6 * sphere.radius) return false;
-  }
-  return true;
+  return planes.all_pass_through(sphere.center, 1e-6 * sphere.radius);
 }
 
 // Whether the spec has an incident wave (scattering, or surface conditions with one).

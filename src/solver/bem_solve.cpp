@@ -1195,7 +1195,7 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
   {
     const NearFieldCorrection &near_field = layers.near_field();
     // Every rank has the same FMM tree and sums the near pairs of its own rows.
-    unsigned long long local[3] = {near_field.memory_bytes(), near_field.nonzeros(),
+    unsigned long long local[3] = {near_field.memory_bytes(), near_field.pairs(),
                                    fmm_layers ? fmm_layers->fmm().statistics().near_pairs : 0},
                        total[3];
     PetscCallMPI(MPI_Allreduce(local, total, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
@@ -1995,6 +1995,14 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   const auto is_ear = [](const ProblemSpec &spec) {
     return spec.kind == ProblemKind::Surface && !spec.incident_wave;
   };
+  // A SOFA file's transfer functions are defined everywhere on its grid: none beyond a
+  // reflecting plane, where there is no fluid.
+  if (!opt.field.sofa_path.empty())
+    for (const Vec3 &p : field_stage.points())
+      if (!mesh.image_planes().in_fluid(p))
+        throw Error("-bem_sofa: the grid point " + format_point(p) + " lies beyond a reflecting " +
+                    "plane (" + mesh.image_planes().description() +
+                    "), where there is no fluid: give a grid on the fluid's side");
   if (!opt.field.sofa_path.empty())
     for (std::size_t s = 0; s < cases.size(); ++s) {
       const ProblemSpec &spec = cases[s].spec;

@@ -1005,12 +1005,6 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     throw Error("-bem_farfield_csv needs a file name");
   if (field.farfield_directions > 0 && k == 0)
     throw Error("-bem_farfield needs k > 0 (a Laplace field has no far-field pattern)");
-  // The HRTF's reference source would be the whole body's (the vibrating elements and their
-  // images): not defined yet.
-  if (!opt->planes.empty() && (field.reference_center || !field.sofa_path.empty()))
-    throw Error(
-        "-bem_field_reference and -bem_sofa with -bem_planes are not supported yet (the "
-        "reference source of a body with images is not defined)");
   if (opt->mesh.empty()) throw Error("no mesh: give -mesh FILE.msh or -mesh icosphere:L[:R]");
   PetscFunctionReturn(0);
 }

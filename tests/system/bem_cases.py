@@ -2069,6 +2069,41 @@ print(json.dumps({"issues": issues, "conventions": s.GLOBAL_SOFAConventions,
                 # The reference of a unit plane wave at the origin is 1: hrtf = total.
                 worst = max(worst, abs(stored - h) / abs(h), abs(h - total) / abs(total))
     check(worst < 1e-14, f"its data are the total field over the wave at the centre ({worst:.1e})")
+    # A rigid ground plane below the head (z = -1.2): the same file with the ground's reflection
+    # in the field, its reference the free-field one (the same columns as without the plane, to
+    # rounding); a grid reaching below the ground is refused before any solve.
+    ground, ground_csv, free_csv = (os.path.join(WORK, n) for n in
+                                    ("ground.sofa", "ground.csv", "free.csv"))
+    ears = ["-mesh", os.path.join(SRC, "meshes", "sphere_two_ears_1.msh"), "-bem_frequency", "200",
+            "-bem_velocity", "left_ear:1e-3,right_ear:1e-3", "-bem_sources", "separate",
+            "-bem_field_sphere", "fibonacci:10:1.1"]
+    out = run(ears + ["-bem_planes", "z=-1.2:rigid", "-bem_sofa", ground, "-bem_field_csv",
+                      ground_csv]).stdout
+    run(ears + ["-bem_field_reference", "0,0,0", "-bem_field_csv", free_csv])
+    got = sofar_read(ground)
+    check("planes          z = -1.2 rigid" in out and got["issues"] is None and
+          got["conventions"] == "SimpleFreeFieldHRTF" and got["shape"] == [10, 2, 1],
+          "a head above a rigid ground: SimpleFreeFieldHRTF, sofar finds no issue")
+    worst_ref, worst_data, moved = 0.0, 0.0, 0.0
+    for ear in range(2):
+        suffix = f"_s{ear + 1:04d}.csv"
+        for m, (g, f) in enumerate(zip(read_csv_table(ground_csv[:-4] + suffix),
+                                       read_csv_table(free_csv[:-4] + suffix))):
+            ref_g = complex(g["reference_re"], g["reference_im"])
+            ref_f = complex(f["reference_re"], f["reference_im"])
+            h = complex(g["hrtf_re"], g["hrtf_im"])
+            worst_ref = max(worst_ref, abs(ref_g - ref_f) / abs(ref_f))
+            worst_data = max(worst_data, abs(complex(got["real"][m][ear][0],
+                                                     got["imag"][m][ear][0]) - h) / abs(h))
+            moved = max(moved, abs(h - complex(f["hrtf_re"], f["hrtf_im"])) / abs(h))
+    check(worst_ref < 1e-14 and worst_data < 1e-14 and moved > 1e-2,
+          f"the reference is the free-field one ({worst_ref:.1e}), the data the hrtf columns "
+          f"({worst_data:.1e}), the ground's reflection in them (HRTFs moved by {moved:.2f})")
+    p = run(ears[:-1] + ["fibonacci:10:1.5", "-bem_planes", "z=-1.2:rigid", "-bem_sofa",
+                         os.path.join(WORK, "below.sofa")], expect_ok=False)
+    check(p.returncode == 1 and "beyond a reflecting plane" in p.stderr and
+          not os.path.exists(os.path.join(WORK, "below.sofa")),
+          "a SOFA grid reaching below the ground: refused before any solve")
     # One ear alone is GeneralTF too (Mesh2HRTF's rule: two ears are SimpleFreeFieldHRTF).
     one = os.path.join(WORK, "one_ear.sofa")
     run(["-mesh", os.path.join(SRC, "meshes", "sphere_two_ears_1.msh"), "-bem_frequency", "100",
@@ -2701,8 +2736,6 @@ elif CASE == "planes":
     expect_error(["-mesh", "icosphere:2", "-k", "2", "-bem_incident", "pointsource",
                   "-bem_source", "0,0,-3", "-bem_planes", "z=-1.5:rigid"],
                  "lies beyond the plane z = -1.5")
-    expect_error(base + ["-bem_planes", "x=0:symmetric", "-bem_field_sphere", "fibonacci:64:2",
-                         "-bem_field_reference", "0,0,0"], "not supported yet")
     expect_error(base + ["-bem_planes", "x=0:symmetric", "-fmm_distribute", "true"],
                  "not supported yet")
 
@@ -2718,7 +2751,7 @@ elif CASE == "baffle":
     a, v0, rho, c, frequency = 0.5, 1e-3, 1.204, 343.0, 500.0
     k = 2 * math.pi * frequency / c
 
-    def disc_msh(path, rings):
+    def disc_nodes(rings):
         nodes, tris, previous = [(0.0, 0.0, 0.0)], [], [0]
         for r in range(1, rings + 1):
             m = 6 * r
@@ -2739,7 +2772,10 @@ elif CASE == "baffle":
                         tris.append((previous[i % pm], ring[j % m], previous[(i + 1) % pm]))
                         i += 1
             previous = ring
-        write_msh22(path, nodes, tris, "piston")
+        return nodes, tris
+
+    def disc_msh(path, rings):
+        write_msh22(path, *disc_nodes(rings), "piston")
 
     def bessel_j1(x):
         return sum((-1) ** m * (x / 2) ** (2 * m + 1) / (math.factorial(m) * math.factorial(m + 1))
@@ -2758,7 +2794,8 @@ elif CASE == "baffle":
             out = run(["-mesh", msh, "-bem_planes", "z=0:rigid", "-bem_frequency", str(frequency),
                        "-bem_velocity", f"1:{v0}", "-bem_formulation", formulation, "-bem_csv",
                        surface_csv, "-bem_field", axis_csv, "-bem_field_csv", field_csv,
-                       "-bem_farfield", "36", "-bem_farfield_csv", far_csv]).stdout
+                       "-bem_farfield", "36", "-bem_farfield_csv", far_csv,
+                       "-bem_field_reference", "0,0,0"]).stdout
             rows = read_csv_table(surface_csv)
             centre = min(rows, key=lambda r: r["x"] ** 2 + r["y"] ** 2)
             p0 = rho * c * v0 * (1 - cmath.exp(1j * k * a))
@@ -2768,6 +2805,29 @@ elif CASE == "baffle":
                                         cmath.exp(1j * k * math.sqrt(r["z"] ** 2 + a * a))))
                        for r in read_csv_table(field_csv)]
             axis_err = rel_diff([v for v, _ in on_axis], [e for _, e in on_axis])
+            # The HRTF's reference is the free-field point source of the piston's own volume
+            # velocity Q = v0 A (A the mesh's polygon area; its image is the baffle's doing):
+            # p_ref = -i omega rho Q e^{ikz} / (4 pi z) on the axis, no plane, to rounding; the
+            # hrtf column is the field over it.
+            nodes, tris = disc_nodes(rings)
+            area = sum(0.5 * abs((nodes[b][0] - nodes[a_][0]) * (nodes[c_][1] - nodes[a_][1]) -
+                                 (nodes[c_][0] - nodes[a_][0]) * (nodes[b][1] - nodes[a_][1]))
+                       for a_, b, c_ in tris)
+            q_line = next(l for l in out.splitlines() if l.startswith("  field reference "))
+            q_summary = complex(q_line.split("Q = ")[1].split()[0].replace("i", "j"))
+            worst = 0.0
+            for r in read_csv_table(field_csv):
+                ref = complex(r["reference_re"], r["reference_im"])
+                ref_exact = (-1j * k * c * rho * v0 * area * cmath.exp(1j * k * r["z"]) /
+                             (4 * math.pi * r["z"]))
+                radiated = complex(r["radiated_re"], r["radiated_im"])
+                hrtf = complex(r["hrtf_re"], r["hrtf_im"])
+                worst = max(worst, abs(ref - ref_exact) / abs(ref_exact),
+                            abs(hrtf * ref - radiated) / abs(radiated))
+            check(abs(q_summary - v0 * area) < 1e-12 * v0 * area and worst < 1e-12,
+                  f"{formulation}, {rings} rings: the reference is the piston's own volume "
+                  f"velocity {q_summary:.6e} (v0 A = {v0 * area:.6e}) as a free-field point source, "
+                  f"the hrtf the field over it ({worst:.1e})")
             q = 1j * k * rho * c * v0
             far, below = [], []
             for r in read_csv_table(far_csv):

@@ -139,7 +139,14 @@ class NearFieldCorrection {
   // double-layer entry of the close pairs); apart: S_ii then D'_ii, D_ii then N_ii (2 rows).
   const std::vector<cplx>& single_layer_diagonal() const { return self_single_; }
   const std::vector<cplx>& double_layer_diagonal() const { return self_double_; }
-  std::size_t nonzeros() const { return columns_.size(); }
+  // The pattern's size (with images on the GPU beside the real rows: their union's).
+  std::size_t nonzeros() const {
+    make_union();
+    return columns_.size();
+  }
+  // The close pairs integrated: the real rows' and each image's (an element close to a row and
+  // to its image counts twice); nonzeros() where no image has pairs.
+  std::size_t pairs() const { return pairs_; }
   int outputs() const { return outputs_; }
   // Host bytes (the entries counted once they are on the host) and device bytes.
   std::size_t memory_bytes() const;
@@ -148,8 +155,14 @@ class NearFieldCorrection {
   // The CSR arrays: row r's close elements are columns()[row_start()[r] .. row_start()[r + 1]),
   // ascending, with their entries (accurate minus regular) at the same positions; after
   // renumber_columns the elements' entries in the column space.
-  std::span<const std::int64_t> row_start() const { return row_start_; }
-  std::span<const std::int32_t> columns() const { return columns_; }
+  std::span<const std::int64_t> row_start() const {
+    make_union();
+    return row_start_;
+  }
+  std::span<const std::int32_t> columns() const {
+    make_union();
+    return columns_;
+  }
   std::span<const cplx> single_entries() const;
   std::span<const cplx> double_entries() const;
 
@@ -171,9 +184,11 @@ class NearFieldCorrection {
   NearFieldCorrection(RowRange rows, int outputs);
   // Adds an image's correction (its pattern merged into this one), times sign.
   void add_image(const NearFieldCorrection& image, double sign);
-  // With the entries on the GPU: the images' sum uploaded beside them, and the host's pattern
-  // made the union (download_entries fills it).
+  // With the entries on the GPU: the images' sum uploaded beside them and kept here; the host's
+  // pattern becomes the union only when a reader asks for it (make_union): the apply never does,
+  // and the union of a large mesh's pattern costs time and host memory the GPU run has no use for.
   void keep_images_beside(const NearFieldCorrection& images);
+  void make_union() const;
   void download_entries() const;
   // The entries with a reconstruction (see above), on the CPU, for the pattern row_start_,
   // columns_ (folded_pattern's).
@@ -186,8 +201,9 @@ class NearFieldCorrection {
   static constexpr int kMomentRadialPoints = 6;
 
   RowRange rows_;
-  std::vector<std::int64_t> row_start_;
-  UninitializedVector<std::int32_t> columns_;
+  // Mutable: with images beside, the union replaces the real rows' pattern on first read.
+  mutable std::vector<std::int64_t> row_start_;
+  mutable UninitializedVector<std::int32_t> columns_;
   // With the entries on the GPU these stay empty until download_entries.
   int outputs_ = 1;
   mutable std::vector<cplx> single_, double_;
@@ -195,11 +211,15 @@ class NearFieldCorrection {
   std::unique_ptr<GpuNearFieldCorrection> gpu_;
   mutable std::once_flag downloaded_;
   std::vector<Vec3> target_points_, target_normals_;
-  // With image planes and the entries on the GPU: the images' entries there, and on the host
-  // where the real rows' and the images' entries land in the union's pattern.
+  // With image planes and the entries on the GPU: the images' entries there and their pattern
+  // here; once the union is made, where the real rows' and the images' entries land in it.
   std::unique_ptr<GpuNearFieldCorrection> gpu_images_;
-  std::vector<std::int64_t> own_positions_, image_positions_;
+  std::vector<std::int64_t> image_row_start_;
+  UninitializedVector<std::int32_t> image_columns_;
   std::vector<cplx> image_single_, image_double_;
+  mutable std::once_flag union_made_;
+  mutable std::vector<std::int64_t> own_positions_, image_positions_;
+  std::size_t pairs_ = 0;
 };
 
 // The regular Gauss rule's S and D integrals over one element for the target

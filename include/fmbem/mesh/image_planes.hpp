@@ -28,6 +28,8 @@ struct ImagePlane {
     return kind == PlaneKind::symmetric || kind == PlaneKind::rigid ? 1.0 : -1.0;
   }
   bool reflects() const { return kind == PlaneKind::rigid || kind == PlaneKind::soft; }
+  // x's coordinate along the axis less the offset: positive on the axis' side.
+  double signed_distance(const Vec3& x) const { return component(x, axis) - offset; }
 };
 
 // Up to three planes on distinct axes (two planes on one axis would mirror each other's images
@@ -73,6 +75,9 @@ class ImagePlanes {
   // until set_sides.
   std::span<const int> sides() const { return {sides_.data(), planes_.size()}; }
   void set_sides(std::array<int, 3> sides) { sides_ = sides; }
+  // Whether every plane passes within `tolerance` of x (a sphere centred there is its own
+  // image).
+  bool all_pass_through(const Vec3& x, double tolerance) const;
   // The point where the planes meet (offset along each plane's axis, 0 along the others).
   Vec3 origin() const;
   // "x = 0 symmetric, z = -1.5 rigid".

@@ -64,6 +64,11 @@ class Mesh {
   // image there is itself, facing the other way: its row's identity is whole, not half.
   bool flush(std::size_t e) const { return !flush_.empty() && flush_[e] != 0; }
   bool has_flush_elements() const { return !flush_.empty(); }
+  // The planes vertex v lies in, one bit per plane in image_planes() order (within 1e-9 of the
+  // diameter): where the mesh may be open and its elements meet their mirror images.
+  std::uint8_t vertex_planes(std::size_t v) const {
+    return vertex_planes_.empty() ? 0 : vertex_planes_[v];
+  }
   // Whether this is a part (part_of), and then whether vertex v has all its triangles.
   bool is_part() const { return part_; }
   bool vertex_complete(std::size_t v) const { return !part_ || vertex_complete_[v] != 0; }
@@ -114,7 +119,8 @@ class Mesh {
 
   std::string name_;
   ImagePlanes planes_;
-  std::vector<std::uint8_t> flush_;  // per element the plane bit it lies in (empty: none)
+  std::vector<std::uint8_t> vertex_planes_;  // empty without planes
+  std::vector<std::uint8_t> flush_;          // per element the plane bit it lies in (empty: none)
   std::vector<Vec3> vertices_;
   std::vector<Triangle> triangles_;
   std::vector<Vec3> centroids_, normals_;

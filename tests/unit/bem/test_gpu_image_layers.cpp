@@ -3,6 +3,7 @@
 // resident apply), against the same layers on the CPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -25,16 +26,19 @@ TEST(GpuImageLayers, ResidentApplyMatchesTheCpu) {
   struct Case {
     LayerCoupling coupling;
     DensityModel model;
+    fmm::Wavenumber k = 8.0;
   };
   for (const Mesh* mesh : {&quarter, &above}) {
     const Discretization disc(*mesh, 3);
     const RowRange rows{0, mesh->size()};
     for (const Case c :
          {Case{0.0, DensityModel::constant}, Case{cplx(0.0, 0.125), DensityModel::quadratic},
-          Case{LayerCoupling::derivative_apart(), DensityModel::quadratic}}) {
+          Case{LayerCoupling::derivative_apart(), DensityModel::quadratic},
+          // The regularised formulation's screened single layer.
+          Case{0.0, DensityModel::constant, fmm::Wavenumber::screened(8.0)}}) {
       const std::size_t outputs = std::size_t(c.coupling.outputs());
-      const FmmLayerPotentials cpu(disc, 8.0, rows, {}, cpu_options, nullptr, c.coupling, c.model);
-      const FmmLayerPotentials gpu(disc, 8.0, rows, {}, gpu_options, nullptr, c.coupling, c.model);
+      const FmmLayerPotentials cpu(disc, c.k, rows, {}, cpu_options, nullptr, c.coupling, c.model);
+      const FmmLayerPotentials gpu(disc, c.k, rows, {}, gpu_options, nullptr, c.coupling, c.model);
       EXPECT_TRUE(gpu.near_field().on_device());
       EXPECT_EQ(gpu.resident_on_device(), gpu.fmm().runs_on_gpu());
       const auto dd = test::random_density(mesh->size(), 7),
@@ -52,9 +56,17 @@ TEST(GpuImageLayers, ResidentApplyMatchesTheCpu) {
         EXPECT_LE(test::relative_error(from_gpu, from_cpu), 1e-10)
             << mesh->name() << " alpha " << c.coupling.alpha << " output " << o;
       }
-      // The host's view of the entries: the union of the real rows' and the images' patterns,
-      // the same as the CPU's correction.
+      // The host's view of the entries: the union of the real rows' and the images' patterns
+      // (made when first read: the resident apply above did without it), the same as the CPU's
+      // correction.
+      EXPECT_EQ(gpu.near_field().pairs(), cpu.near_field().pairs()) << mesh->name();
       ASSERT_EQ(gpu.near_field().nonzeros(), cpu.near_field().nonzeros()) << mesh->name();
+      // The quarter's elements next to its planes are close to a row and to its image.
+      if (mesh == &quarter) EXPECT_LT(gpu.near_field().nonzeros(), gpu.near_field().pairs());
+      EXPECT_TRUE(std::ranges::equal(gpu.near_field().row_start(), cpu.near_field().row_start()))
+          << mesh->name();
+      EXPECT_TRUE(std::ranges::equal(gpu.near_field().columns(), cpu.near_field().columns()))
+          << mesh->name();
       const auto gpu_single = gpu.near_field().single_entries();
       const auto cpu_single = cpu.near_field().single_entries();
       const std::vector<cplx> g(gpu_single.begin(), gpu_single.end()),
