@@ -189,8 +189,12 @@ TEST(GpuM2L, DeviceBuiltMatricesMatchTheHostTable) {
     for (const auto& term : table.terms()) ++terms[term.entry];
     for (double k : {8.0, 0.0})
       for (const Octree& tree : trees) {
-        const M2LPlan plan = build_m2l_plan(tree, p, k);
+        // Dense host matrices at every order (from p = 8 the host translates by rotation and
+        // keeps none).
+        const M2LPlan plan = build_m2l_plan(tree, p, k, true, 2, max_degree + 1);
         ASSERT_GE(plan.levels.size(), 3u);
+        for (const M2LLevelPlan& lv : plan.levels)
+          ASSERT_EQ(lv.matrices.size(), lv.matrix_count() * matrix_size);
         // Per entry (row-major) of each checked matrix: the bound above.
         std::vector<std::vector<double>> bounds(plan.levels.size());
         for (std::size_t l = 0; l < plan.levels.size(); ++l) {

@@ -85,7 +85,7 @@ void check_against_cpu(const Fmm& fmm, Strengths strengths, const char* what,
     gpu.apply(charges, dipoles, potential);
     const Errors e = compare(potential, reference, base);
     std::printf("[ gpu near ] %-34s k = %g, %-7s: relative error %.2e (2-norm), %.2e (max); %s\n",
-                what, lists.k, name(strengths), e.norm, e.max, gpu.describe().c_str());
+                what, lists.k.magnitude, name(strengths), e.norm, e.max, gpu.describe().c_str());
     EXPECT_LE(e.norm, kTolerance) << what << " " << name(strengths) << " " << gpu.describe();
     EXPECT_LE(e.max, kTolerance) << what << " " << name(strengths) << " " << gpu.describe();
   }
