@@ -260,7 +260,7 @@ NearFieldCorrection::NearFieldCorrection(const Discretization& disc, fmm::Wavenu
         options.image_weight(planes, g));
   pairs_ += images.columns_.size();
   if (gpu_)
-    keep_images_beside(images);
+    keep_images_beside(std::move(images));
   else
     add_image(images, 1.0);
 }
@@ -571,15 +571,15 @@ void NearFieldCorrection::add_image(const NearFieldCorrection& image, double sig
   double_ = std::move(dbl);
 }
 
-void NearFieldCorrection::keep_images_beside(const NearFieldCorrection& images) {
+void NearFieldCorrection::keep_images_beside(NearFieldCorrection&& images) {
 #if FMBEM_HAVE_CUDA
   gpu_images_ = upload_near_field_correction(rows_, images.row_start_, images.columns_,
                                              images.single_, images.double_, outputs_);
 #endif
-  image_row_start_ = images.row_start_;
-  image_columns_ = images.columns_;
-  image_single_ = images.single_;
-  image_double_ = images.double_;
+  image_row_start_ = std::move(images.row_start_);
+  image_columns_ = std::move(images.columns_);
+  image_single_ = std::move(images.single_);
+  image_double_ = std::move(images.double_);
 }
 
 void NearFieldCorrection::make_union() const {

@@ -1995,15 +1995,14 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   const auto is_ear = [](const ProblemSpec &spec) {
     return spec.kind == ProblemKind::Surface && !spec.incident_wave;
   };
-  // A SOFA file's transfer functions are defined everywhere on its grid: none beyond a
-  // reflecting plane, where there is no fluid.
-  if (!opt.field.sofa_path.empty())
+  if (!opt.field.sofa_path.empty()) {
+    // A SOFA file's transfer functions are defined everywhere on its grid: none beyond a
+    // reflecting plane, where there is no fluid.
     for (const Vec3 &p : field_stage.points())
       if (!mesh.image_planes().in_fluid(p))
         throw Error("-bem_sofa: the grid point " + format_point(p) + " lies beyond a reflecting " +
                     "plane (" + mesh.image_planes().description() +
                     "), where there is no fluid: give a grid on the fluid's side");
-  if (!opt.field.sofa_path.empty())
     for (std::size_t s = 0; s < cases.size(); ++s) {
       const ProblemSpec &spec = cases[s].spec;
       if (spec.kind == ProblemKind::Radiation)
@@ -2017,6 +2016,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                     (is_ear(spec) ? "an incident wave" : "a vibrating ear") +
                     ": a SOFA file holds one kind of receiver (write two runs)");
     }
+  }
   // Every source checked before any work (a point source inside the body, on the surface): its
   // problem at the first k, over no rows (no exact values formed).
   for (std::size_t s = 0; s < cases.size(); ++s) {

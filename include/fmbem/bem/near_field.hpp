@@ -187,7 +187,7 @@ class NearFieldCorrection {
   // With the entries on the GPU: the images' sum uploaded beside them and kept here; the host's
   // pattern becomes the union only when a reader asks for it (make_union): the apply never does,
   // and the union of a large mesh's pattern costs time and host memory the GPU run has no use for.
-  void keep_images_beside(const NearFieldCorrection& images);
+  void keep_images_beside(NearFieldCorrection&& images);
   void make_union() const;
   void download_entries() const;
   // The entries with a reconstruction (see above), on the CPU, for the pattern row_start_,
