@@ -135,6 +135,34 @@ DistributedGroups broadcast_groups(MPI_Comm comm, const Mesh* whole) {
   return {std::move(list.groups), per_element != 0, list.overlap};
 }
 
+// Rank 0's image planes, with the sides its validation found, to every rank.
+ImagePlanes broadcast_planes(MPI_Comm comm, const Mesh* whole) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  // Per plane axis, offset and kind; then the sides and whether the data are halved.
+  std::vector<double> numbers;
+  if (rank == 0) {
+    const ImagePlanes& planes = whole->image_planes();
+    for (const ImagePlane& p : planes.planes())
+      numbers.insert(numbers.end(), {double(p.axis), p.offset, double(int(p.kind))});
+    for (std::size_t p = 0; p < 3; ++p)
+      numbers.push_back(p < planes.sides().size() ? double(planes.sides()[p]) : 1.0);
+    numbers.push_back(planes.halved_data() ? 1.0 : 0.0);
+  }
+  std::uint64_t count = numbers.size();
+  MPI_Bcast(&count, 1, MPI_UINT64_T, 0, comm);
+  numbers.resize(count);
+  MPI_Bcast(numbers.data(), int(count), MPI_DOUBLE, 0, comm);
+  std::vector<ImagePlane> list;
+  const std::size_t planes_count = (count - 4) / 3;
+  for (std::size_t p = 0; p < planes_count; ++p)
+    list.push_back({int(numbers[3 * p]), numbers[3 * p + 1], PlaneKind(int(numbers[3 * p + 2]))});
+  ImagePlanes planes(std::move(list));
+  const double* tail = &numbers[3 * planes_count];
+  planes.set_sides({int(tail[0]), int(tail[1]), int(tail[2])});
+  return tail[3] != 0.0 ? planes : planes.with_whole_data();
+}
+
 // The distance from x to the cube of half width `half` about `center` (0 inside it).
 double distance_to_cube(const Vec3& center, double half, const Vec3& x) {
   const auto outside = [half](double offset) { return std::max(std::abs(offset) - half, 0.0); };
@@ -512,8 +540,8 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const Mesh* whole, const std::st
     slab.resize(last - first);
     MPI_Recv(slab.data(), int(slab.size()), record_type.get(), 0, 0, comm, MPI_STATUS_IGNORE);
   }
-  distribute(comm, slab, extent, broadcast_groups(comm, whole), name, quadrature_points, fmm, reach,
-             observer);
+  distribute(comm, slab, extent, broadcast_groups(comm, whole), broadcast_planes(comm, whole), name,
+             quadrature_points, fmm, reach, observer);
 }
 
 DistributedMesh::DistributedMesh(MPI_Comm comm, const MeshSlab& mesh_slab, const std::string& name,
@@ -536,14 +564,14 @@ DistributedMesh::DistributedMesh(MPI_Comm comm, const MeshSlab& mesh_slab, const
     }
   }
   // A mesh read in slabs (a generated icosphere) has no groups.
-  distribute(comm, slab, extent, {}, name, quadrature_points, fmm, reach, observer);
+  distribute(comm, slab, extent, {}, {}, name, quadrature_points, fmm, reach, observer);
 }
 
 void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab,
                                  const MeshExtent& extent, const DistributedGroups& groups,
-                                 const std::string& name, int quadrature_points,
-                                 const fmm::FmmOptions& fmm, const HaloReach& reach,
-                                 fmm::DistributionObserver* observer) {
+                                 const ImagePlanes& planes, const std::string& name,
+                                 int quadrature_points, const fmm::FmmOptions& fmm,
+                                 const HaloReach& reach, fmm::DistributionObserver* observer) {
   using fmm::DistributionPhase;
   using Scope = fmm::DistributionPhaseScope;
   int rank = 0, size = 1;
@@ -593,13 +621,31 @@ void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab
       }
     }
 
-    // The partition from the slabs' points, formed as Discretization forms them.
+    // The partition from the slabs' points, formed as Discretization forms them; with image
+    // planes each element's mirror images of them too (image-major after the real ones, as the
+    // operator's FMM holds them: FmmLayerPotentials).
     const TriangleRule& rule = triangle_rule(quadrature_points);
-    const std::vector<Vec3> sources = quadrature_points_of(slab_mesh, rule, 0, slab_mesh.size());
+    const std::size_t images = planes.images();
+    std::vector<Vec3> sources = quadrature_points_of(slab_mesh, rule, 0, slab_mesh.size());
+    const std::size_t real_sources = sources.size();
+    std::vector<Vec3> mirror_centroids;
+    if (images > 1) {
+      sources.resize(images * real_sources);
+      mirror_centroids.resize((images - 1) * slab_mesh.size());
+      for (std::size_t g = 1; g < images; ++g) {
+        for (std::size_t s = 0; s < real_sources; ++s)
+          sources[g * real_sources + s] = planes.reflect(g, sources[s]);
+        for (std::size_t e = 0; e < slab_mesh.size(); ++e)
+          mirror_centroids[(g - 1) * slab_mesh.size() + e] =
+              planes.reflect(g, slab_mesh.centroids()[e]);
+      }
+    }
     std::vector<std::size_t> source_element(sources.size());
-    for (std::size_t s = 0; s < sources.size(); ++s) source_element[s] = s / rule.size();
-    partition = std::make_unique<fmm::DistributedFmmPartition>(
-        comm, sources, slab_mesh.centroids(), source_element, first, fmm, observer);
+    for (std::size_t s = 0; s < sources.size(); ++s)
+      source_element[s] = s % real_sources / rule.size();
+    partition = std::make_unique<fmm::DistributedFmmPartition>(comm, sources, slab_mesh.centroids(),
+                                                               source_element, first, fmm, observer,
+                                                               mirror_centroids);
     // Which parts need each slab element: its owner, the FMM's readers of the leaves within
     // its reach, the owners of the leaves within its pattern reach (their rows).
     std::vector<std::pair<int, std::size_t>> sends;  // (part, slab element)
@@ -650,7 +696,9 @@ void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab
           int leaf, part;
           const std::vector<int>* readers;  // formed when an element first needs them
         };
-        std::vector<Candidate> candidates;
+        // Per image: the leaves within reach of the group's mirror image (an element's mirror
+        // sources are read there, and rows there have it as a mirror image's close pair).
+        std::vector<std::vector<Candidate>> candidates(images);
         // The parts an element is sent to, each once: marked with the element's number.
         std::vector<std::size_t> marked(std::size_t(size), std::numeric_limits<std::size_t>::max());
         const auto send = [&](int q, std::size_t e) {
@@ -669,23 +717,31 @@ void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab
               const std::size_t e = by_leaf[i].second;
               radius = std::max(radius, slab[e].pattern_reach + norm(centroids[e] - origin));
             }
-            candidates.clear();
-            for_each_leaf_within(tree, origin, radius, stack, [&](int leaf, double) {
-              candidates.push_back({tree.cells()[std::size_t(leaf)].center, half_width(tree, leaf),
-                                    leaf, cut.part_of_leaf(leaf), nullptr});
-            });
+            // (A reflection keeps distances: the radius serves every image.)
+            for (std::size_t image = 0; image < images; ++image) {
+              candidates[image].clear();
+              for_each_leaf_within(
+                  tree, planes.reflect(image, origin), radius, stack, [&](int leaf, double) {
+                    candidates[image].push_back({tree.cells()[std::size_t(leaf)].center,
+                                                 half_width(tree, leaf), leaf,
+                                                 cut.part_of_leaf(leaf), nullptr});
+                  });
+            }
             for (std::size_t i = group_begin[g]; i < group_begin[g + 1]; ++i) {
               const std::size_t e = by_leaf[i].second;
               ElementRecord& r = slab[e];
               r.solver = partition->slab_new_indices()[e];
               send(partition->slab_parts()[e], e);
-              for (Candidate& c : candidates) {
-                const double distance = distance_to_cube(c.center, c.half, centroids[e]);
-                if (distance > r.pattern_reach) continue;
-                send(c.part, e);
-                if (distance > r.reach) continue;
-                if (!c.readers) c.readers = &readers_of(c.leaf);
-                for (int q : *c.readers) send(q, e);
+              for (std::size_t image = 0; image < images; ++image) {
+                const Vec3 centroid = planes.reflect(image, centroids[e]);
+                for (Candidate& c : candidates[image]) {
+                  const double distance = distance_to_cube(c.center, c.half, centroid);
+                  if (distance > r.pattern_reach) continue;
+                  send(c.part, e);
+                  if (distance > r.reach) continue;
+                  if (!c.readers) c.readers = &readers_of(c.leaf);
+                  for (int q : *c.readers) send(q, e);
+                }
               }
             }
           } catch (const std::bad_alloc&) {
@@ -811,7 +867,8 @@ void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab
   slab.clear();
   slab.shrink_to_fit();
   mesh_.emplace(Mesh::part_of(name, std::move(vertices), std::move(triangles), std::move(complete),
-                              extent, std::move(element_groups), groups.groups, groups.overlap));
+                              extent, std::move(element_groups), groups.groups, groups.overlap,
+                              planes));
 }
 
 std::vector<FeatureSegment> gather_feature_segments(MPI_Comm comm, const DistributedMesh& mesh,

@@ -1,6 +1,7 @@
 #include "fmbem/bem/fmm_layer_potentials.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "fmbem/bem/gpu_correction.hpp"
 #include "fmbem/bem/point_strengths.hpp"
@@ -42,12 +43,34 @@ FmmLayerPotentials::FmmLayerPotentials(std::unique_ptr<fmm::Fmm> fmm, bool part,
       observer_(observer) {
   if (!part) return;
   // The densities hold what the part reads alone; the FMM's strength points find their
-  // element's entry once here.
+  // element's entry once here. With image planes a strength point is a quadrature point's
+  // mirror image (make_fmm): its strength is the point's, times the image's weight.
   const std::vector<std::size_t> read = columns_read();
   const ColumnEntries columns(read);
   restrict_columns(columns);
   const std::size_t per_element = disc.points_per_element();
-  const std::span<const std::size_t> points = fmm_->strength_sources();
+  const std::size_t real_points = disc.quadrature_points().size();
+  mirror_sources_ = !disc.mesh().image_planes().empty();
+  if (mirror_sources_) {
+    // (No strength sources listed: the part reads every source, entry i is source i.)
+    std::vector<std::size_t> every;
+    std::span<const std::size_t> sources = fmm_->strength_sources();
+    if (sources.empty()) {
+      every.resize(fmm_->strength_count());
+      std::iota(every.begin(), every.end(), std::size_t(0));
+      sources = every;
+    }
+    strength_points_.resize(sources.size());
+    strength_weights_.resize(sources.size());
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      strength_points_[i] = sources[i] % real_points;
+      strength_weights_[i] = image_weight(sources[i] / real_points);
+    }
+    if (std::all_of(strength_weights_.begin(), strength_weights_.end(),
+                    [](double w) { return w == 1.0; }))
+      strength_weights_.clear();
+  }
+  const std::span<const std::size_t> points = strength_points();
   strength_columns_.resize(points.size());
   for (std::size_t i = 0; i < points.size(); ++i)
     strength_columns_[i] = columns(points[i] / per_element);
@@ -69,8 +92,6 @@ std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& dis
   const std::span<const Vec3> collocation_points = disc.collocation_points();
   const std::span<const Vec3> row_points = collocation_points.subspan(rows.begin, rows.size());
   const ImagePlanes& planes = disc.mesh().image_planes();
-  if (part && !planes.empty())
-    throw Error("image planes with the distributed FMM (-fmm_distribute) are not supported yet");
   fmm::FmmOptions options = fmm_options;
   options.skip_radius = disc.coincidence_radius();
   options.screened = k.imaginary;
@@ -90,13 +111,36 @@ std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& dis
         k.magnitude, disc.quadrature_points(), quadrature_point_normals(disc), row_points,
         collocation_points, options, observer,
         fmm::TargetNormalDerivative{row_normals, coupling.alpha, coupling.apart}, part);
+  const std::size_t images = planes.images();
+  if (part) {
+    // A part of the distributed FMM: the partition's tree holds each element's mirror sources
+    // as sources of it (DistributedMesh), so that a rank's targets stay its rows' collocation
+    // points and its leaves, and the density exchange reads each mirror source's element. The
+    // sources: the quadrature points, then each image's (image-major), their normals reflected;
+    // the strengths are the points' times the image's weight (regular_sum).
+    const std::span<const Vec3> points = disc.quadrature_points();
+    const std::vector<Vec3> normals = quadrature_point_normals(disc);
+    std::vector<Vec3> sources(images * points.size()), source_normals(images * points.size());
+    std::vector<Vec3> splitting(images * collocation_points.size());
+    for (std::size_t g = 0; g < images; ++g) {
+      for (std::size_t s = 0; s < points.size(); ++s) {
+        sources[g * points.size() + s] = planes.reflect(g, points[s]);
+        source_normals[g * points.size() + s] = planes.reflect_direction(g, normals[s]);
+      }
+      for (std::size_t e = 0; e < collocation_points.size(); ++e)
+        splitting[g * collocation_points.size() + e] = planes.reflect(g, collocation_points[e]);
+    }
+    return std::make_unique<fmm::Fmm>(
+        k.magnitude, sources, source_normals, row_points, splitting, options, observer,
+        fmm::TargetNormalDerivative{row_normals, coupling.alpha, coupling.apart}, part);
+  }
   // With image planes the rows' targets are their collocation points and each image of them
   // (image-major), with the normals reflected alike: one pass sums the images' sources too
   // (regular_sum signs and adds them). Every image of every collocation point splits the tree.
   const auto images_of = [&](std::span<const Vec3> points, bool direction) {
     std::vector<Vec3> all;
-    all.reserve(points.size() * planes.images());
-    for (std::size_t g = 0; g < planes.images(); ++g)
+    all.reserve(points.size() * images);
+    for (std::size_t g = 0; g < images; ++g)
       for (const Vec3& p : points)
         all.push_back(direction ? planes.reflect_direction(g, p) : planes.reflect(g, p));
     return all;
@@ -118,8 +162,11 @@ std::vector<std::size_t> FmmLayerPotentials::elements_read(const fmm::Fmm& fmm, 
                                                            const Discretization& disc) {
   if (!part) return {};
   const std::size_t per_element = disc.points_per_element();
+  // (With image planes a source is a quadrature point's mirror image: make_fmm.)
+  const std::size_t real_points = disc.quadrature_points().size();
   std::vector<std::size_t> elements;
-  for (std::size_t s : fmm.sources_read()) elements.push_back(s / per_element);
+  for (std::size_t s : fmm.sources_read()) elements.push_back(s % real_points / per_element);
+  std::sort(elements.begin(), elements.end());
   elements.erase(std::unique(elements.begin(), elements.end()), elements.end());
   return elements;
 }
@@ -129,11 +176,17 @@ void FmmLayerPotentials::regular_sum(std::span<const cplx> double_density,
                                      std::span<cplx> y) const {
   const Discretization& disc = discretization();
   // A part's FMM takes the strengths of the sources it reads alone (empty: of every source).
-  const std::span<const std::size_t> points = fmm_->strength_sources();
+  const std::span<const std::size_t> points = strength_points();
   const ImagePlanes& planes = disc.mesh().image_planes();
-  if (planes.empty()) {
-    fmm_->apply(point_strengths(disc, single_density, points, strength_columns_),
-                double_layer_strengths(double_density, points, strength_columns_), y, observer_);
+  if (planes.empty() || mirror_sources_) {
+    std::vector<cplx> charges = point_strengths(disc, single_density, points, strength_columns_);
+    std::vector<cplx> dipoles = double_layer_strengths(double_density, points, strength_columns_);
+    // A part's mirror sources: times their image's weight.
+    for (std::vector<cplx>* strengths : {&charges, &dipoles})
+      if (!strength_weights_.empty() && !strengths->empty())
+        for (std::size_t i = 0; i < strength_weights_.size(); ++i)
+          (*strengths)[i] *= strength_weights_[i];
+    fmm_->apply(charges, dipoles, y, observer_);
     return;
   }
   // Per output the targets of each image in turn (make_fmm): signed and summed to the rows.
@@ -156,7 +209,8 @@ std::vector<std::size_t> FmmLayerPotentials::columns_read() const {
   const std::size_t per_element = disc.points_per_element();
   // A mark per element (the correction's columns repeat over the rows).
   std::vector<char> read(disc.size(), 0);
-  for (std::size_t s : fmm_->sources_read()) read[s / per_element] = 1;
+  const std::size_t real_points = disc.quadrature_points().size();
+  for (std::size_t s : fmm_->sources_read()) read[s % real_points / per_element] = 1;
   // The quadratic read: a point's strength reads its element's stencil.
   if (const DensityReconstruction* quadratic = reconstruction()) {
     std::vector<char> stencils(read.size(), 0);
@@ -192,8 +246,9 @@ struct FmmLayerPotentials::DeviceStrengths {
   std::unique_ptr<GpuPointStrengths> double_kernel;
   fmm::DeviceArray charges, dipoles;
   // With image planes: the FMM's outputs at every image target, before they are signed and
-  // summed to the rows.
+  // summed to the rows; on a part, each mirror source's image weight.
   std::unique_ptr<fmm::DeviceArray> image_targets;
+  std::unique_ptr<fmm::DeviceArray> strength_weights;
 };
 #else
 // Nothing is resident without CUDA (the FMM never runs on a GPU).
@@ -206,23 +261,36 @@ FmmLayerPotentials::~FmmLayerPotentials() = default;
 void FmmLayerPotentials::regular_sum_device(const cplx* device_double_density,
                                             const cplx* device_single_density,
                                             cplx* device_y) const {
-  if (!strengths_)
+  if (!strengths_) {
     strengths_ = std::make_unique<DeviceStrengths>(discretization(), reconstructed_strengths(),
-                                                   fmm_->strength_sources(), strength_columns_);
+                                                   strength_points(), strength_columns_);
+    if (!strength_weights_.empty()) {
+      const std::vector<cplx> weights(strength_weights_.begin(), strength_weights_.end());
+      strengths_->strength_weights = std::make_unique<fmm::DeviceArray>(weights.size());
+      copy_to_device(weights, strengths_->strength_weights->data());
+    }
+  }
+  const auto weigh = [&](cplx* strengths) {
+    if (strengths_->strength_weights)
+      scale_on_device(strength_weights_.size(), strengths_->strength_weights->data(), strengths,
+                      strengths);
+  };
   const cplx* charges = nullptr;
   const cplx* dipoles = nullptr;
   if (device_single_density) {
     strengths_->kernel.apply(device_single_density, strengths_->charges.data());
+    weigh(strengths_->charges.data());
     charges = strengths_->charges.data();
   }
   if (device_double_density) {
     const GpuPointStrengths& kernel =
         strengths_->double_kernel ? *strengths_->double_kernel : strengths_->kernel;
     kernel.apply(device_double_density, strengths_->dipoles.data());
+    weigh(strengths_->dipoles.data());
     dipoles = strengths_->dipoles.data();
   }
   const ImagePlanes& planes = discretization().mesh().image_planes();
-  if (planes.empty()) {
+  if (planes.empty() || mirror_sources_) {
     fmm_->apply_device(charges, dipoles, device_y, observer_);
     return;
   }

@@ -104,7 +104,8 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
                                                  std::span<const std::size_t> source_element,
                                                  std::size_t first_element,
                                                  const FmmOptions& options,
-                                                 DistributionObserver* observer)
+                                                 DistributionObserver* observer,
+                                                 std::span<const Vec3> further_splitting_points)
     : comm_(comm) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -144,14 +145,22 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
   std::shared_ptr<Octree> tree;
   {
     DistributionPhaseScope scope(observer, DistributionPhase::tree);
-    tree = std::make_shared<Octree>(sources, targets, targets, OctreeOptions{tree_size.max_leaf},
+    std::vector<Vec3> joined;
+    if (!further_splitting_points.empty()) {
+      joined.reserve(targets.size() + further_splitting_points.size());
+      joined.insert(joined.end(), targets.begin(), targets.end());
+      joined.insert(joined.end(), further_splitting_points.begin(), further_splitting_points.end());
+    }
+    const std::span<const Vec3> splitting =
+        further_splitting_points.empty() ? targets : std::span<const Vec3>(joined);
+    tree = std::make_shared<Octree>(sources, targets, splitting, OctreeOptions{tree_size.max_leaf},
                                     MpiPartReduction(comm));
     // No leaf on the diagonal levels of the FMMs the parts build on this tree (they cannot
     // split it): every rank finds the same level from the same cells.
     if (const int level = diagonal_min_leaf_level(*tree, options);
         level > 0 && holds_leaf_above(*tree, level))
       tree = std::make_shared<Octree>(
-          sources, targets, targets,
+          sources, targets, splitting,
           OctreeOptions{.max_leaf = tree_size.max_leaf, .min_leaf_level = level},
           MpiPartReduction(comm));
   }

@@ -141,9 +141,10 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
                 std::to_string(normal_derivative.normals.size()) + " normals for " +
                 std::to_string(targets.size()) + " targets)");
   // Weight 0 asks for phi alone: the plan without normals gives it, at no extra cost.
-  if (normal_derivative.apart && normal_derivative.normals.empty())
+  // (A part without targets, a rank that owns no rows, has no normals to give.)
+  if (normal_derivative.apart && normal_derivative.normals.empty() && !targets.empty())
     throw Error("FMM: the normal derivative apart needs the target normals");
-  if (!normal_derivative.normals.empty() &&
+  if ((!normal_derivative.normals.empty() || (targets.empty() && normal_derivative.apart)) &&
       (normal_derivative.weight != 0.0 || normal_derivative.apart)) {
     target_normals_.assign(normal_derivative.normals.begin(), normal_derivative.normals.end());
     target_normal_weight_ = normal_derivative.apart ? 1.0 : normal_derivative.weight;

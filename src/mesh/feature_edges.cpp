@@ -33,7 +33,8 @@ std::vector<MeshEdge> mesh_edges(const Mesh& mesh) {
   // The runs of two half-edges (each an edge), in order; any other run is an error, but a part
   // of a mesh (a rank's elements and halo) holds one face of its rim's edges: those are left out.
   // An edge of one face where the mesh meets an image plane pairs with the face's mirror image:
-  // the plane it lies in (Mesh::from_surface's test), -1 for none.
+  // the plane it lies in (Mesh::from_surface's test), -1 for none. In a part, only where both
+  // its vertices have all their triangles (elsewhere a one-face edge may be the part's rim).
   const ImagePlanes& planes = mesh.image_planes();
   const auto plane_of = [&](std::int32_t a, std::int32_t b) {
     const unsigned both =
@@ -47,7 +48,8 @@ std::vector<MeshEdge> mesh_edges(const Mesh& mesh) {
     run = 1;
     while (h + run < half.size() && half[h + run].a == half[h].a && half[h + run].b == half[h].b)
       ++run;
-    if (run == 1 && !mesh.is_part() && !planes.empty()) {
+    if (run == 1 && !planes.empty() && mesh.vertex_complete(std::size_t(half[h].a)) &&
+        mesh.vertex_complete(std::size_t(half[h].b))) {
       if (const int p = plane_of(half[h].a, half[h].b); p >= 0) {
         pairs.push_back(h);
         cut_plane.resize(pairs.size(), -1);

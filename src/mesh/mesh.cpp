@@ -104,6 +104,20 @@ std::string number(double value, int digits = 3) {
   return text.str();
 }
 
+// A vertex within kInPlane of the mesh's diameter from a plane lies in it.
+constexpr double kInPlane = 1e-9;
+
+// Per vertex the planes it lies in, a bit per plane (empty without planes).
+std::vector<std::uint8_t> vertices_in_planes(std::span<const Vec3> vertices,
+                                             const ImagePlanes& planes, double diameter) {
+  std::vector<std::uint8_t> in_plane(planes.empty() ? 0 : vertices.size(), 0);
+  for (std::size_t p = 0; p < planes.planes().size(); ++p)
+    for (std::size_t v = 0; v < vertices.size(); ++v)
+      if (std::abs(planes.planes()[p].signed_distance(vertices[v])) <= kInPlane * diameter)
+        in_plane[v] |= std::uint8_t(1u << p);
+  return in_plane;
+}
+
 // Checks that the coordinates of the used vertices are in a range the solver can
 // compute with and returns the diameter of their bounding box.
 double check_scale(const Surface& s, const std::string& name) {
@@ -362,18 +376,16 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePla
   // The planes: every vertex on one side of each (or in it), no element in one; a vertex within
   // kInPlane of the diameter lies in the plane (where the mesh may be open).
   ImagePlanes kept_planes = planes;
-  std::vector<std::uint8_t> in_plane(planes.empty() ? 0 : verts.size(), 0);
+  std::vector<std::uint8_t> in_plane = vertices_in_planes(verts, planes, diameter);
   // Per plane the vertices' least and greatest signed distance (0 included).
   std::array<double, 3> plane_low{}, plane_high{};
   if (!planes.empty()) {
-    constexpr double kInPlane = 1e-9;
     for (std::size_t p = 0; p < planes.planes().size(); ++p) {
       const ImagePlane& plane = planes.planes()[p];
       double& low = plane_low[p];
       double& high = plane_high[p];
       for (std::size_t v = 0; v < verts.size(); ++v) {
         const double d = plane.signed_distance(verts[v]);
-        if (std::abs(d) <= kInPlane * diameter) in_plane[v] |= std::uint8_t(1u << p);
         low = std::min(low, d);
         high = std::max(high, d);
       }
@@ -538,8 +550,8 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePla
     for (std::size_t p = 0; p < planes.planes().size(); ++p) {
       const ImagePlane& plane = planes.planes()[p];
       int side = 0;
-      if (plane_high[p] > 1e-9 * diameter) side = 1;
-      if (plane_low[p] < -1e-9 * diameter) side = -1;
+      if (plane_high[p] > kInPlane * diameter) side = 1;
+      if (plane_low[p] < -kInPlane * diameter) side = -1;
       for (std::size_t t = 0; t < n; ++t) {
         if (!((in_plane[tris[t][0]] & in_plane[tris[t][1]] & in_plane[tris[t][2]]) >> p & 1u))
           continue;
@@ -608,7 +620,8 @@ Mesh Mesh::from_surface(Surface surface, const std::string& name, const ImagePla
 Mesh Mesh::part_of(const std::string& name, std::vector<Vec3> vertices,
                    std::vector<Triangle> triangles, std::vector<std::uint8_t> vertex_complete,
                    const MeshExtent& whole, std::vector<std::int32_t> element_groups,
-                   std::vector<SurfaceGroup> groups, std::optional<GroupOverlap> overlap) {
+                   std::vector<SurfaceGroup> groups, std::optional<GroupOverlap> overlap,
+                   const ImagePlanes& planes) {
   if (vertex_complete.size() != vertices.size())
     throw Error("a mesh part needs one completeness flag per vertex");
   for (const Triangle& t : triangles)
@@ -634,6 +647,20 @@ Mesh Mesh::part_of(const std::string& name, std::vector<Vec3> vertices,
   mesh.flipped_ = whole.flipped;
   mesh.whole_size_ = whole.elements;
   mesh.whole_vertices_ = whole.vertices;
+  // The whole mesh's planes (validated there) and its classification of these vertices and
+  // elements against them.
+  mesh.planes_ = planes;
+  mesh.vertex_planes_ =
+      vertices_in_planes(mesh.vertices_, planes, scaled_norm(whole.box_max - whole.box_min));
+  for (std::size_t t = 0; t < mesh.triangles_.size() && !planes.empty(); ++t) {
+    const Triangle& c = mesh.triangles_[t];
+    const std::uint8_t all = mesh.vertex_planes_[std::size_t(c[0])] &
+                             mesh.vertex_planes_[std::size_t(c[1])] &
+                             mesh.vertex_planes_[std::size_t(c[2])];
+    if (all == 0) continue;
+    if (mesh.flush_.empty()) mesh.flush_.assign(mesh.triangles_.size(), 0);
+    mesh.flush_[t] = all;
+  }
   return mesh;
 }
 

@@ -1842,7 +1842,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     fmm::FmmOptions partition_fmm = opt.fmm;
     partition_fmm.largest_wavenumber =
         *std::max_element(opt.wavenumbers.begin(), opt.wavenumbers.end());
-    if (io::reads_in_slabs(opt.mesh)) {
+    // (A mesh with image planes is validated whole against them: rank 0 reads it.)
+    if (io::reads_in_slabs(opt.mesh) && opt.planes.empty()) {
       // Each rank reads its own slab (a generated icosphere): no rank holds the whole mesh.
       on_every_rank(comm, [&] {
         const std::size_t elements = io::slab_source_elements(opt.mesh);
@@ -1857,8 +1858,9 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
         on_rank_zero(comm, [&] { whole_mesh.emplace(io::load_mesh(opt.mesh)); });
     } else {
       Surface surface = read_surface_on_rank_zero(comm, opt.mesh, warnings);
-      on_rank_zero(comm,
-                   [&] { whole_mesh.emplace(Mesh::from_surface(std::move(surface), opt.mesh)); });
+      on_rank_zero(comm, [&] {
+        whole_mesh.emplace(Mesh::from_surface(std::move(surface), opt.mesh, opt.planes));
+      });
       distribution->local = std::make_unique<DistributedMesh>(
           comm, whole_mesh ? &*whole_mesh : nullptr, opt.mesh, opt.quadrature_points, partition_fmm,
           reach, &distribution_events);

@@ -889,14 +889,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
       throw Error("-bem_planes and -bem_numcalc: the project's SYMMETRY section gives the planes");
     opt->planes = numcalc->planes;
   }
-  // The distributed FMM does not know images yet: with planes the ranks split the rows.
-  if (!opt->planes.empty() && value("fmm_distribute") &&
-      parse_bool("-fmm_distribute", *value("fmm_distribute")))
-    throw Error(
-        "-bem_planes with -fmm_distribute true is not supported yet: on several ranks "
-        "the rows are split (-fmm_distribute false, the default with planes)");
-  opt->fmm_distribute =
-      parse_bool("-fmm_distribute", text_or("fmm_distribute", "true")) && opt->planes.empty();
+  opt->fmm_distribute = parse_bool("-fmm_distribute", text_or("fmm_distribute", "true"));
   opt->fmm_overlap = parse_bool("-fmm_overlap", text_or("fmm_overlap", "false"));
   opt->split_frequencies = choose("-bem_split", text_or("bem_split", "elements"),
                                   {"elements", "frequencies"}) == "frequencies";

@@ -98,7 +98,8 @@ class DistributedMesh {
 
   // This rank's part: its elements and halo in ascending order of their solver index (a
   // Mesh::part_of: no closedness, per-vertex completeness, the whole mesh's extent; the whole
-  // mesh's groups and overlap, and each element's group, as rank 0's mesh has them).
+  // mesh's groups and overlap, and each element's group, as rank 0's mesh has them; its image
+  // planes, where the whole mesh has them: a mesh read in slabs has none).
   const Mesh& mesh() const { return *mesh_; }
   // Per element of mesh(): its index in the solver's numbering (ascending) and in the input.
   std::span<const std::size_t> solver_elements() const { return solver_elements_; }
@@ -118,10 +119,13 @@ class DistributedMesh {
 
  private:
   // From this rank's slab and the whole mesh's extent: the partition, the halo, the local mesh.
+  // With image planes (the whole mesh's) each element's mirror sources are sources of it, its
+  // mirror centroids split the tree, and the halo holds what the rows' mirror images read.
   void distribute(MPI_Comm comm, std::vector<detail::DistributedElementRecord>& slab,
                   const MeshExtent& extent, const detail::DistributedGroups& groups,
-                  const std::string& name, int quadrature_points, const fmm::FmmOptions& fmm,
-                  const HaloReach& reach, fmm::DistributionObserver* observer);
+                  const ImagePlanes& planes, const std::string& name, int quadrature_points,
+                  const fmm::FmmOptions& fmm, const HaloReach& reach,
+                  fmm::DistributionObserver* observer);
 
   std::optional<Mesh> mesh_;  // set by the constructor
   std::vector<std::size_t> solver_elements_, input_elements_;

@@ -78,6 +78,15 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   fmm::FmmObserver* observer_;
   // A part's: the density entry of each of the FMM's strength points (empty: its element).
   std::vector<std::int32_t> strength_columns_;
+  // A part's with image planes, per strength point: the quadrature point it mirrors and its
+  // image's weight (empty: every weight 1); without planes the points are the FMM's own.
+  bool mirror_sources_ = false;
+  std::vector<std::size_t> strength_points_;
+  std::vector<double> strength_weights_;
+  std::span<const std::size_t> strength_points() const {
+    return mirror_sources_ ? std::span<const std::size_t>(strength_points_)
+                           : fmm_->strength_sources();
+  }
   // The resident apply's point strengths (charges from the single layer, dipoles from the
   // double layer, with the quadratic read where the layers have it), set up with the first
   // resident apply; of the points the FMM's strength arrays hold (fmm::Fmm::strength_sources).

@@ -96,13 +96,17 @@ class DistributedFmmPartition {
  public:
   // sources: the slab's quadrature points; targets: its elements' collocation points (also the
   // splitting points); source_element: per source, its element's position in the slab;
-  // first_element: the slab's first element in the input order. Throws fmbem::Error on every
-  // rank where any rank's input is wrong (sizes, an element out of its slab, slabs that are not
-  // contiguous in rank order, ranks choosing different leaf sizes).
+  // first_element: the slab's first element in the input order. further_splitting_points: points
+  // that split the tree as the targets do but are no element's (with image planes the targets'
+  // mirror images, where the mirror sources need leaves as fine as the real ones; an element's
+  // mirror sources are then sources of it). Throws fmbem::Error on every rank where any rank's
+  // input is wrong (sizes, an element out of its slab, slabs that are not contiguous in rank
+  // order, ranks choosing different leaf sizes).
   DistributedFmmPartition(MPI_Comm comm, std::span<const Vec3> sources,
                           std::span<const Vec3> targets,
                           std::span<const std::size_t> source_element, std::size_t first_element,
-                          const FmmOptions& options, DistributionObserver* observer = nullptr);
+                          const FmmOptions& options, DistributionObserver* observer = nullptr,
+                          std::span<const Vec3> further_splitting_points = {});
 
   // The tree's cells, without point orders, holding the lists of this rank's own cells alone
   // (TreePartition::own_cells: what its LET and its FMMs read; Octree::list_of forms any other);

@@ -56,6 +56,7 @@ class ImagePlanes {
   // field and its reflection both are there. NumCalc's convention (with_whole_data): the sign
   // alone, the data and its images summed across every plane.
   double data_weight(std::size_t image) const;
+  bool halved_data() const { return halved_data_; }
   ImagePlanes with_whole_data() const {
     ImagePlanes planes = *this;
     planes.halved_data_ = false;

@@ -51,13 +51,14 @@ class Mesh {
   // triangle of the whole mesh at it is in the part (where not, the part's edges, stencils and
   // feature edges there are not the whole mesh's). element_groups: empty or per triangle its
   // group in `groups`, the whole mesh's list, as is `overlap` (its triangle numbered in the
-  // whole mesh). Throws fmbem::Error for a vertex or group index out of range or sizes that do
-  // not match.
+  // whole mesh). planes: the whole mesh's (image_planes(), its sides set), against which the
+  // part's vertices and flush elements are classified as the whole's. Throws fmbem::Error for a
+  // vertex or group index out of range or sizes that do not match.
   static Mesh part_of(const std::string& name, std::vector<Vec3> vertices,
                       std::vector<Triangle> triangles, std::vector<std::uint8_t> vertex_complete,
                       const MeshExtent& whole, std::vector<std::int32_t> element_groups = {},
                       std::vector<SurfaceGroup> groups = {},
-                      std::optional<GroupOverlap> overlap = {});
+                      std::optional<GroupOverlap> overlap = {}, const ImagePlanes& planes = {});
   // The planes the mesh was validated with (none: an empty set), with the mesh's sides.
   const ImagePlanes& image_planes() const { return planes_; }
   // Whether element e lies in a rigid plane (flush with a baffle: a piston, a membrane). Its
