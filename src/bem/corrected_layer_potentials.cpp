@@ -115,11 +115,15 @@ CorrectedLayerPotentials::CorrectedLayerPotentials(
     // What the near blocks read: every folded column's fit and those of its stencil (a mark
     // per element: the columns repeat over the rows). The regular sum's elements are seeds of
     // the fits, fitted by construction.
-    std::vector<char> marked(disc.size(), 0);
-    for (std::int32_t j : near_.columns()) {
-      marked[std::size_t(j)] = 1;
-      if (reconstruction_->fitted(std::size_t(j)))
-        for (std::int32_t l : reconstruction_->stencil(std::size_t(j))) marked[std::size_t(l)] = 1;
+    // (mark_columns, not columns(): a part renumbers the columns after this, which the images'
+    // union on the GPU, once made, would not allow.)
+    std::vector<char> columns(disc.size(), 0), marked(disc.size(), 0);
+    near_.mark_columns(columns);
+    for (std::size_t j = 0; j < columns.size(); ++j) {
+      if (!columns[j]) continue;
+      marked[j] = 1;
+      if (reconstruction_->fitted(j))
+        for (std::int32_t l : reconstruction_->stencil(j)) marked[std::size_t(l)] = 1;
     }
     std::vector<std::size_t> read;
     for (std::size_t e = 0; e < marked.size(); ++e)

@@ -219,7 +219,9 @@ std::vector<std::size_t> FmmLayerPotentials::columns_read() const {
         for (std::int32_t j : quadratic->stencil(e)) stencils[std::size_t(j)] = 1;
     for (std::size_t e = 0; e < read.size(); ++e) read[e] |= stencils[e];
   }
-  for (std::int32_t j : near_field().columns()) read[std::size_t(j)] = 1;
+  // (Not columns(): with the images' entries on the GPU it would make the union, whose columns
+  // are then fixed before the renumbering.)
+  near_field().mark_columns(read);
   std::fill(read.begin() + std::ptrdiff_t(rows().begin), read.begin() + std::ptrdiff_t(rows().end),
             char(1));
   std::vector<std::size_t> columns;

@@ -629,6 +629,11 @@ std::span<const cplx> NearFieldCorrection::double_entries() const {
   return double_;
 }
 
+void NearFieldCorrection::mark_columns(std::span<char> marks) const {
+  for (std::int32_t c : columns_) marks[std::size_t(c)] = 1;
+  for (std::int32_t c : image_columns_) marks[std::size_t(c)] = 1;
+}
+
 void NearFieldCorrection::renumber_columns(const ColumnEntries& columns) {
   if (!own_positions_.empty())
     throw Error("near-field correction: columns renumbered after the union was read (a defect)");

@@ -163,6 +163,9 @@ class NearFieldCorrection {
     make_union();
     return columns_;
   }
+  // Sets marks[c] to 1 for every column c of the pattern (the real rows' and the images'),
+  // without making the union (which would fix the columns before renumber_columns).
+  void mark_columns(std::span<char> marks) const;
   std::span<const cplx> single_entries() const;
   std::span<const cplx> double_entries() const;
 
