@@ -628,18 +628,8 @@ void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab
     const std::size_t images = planes.images();
     std::vector<Vec3> sources = quadrature_points_of(slab_mesh, rule, 0, slab_mesh.size());
     const std::size_t real_sources = sources.size();
-    std::vector<Vec3> mirror_centroids;
-    if (images > 1) {
-      sources.resize(images * real_sources);
-      mirror_centroids.resize((images - 1) * slab_mesh.size());
-      for (std::size_t g = 1; g < images; ++g) {
-        for (std::size_t s = 0; s < real_sources; ++s)
-          sources[g * real_sources + s] = planes.reflect(g, sources[s]);
-        for (std::size_t e = 0; e < slab_mesh.size(); ++e)
-          mirror_centroids[(g - 1) * slab_mesh.size() + e] =
-              planes.reflect(g, slab_mesh.centroids()[e]);
-      }
-    }
+    if (images > 1) sources = planes.images_of(sources);
+    const std::vector<Vec3> mirror_centroids = planes.images_of(slab_mesh.centroids(), 1);
     std::vector<std::size_t> source_element(sources.size());
     for (std::size_t s = 0; s < sources.size(); ++s)
       source_element[s] = s % real_sources / rule.size();

@@ -111,47 +111,28 @@ std::unique_ptr<fmm::Fmm> FmmLayerPotentials::make_fmm(const Discretization& dis
         k.magnitude, disc.quadrature_points(), quadrature_point_normals(disc), row_points,
         collocation_points, options, observer,
         fmm::TargetNormalDerivative{row_normals, coupling.alpha, coupling.apart}, part);
-  const std::size_t images = planes.images();
   if (part) {
     // A part of the distributed FMM: the partition's tree holds each element's mirror sources
     // as sources of it (DistributedMesh), so that a rank's targets stay its rows' collocation
     // points and its leaves, and the density exchange reads each mirror source's element. The
     // sources: the quadrature points, then each image's (image-major), their normals reflected;
     // the strengths are the points' times the image's weight (regular_sum).
-    const std::span<const Vec3> points = disc.quadrature_points();
-    const std::vector<Vec3> normals = quadrature_point_normals(disc);
-    std::vector<Vec3> sources(images * points.size()), source_normals(images * points.size());
-    std::vector<Vec3> splitting(images * collocation_points.size());
-    for (std::size_t g = 0; g < images; ++g) {
-      for (std::size_t s = 0; s < points.size(); ++s) {
-        sources[g * points.size() + s] = planes.reflect(g, points[s]);
-        source_normals[g * points.size() + s] = planes.reflect_direction(g, normals[s]);
-      }
-      for (std::size_t e = 0; e < collocation_points.size(); ++e)
-        splitting[g * collocation_points.size() + e] = planes.reflect(g, collocation_points[e]);
-    }
     return std::make_unique<fmm::Fmm>(
-        k.magnitude, sources, source_normals, row_points, splitting, options, observer,
+        k.magnitude, planes.images_of(disc.quadrature_points()),
+        planes.directions_of(quadrature_point_normals(disc)), row_points,
+        planes.images_of(collocation_points), options, observer,
         fmm::TargetNormalDerivative{row_normals, coupling.alpha, coupling.apart}, part);
   }
   // With image planes the rows' targets are their collocation points and each image of them
   // (image-major), with the normals reflected alike: one pass sums the images' sources too
   // (regular_sum signs and adds them). Every image of every collocation point splits the tree.
-  const auto images_of = [&](std::span<const Vec3> points, bool direction) {
-    std::vector<Vec3> all;
-    all.reserve(points.size() * images);
-    for (std::size_t g = 0; g < images; ++g)
-      for (const Vec3& p : points)
-        all.push_back(direction ? planes.reflect_direction(g, p) : planes.reflect(g, p));
-    return all;
-  };
-  const std::vector<Vec3> targets = images_of(row_points, false);
-  const std::vector<Vec3> target_normals = images_of(row_normals, true);
+  const std::vector<Vec3> targets = planes.images_of(row_points);
+  const std::vector<Vec3> target_normals = planes.directions_of(row_normals);
   // Rows of every element: the targets are the splitting points, the same array (the tree
   // sorts them once).
   const bool every_row = rows.size() == collocation_points.size();
   const std::vector<Vec3> tree_points =
-      every_row ? std::vector<Vec3>{} : images_of(collocation_points, false);
+      every_row ? std::vector<Vec3>{} : planes.images_of(collocation_points);
   return std::make_unique<fmm::Fmm>(
       k.magnitude, disc.quadrature_points(), quadrature_point_normals(disc), targets,
       every_row ? std::span<const Vec3>(targets) : std::span<const Vec3>(tree_points), options,

@@ -144,8 +144,8 @@ Fmm::Fmm(double k, std::span<const Vec3> sources, std::span<const Vec3> source_n
   // (A part without targets, a rank that owns no rows, has no normals to give.)
   if (normal_derivative.apart && normal_derivative.normals.empty() && !targets.empty())
     throw Error("FMM: the normal derivative apart needs the target normals");
-  if ((!normal_derivative.normals.empty() || (targets.empty() && normal_derivative.apart)) &&
-      (normal_derivative.weight != 0.0 || normal_derivative.apart)) {
+  if (normal_derivative.apart ||
+      (!normal_derivative.normals.empty() && normal_derivative.weight != 0.0)) {
     target_normals_.assign(normal_derivative.normals.begin(), normal_derivative.normals.end());
     target_normal_weight_ = normal_derivative.apart ? 1.0 : normal_derivative.weight;
     derivative_apart_ = normal_derivative.apart;

@@ -1,5 +1,6 @@
 #include "fmbem/mesh/image_planes.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -59,6 +60,23 @@ Vec3 ImagePlanes::reflect_direction(std::size_t image, const Vec3& d) const {
   for (std::size_t p = 0; p < planes_.size(); ++p)
     if (image >> p & 1u) component(y, planes_[p].axis) = -component(y, planes_[p].axis);
   return y;
+}
+
+std::vector<Vec3> ImagePlanes::images_of(std::span<const Vec3> points, std::size_t first) const {
+  std::vector<Vec3> all;
+  all.reserve(points.size() * (images() - std::min(first, images())));
+  for (std::size_t g = first; g < images(); ++g)
+    for (const Vec3& x : points) all.push_back(reflect(g, x));
+  return all;
+}
+
+std::vector<Vec3> ImagePlanes::directions_of(std::span<const Vec3> directions,
+                                             std::size_t first) const {
+  std::vector<Vec3> all;
+  all.reserve(directions.size() * (images() - std::min(first, images())));
+  for (std::size_t g = first; g < images(); ++g)
+    for (const Vec3& d : directions) all.push_back(reflect_direction(g, d));
+  return all;
 }
 
 double ImagePlanes::sign(std::size_t image) const {

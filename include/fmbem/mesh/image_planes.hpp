@@ -48,6 +48,10 @@ class ImagePlanes {
   Vec3 reflect(std::size_t image, const Vec3& x) const;
   // A direction (normal, gradient, wave direction): the reflection's linear part.
   Vec3 reflect_direction(std::size_t image, const Vec3& d) const;
+  // Each point's images from image `first` on, image-major (image first's of every point, then
+  // the next image's, ...); reflect_direction's for directions.
+  std::vector<Vec3> images_of(std::span<const Vec3> points, std::size_t first = 0) const;
+  std::vector<Vec3> directions_of(std::span<const Vec3> directions, std::size_t first = 0) const;
   // The product of the reflected planes' signs: the image's weight in the Green's function.
   double sign(std::size_t image) const;
   // The weight of image g of a field the user gives (an incident wave, a monopole): the sign,
