@@ -150,8 +150,8 @@ void run(int level, const Problem& problem, const Config& c, const fmm::WorkMode
       // The part's time with the M2L of shared cells repeated: its own near and M2L pairs, the
       // points of its leaves.
       std::size_t sources = 0, elements = 0;
-      for (std::size_t l = partition.first_leaf(r); l < partition.first_leaf(r + 1); ++l) {
-        const fmm::Cell& leaf = tree.cells()[partition.leaves()[l]];
+      for (int own_leaf : partition.leaves_of(r)) {
+        const fmm::Cell& leaf = tree.cells()[own_leaf];
         sources += leaf.source_end - leaf.source_begin;
         elements += leaf.target_end - leaf.target_begin;
       }

@@ -633,9 +633,13 @@ void DistributedMesh::distribute(MPI_Comm comm, std::vector<ElementRecord>& slab
     std::vector<std::size_t> source_element(sources.size());
     for (std::size_t s = 0; s < sources.size(); ++s)
       source_element[s] = s % real_sources / rule.size();
-    partition = std::make_unique<fmm::DistributedFmmPartition>(comm, sources, slab_mesh.centroids(),
-                                                               source_element, first, fmm, observer,
-                                                               mirror_centroids);
+    fmm::MirrorImages mirror;
+    if (images > 1) {
+      mirror.splitting_points = mirror_centroids;
+      mirror.real_position = [&planes](const Vec3& x) { return planes.real_image(x); };
+    }
+    partition = std::make_unique<fmm::DistributedFmmPartition>(
+        comm, sources, slab_mesh.centroids(), source_element, first, fmm, observer, mirror);
     // Which parts need each slab element: its owner, the FMM's readers of the leaves within
     // its reach, the owners of the leaves within its pattern reach (their rows).
     std::vector<std::pair<int, std::size_t>> sends;  // (part, slab element)

@@ -99,13 +99,10 @@ void MpiPartReduction::sum(std::span<std::size_t> counts) const {
                   int(std::min(kMpiChunk, counts.size() - done)), MPI_UINT64_T, MPI_SUM, comm_);
 }
 
-DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const Vec3> sources,
-                                                 std::span<const Vec3> targets,
-                                                 std::span<const std::size_t> source_element,
-                                                 std::size_t first_element,
-                                                 const FmmOptions& options,
-                                                 DistributionObserver* observer,
-                                                 std::span<const Vec3> further_splitting_points)
+DistributedFmmPartition::DistributedFmmPartition(
+    MPI_Comm comm, std::span<const Vec3> sources, std::span<const Vec3> targets,
+    std::span<const std::size_t> source_element, std::size_t first_element,
+    const FmmOptions& options, DistributionObserver* observer, const MirrorImages& mirror)
     : comm_(comm) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -146,13 +143,13 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
   {
     DistributionPhaseScope scope(observer, DistributionPhase::tree);
     std::vector<Vec3> joined;
-    if (!further_splitting_points.empty()) {
-      joined.reserve(targets.size() + further_splitting_points.size());
+    if (!mirror.splitting_points.empty()) {
+      joined.reserve(targets.size() + mirror.splitting_points.size());
       joined.insert(joined.end(), targets.begin(), targets.end());
-      joined.insert(joined.end(), further_splitting_points.begin(), further_splitting_points.end());
+      joined.insert(joined.end(), mirror.splitting_points.begin(), mirror.splitting_points.end());
     }
     const std::span<const Vec3> splitting =
-        further_splitting_points.empty() ? targets : std::span<const Vec3>(joined);
+        mirror.splitting_points.empty() ? targets : std::span<const Vec3>(joined);
     tree = std::make_shared<Octree>(sources, targets, splitting, OctreeOptions{tree_size.max_leaf},
                                     MpiPartReduction(comm));
     // No leaf on the diagonal levels of the FMMs the parts build on this tree (they cannot
@@ -175,7 +172,10 @@ DistributedFmmPartition::DistributedFmmPartition(MPI_Comm comm, std::span<const 
   }
   {
     DistributionPhaseScope scope(observer, DistributionPhase::cut);
-    partition_ = std::make_unique<TreePartition>(*tree, work, size);
+    // Every rank finds the same leaders from the same cells.
+    const std::vector<int> leaders =
+        mirror.real_position ? mirror_leaders(*tree, mirror.real_position) : std::vector<int>();
+    partition_ = std::make_unique<TreePartition>(*tree, work, size, leaders);
     // Its own cells' lists, and the diagonal levels' cells' (every part's FMM reads those).
     std::vector<int> listed = partition_->own_cells(rank);
     const std::vector<int> coarse = diagonal_level_cells(*tree, options);

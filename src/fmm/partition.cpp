@@ -306,7 +306,66 @@ std::size_t LocallyEssentialTree::received_densities() const {
 std::size_t LocallyEssentialTree::sent_multipoles() const { return total_size(send_multipoles); }
 std::size_t LocallyEssentialTree::sent_densities() const { return total_size(send_densities); }
 
-TreePartition::TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts)
+namespace {
+
+// TreePartition::PartsBelow of the leaves' parts, formed bottom-up (children have larger ids
+// than their parent).
+TreePartition::PartsBelow parts_below(const std::vector<Cell>& cells,
+                                      const std::vector<int>& leaf_part, bool with_targets) {
+  std::vector<std::vector<int>> below(cells.size());
+  for (std::size_t c = cells.size(); c-- > 0;) {
+    std::vector<int>& parts = below[c];
+    if (cells[c].is_leaf()) {
+      if ((with_targets ? targets_of(cells[c]) : sources_of(cells[c])) > 0)
+        parts.push_back(leaf_part[c]);
+    } else {
+      std::sort(parts.begin(), parts.end());
+      parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
+    }
+    if (c > 0) {
+      std::vector<int>& parent = below[std::size_t(cells[c].parent)];
+      parent.insert(parent.end(), parts.begin(), parts.end());
+    }
+  }
+  TreePartition::PartsBelow out;
+  out.offsets.assign(cells.size() + 1, 0);
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    out.offsets[c + 1] = out.offsets[c] + below[c].size();
+  out.parts.reserve(out.offsets.back());
+  for (std::vector<int>& parts : below) {
+    out.parts.insert(out.parts.end(), parts.begin(), parts.end());
+    std::vector<int>().swap(parts);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> mirror_leaders(const Octree& tree,
+                                const std::function<Vec3(const Vec3&)>& real_position) {
+  const auto& cells = tree.cells();
+  std::vector<int> leaders(cells.size(), -1);
+  std::vector<int> followers;
+  std::vector<Vec3> mirrored;
+  for (int leaf : tree.leaves())
+    if (targets_of(cells[std::size_t(leaf)]) == 0) {
+      followers.push_back(leaf);
+      mirrored.push_back(real_position(cells[std::size_t(leaf)].center));
+    }
+  // A real leaf's centre is its own real point: only a mirror image's leaf finds another. (The
+  // real leaf found may hold sources alone, the quadrature points of elements in the leaves
+  // beside it: it is then cut on its own, and its mirror images follow it.)
+  const std::vector<int> found = tree.leaf_of(mirrored);
+  for (std::size_t i = 0; i < followers.size(); ++i)
+    if (found[i] >= 0 && found[i] != followers[i]) leaders[std::size_t(followers[i])] = found[i];
+  // Where rounding left a leader a follower itself, its followers are cut on their own.
+  for (std::size_t c = 0; c < leaders.size(); ++c)
+    if (leaders[c] >= 0 && leaders[std::size_t(leaders[c])] != -1) leaders[c] = -1;
+  return leaders;
+}
+
+TreePartition::TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts,
+                             std::span<const int> leaders)
     : tree_(tree), parts_(parts) {
   const auto& cells = tree.cells();
   if (parts < 1) throw Error("partition: the number of parts must be at least 1");
@@ -315,39 +374,59 @@ TreePartition::TreePartition(const Octree& tree, std::span<const double> leaf_wo
     throw Error("partition: one work value per cell is needed (" +
                 std::to_string(leaf_work.size()) + " for " + std::to_string(cells.size()) +
                 " cells)");
+  if (!leaders.empty() && leaders.size() != cells.size())
+    throw Error("partition: one leader per cell is needed (" + std::to_string(leaders.size()) +
+                " for " + std::to_string(cells.size()) + " cells)");
+  const auto leader_of = [&](std::size_t c) { return leaders.empty() ? -1 : leaders[c]; };
+  for (std::size_t c = 0; c < leaders.size(); ++c) {
+    const int l = leaders[c];
+    if (l == -1) continue;
+    if (l < 0 || std::size_t(l) >= cells.size() || std::size_t(l) == c || !cells[c].is_leaf() ||
+        !cells[std::size_t(l)].is_leaf() || leaders[std::size_t(l)] != -1)
+      throw Error("partition: cell " + std::to_string(c) + "'s leader " + std::to_string(l) +
+                  " is not a leaf of its own that a leaf can follow");
+  }
   leaves_ = depth_first_leaves(tree);
-  std::vector<double> work(leaves_.size());
-  for (std::size_t l = 0; l < leaves_.size(); ++l) work[l] = leaf_work[leaves_[l]];
-  cuts_ = min_max_cuts(work, parts);
+  // The leaders in depth-first order, each with its followers' work, are cut.
+  std::vector<int> led;
+  std::vector<std::size_t> position(leaders.empty() ? 0 : cells.size(), 0);
+  for (int leaf : leaves_)
+    if (leader_of(std::size_t(leaf)) == -1) {
+      if (!leaders.empty()) position[std::size_t(leaf)] = led.size();
+      led.push_back(leaf);
+    }
+  std::vector<double> work(led.size());
+  for (std::size_t l = 0; l < led.size(); ++l) work[l] = leaf_work[std::size_t(led[l])];
+  for (int leaf : leaves_)
+    if (const int l = leader_of(std::size_t(leaf)); l != -1)
+      work[position[std::size_t(l)]] += leaf_work[std::size_t(leaf)];
+  const std::vector<std::size_t> cuts = min_max_cuts(work, parts);
   part_work_.assign(parts, 0.0);
   leaf_part_.assign(cells.size(), -1);
   for (int q = 0; q < parts; ++q)
-    for (std::size_t l = cuts_[q]; l < cuts_[q + 1]; ++l) {
+    for (std::size_t l = cuts[q]; l < cuts[q + 1]; ++l) {
       part_work_[q] += work[l];
-      leaf_part_[leaves_[l]] = q;
+      leaf_part_[std::size_t(led[l])] = q;
     }
+  for (int leaf : leaves_)
+    if (const int l = leader_of(std::size_t(leaf)); l != -1)
+      leaf_part_[std::size_t(leaf)] = leaf_part_[std::size_t(l)];
+  part_leaf_offsets_.assign(std::size_t(parts) + 1, 0);
+  for (int leaf : leaves_) ++part_leaf_offsets_[std::size_t(leaf_part_[std::size_t(leaf)]) + 1];
+  std::partial_sum(part_leaf_offsets_.begin(), part_leaf_offsets_.end(),
+                   part_leaf_offsets_.begin());
+  part_leaves_.resize(leaves_.size());
+  std::vector<std::size_t> next(part_leaf_offsets_.begin(), part_leaf_offsets_.end() - 1);
+  for (int leaf : leaves_) part_leaves_[next[std::size_t(leaf_part_[std::size_t(leaf)])]++] = leaf;
 
-  // Each cell's leaves, a contiguous range of the depth-first order; children have larger ids.
-  range_begin_.assign(cells.size(), leaves_.size());
-  range_end_.assign(cells.size(), 0);
-  target_leaves_before_.assign(leaves_.size() + 1, 0);
-  source_leaves_before_.assign(leaves_.size() + 1, 0);
-  for (std::size_t l = 0; l < leaves_.size(); ++l) {
-    range_begin_[leaves_[l]] = l;
-    range_end_[leaves_[l]] = l + 1;
-    target_leaves_before_[l + 1] = target_leaves_before_[l] + (targets_of(cells[leaves_[l]]) > 0);
-    source_leaves_before_[l + 1] = source_leaves_before_[l] + (sources_of(cells[leaves_[l]]) > 0);
-  }
-  for (int c = int(cells.size()) - 1; c > 0; --c) {
-    const int parent = cells[c].parent;
-    range_begin_[parent] = std::min(range_begin_[parent], range_begin_[c]);
-    range_end_[parent] = std::max(range_end_[parent], range_end_[c]);
-  }
+  target_parts_below_ = parts_below(cells, leaf_part_, true);
+  source_parts_below_ = parts_below(cells, leaf_part_, false);
 }
 
 TreePartition::TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts,
-                             std::span<const std::size_t> source_element)
-    : TreePartition(tree, leaf_work, parts) {
+                             std::span<const std::size_t> source_element,
+                             std::span<const int> leaders)
+    : TreePartition(tree, leaf_work, parts, leaders) {
   const auto& cells = tree.cells();
   if (!tree.holds_point_orders() || tree.is_part_view())
     throw Error(
@@ -366,12 +445,11 @@ TreePartition::TreePartition(const Octree& tree, std::span<const double> leaf_wo
   knows_elements_ = true;
   source_element_.assign(source_element.begin(), source_element.end());
   element_part_.assign(element_count, -1);
-  for (int q = 0; q < parts_; ++q)
-    for (std::size_t l = cuts_[q]; l < cuts_[q + 1]; ++l) {
-      const Cell& leaf = cells[leaves_[l]];
-      for (std::size_t i = leaf.target_begin; i < leaf.target_end; ++i)
-        element_part_[tree.target_order()[i]] = q;
-    }
+  for (int leaf : leaves_) {
+    const Cell& cell = cells[std::size_t(leaf)];
+    for (std::size_t i = cell.target_begin; i < cell.target_end; ++i)
+      element_part_[tree.target_order()[i]] = leaf_part_[std::size_t(leaf)];
+  }
 
   element_source_offsets_.assign(element_count + 1, 0);
   for (std::size_t e : source_element_) ++element_source_offsets_[e + 1];
@@ -398,8 +476,8 @@ std::vector<std::size_t> TreePartition::elements(int part) const {
   if (!knows_elements()) throw Error("partition: the elements' parts were not given");
   std::vector<std::size_t> out;
   const auto& cells = tree_.cells();
-  for (std::size_t l = cuts_[part]; l < cuts_[part + 1]; ++l)
-    for (std::size_t i = cells[leaves_[l]].target_begin; i < cells[leaves_[l]].target_end; ++i)
+  for (int leaf : leaves_of(part))
+    for (std::size_t i = cells[leaf].target_begin; i < cells[leaf].target_end; ++i)
       out.push_back(tree_.target_order()[i]);
   std::sort(out.begin(), out.end());
   return out;
@@ -407,15 +485,10 @@ std::vector<std::size_t> TreePartition::elements(int part) const {
 
 template <class Visit>
 void TreePartition::for_parts_below(int cell, bool with_targets, Visit&& visit) const {
-  const std::size_t begin = range_begin_[cell], end = range_end_[cell];
-  const auto& before = with_targets ? target_leaves_before_ : source_leaves_before_;
-  if (begin >= end || before[end] == before[begin]) return;
-  // The part owning position begin: the last whose first leaf is at or before it.
-  int q = int(std::upper_bound(cuts_.begin(), cuts_.end(), begin) - cuts_.begin()) - 1;
-  for (; q < parts_ && cuts_[q] < end; ++q) {
-    const std::size_t from = std::max(begin, cuts_[q]), to = std::min(end, cuts_[q + 1]);
-    if (from < to && before[to] > before[from]) visit(q);
-  }
+  const PartsBelow& below = with_targets ? target_parts_below_ : source_parts_below_;
+  for (std::size_t i = below.offsets[std::size_t(cell)]; i < below.offsets[std::size_t(cell) + 1];
+       ++i)
+    visit(below.parts[i]);
 }
 
 std::vector<int> TreePartition::readers_of_leaf(int leaf) const {
@@ -467,8 +540,8 @@ std::vector<int> TreePartition::own_cells(int part) const {
   const auto& cells = tree_.cells();
   std::vector<char> own(cells.size(), 0);
   std::vector<int> out;
-  for (std::size_t l = cuts_[part]; l < cuts_[part + 1]; ++l)
-    for (int a = leaves_[l]; a >= 0 && !own[a]; a = cells[a].parent) {
+  for (int leaf : leaves_of(part))
+    for (int a = leaf; a >= 0 && !own[a]; a = cells[a].parent) {
       own[a] = 1;
       out.push_back(a);
     }
@@ -489,7 +562,7 @@ LocallyEssentialTree TreePartition::locally_essential_tree(int part) const {
   let.send_multipoles.resize(parts_);
   let.receive_densities.resize(parts_);
   let.send_densities.resize(parts_);
-  const std::size_t first = cuts_[part], last = cuts_[part + 1];
+  const std::span<const int> part_leaves = leaves_of(part);
 
   // Walks from a leaf to the root through the cells not yet marked, marking them.
   const auto climb = [&](int leaf, std::vector<char>& marked, auto&& visit) {
@@ -503,8 +576,7 @@ LocallyEssentialTree TreePartition::locally_essential_tree(int part) const {
   // the source points of its near lists and of its own leaves (P2M).
   std::vector<char> own(cells.size(), 0), target_cell(cells.size(), 0), read(cells.size(), 0);
   std::vector<int> m2l_sources, source_cells;
-  for (std::size_t l = first; l < last; ++l) {
-    const int leaf = leaves_[l];
+  for (int leaf : part_leaves) {
     climb(leaf, own, [&](int a) { let.own_cells.push_back(a); });
     if (cells[leaf].level >= 2 && sources_of(cells[leaf]) > 0) source_cells.push_back(leaf);
     if (targets_of(cells[leaf]) == 0) continue;
@@ -551,9 +623,9 @@ LocallyEssentialTree TreePartition::locally_essential_tree(int part) const {
   // inverse), so that no part has to be told what to send.
   std::vector<char> contributed(cells.size(), 0);
   std::vector<int> last_cell(parts_, -1);
-  for (std::size_t l = first; l < last; ++l) {
-    if (sources_of(cells[leaves_[l]]) == 0) continue;
-    climb(leaves_[l], contributed, [&](int a) {
+  for (int leaf : part_leaves) {
+    if (sources_of(cells[leaf]) == 0) continue;
+    climb(leaf, contributed, [&](int a) {
       for (int t : tree_.m2l(a)) {
         if (targets_of(cells[t]) == 0) continue;
         for_parts_below(t, true, [&](int q) {
@@ -566,8 +638,8 @@ LocallyEssentialTree TreePartition::locally_essential_tree(int part) const {
   }
   std::unordered_map<int, std::vector<int>> readers;
   std::vector<std::size_t> last_element(parts_, std::numeric_limits<std::size_t>::max());
-  for (std::size_t l = first; l < last && knows_elements_; ++l)
-    for (std::size_t i = cells[leaves_[l]].target_begin; i < cells[leaves_[l]].target_end; ++i) {
+  for (int own_leaf : knows_elements_ ? part_leaves : std::span<const int>())
+    for (std::size_t i = cells[own_leaf].target_begin; i < cells[own_leaf].target_end; ++i) {
       const std::size_t e = target_order[i];
       for (std::size_t k = element_source_offsets_[e]; k < element_source_offsets_[e + 1]; ++k) {
         const int leaf = source_leaf_[element_sources_[k]];

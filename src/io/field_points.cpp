@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "fmbem/core/fibonacci_sphere.hpp"
 #include "fmbem/field/field_limits.hpp"
 #include "fmbem/io/gmsh_reader.hpp"
+#include "fmbem/quadrature/lebedev_rule.hpp"
 #include "text_input.hpp"
 
 namespace fmbem::io {
@@ -135,13 +137,25 @@ FieldSphere parse_field_sphere(const std::string& option, std::string_view text)
     rest.remove_prefix(colon + 1);
   }
   if (parts.size() != 3 && parts.size() != 4)
-    throw Error(whole + "expected KIND:V:R[:x,y,z] (fibonacci:N:R or equiangular:D:R)");
+    throw Error(whole +
+                "expected KIND:V:R[:x,y,z] (fibonacci:N:R, lebedev:N:R or equiangular:D:R)");
   FieldSphere sphere;
   double value = 0.0;
   if (parts[0] == "fibonacci") {
     long long n = 0;
     if (!parse_id(parts[1], n) || n < 1 || std::uint64_t(n) > kMaxPlanePoints)
       throw Error(whole + "N must be a whole number from 1 to " + std::to_string(kMaxPlanePoints));
+    sphere.count = std::size_t(n);
+  } else if (parts[0] == "lebedev") {
+    sphere.kind = FieldSphere::Kind::lebedev;
+    long long n = 0;
+    const std::vector<std::size_t> counts = lebedev_point_counts();
+    if (!parse_id(parts[1], n) || n < 1 ||
+        std::find(counts.begin(), counts.end(), std::size_t(n)) == counts.end()) {
+      std::string known;
+      for (std::size_t count : counts) known += (known.empty() ? "" : ", ") + std::to_string(count);
+      throw Error(whole + "N must be the point count of a Lebedev rule (" + known + ")");
+    }
     sphere.count = std::size_t(n);
   } else if (parts[0] == "equiangular") {
     sphere.kind = FieldSphere::Kind::equiangular;
@@ -151,7 +165,7 @@ FieldSphere parse_field_sphere(const std::string& option, std::string_view text)
     sphere.step_degrees = value;
   } else {
     throw Error(whole + "the kind '" + excerpt(parts[0]) +
-                "' is not known (fibonacci or equiangular)");
+                "' is not known (fibonacci, lebedev or equiangular)");
   }
   if (!parse_number(parts[2], value) || !(value > 0.0))
     throw Error(whole + "the radius must be a finite number > 0");
@@ -182,6 +196,10 @@ FieldPoints sphere_points(const FieldSphere& sphere) {
     out.points.reserve(n);
     for (std::size_t i = 0; i < n; ++i) out.points.push_back(on_sphere(fibonacci_direction(i, n)));
     text << "Fibonacci, " << n << " points";
+  } else if (sphere.kind == FieldSphere::Kind::lebedev) {
+    const SphereRule rule = lebedev_rule(sphere.count);
+    for (const Vec3& d : rule.directions) out.points.push_back(on_sphere(d));
+    text << "Lebedev, " << rule.directions.size() << " points (degree " << rule.degree << ")";
   } else {
     constexpr double kDegree = std::numbers::pi / 180.0;
     const std::size_t rings = std::size_t(std::llround(180.0 / sphere.step_degrees));

@@ -55,6 +55,13 @@ Vec3 ImagePlanes::reflect(std::size_t image, const Vec3& x) const {
   return y;
 }
 
+Vec3 ImagePlanes::real_image(const Vec3& x) const {
+  std::size_t image = 0;
+  for (std::size_t p = 0; p < planes_.size(); ++p)
+    if (planes_[p].signed_distance(x) * sides_[p] < 0.0) image |= std::size_t(1) << p;
+  return reflect(image, x);
+}
+
 Vec3 ImagePlanes::reflect_direction(std::size_t image, const Vec3& d) const {
   Vec3 y = d;
   for (std::size_t p = 0; p < planes_.size(); ++p)

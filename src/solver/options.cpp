@@ -186,8 +186,9 @@ constexpr OptionSpec kOptions[] = {
      "Evaluate the field on a plane grid ox,oy,oz,ax,ay,az,bx,by,bz,na,nb: corner o, edges a and "
      "b, na x nb points (corners included)"},
     {"bem_field_sphere", "",
-     "Evaluate the field on a sphere: fibonacci:N:R (N points) or equiangular:D:R (D degrees "
-     "in polar angle and azimuth, D dividing 180), radius R, centre :x,y,z (default the origin)"},
+     "Evaluate the field on a sphere: fibonacci:N:R (N points), lebedev:N:R (the Lebedev rule "
+     "of N points, 6 to 5810) or equiangular:D:R (D degrees in polar angle and azimuth, D "
+     "dividing 180), radius R, centre :x,y,z (default the origin)"},
     {"bem_field_reference", "",
      "With field points: add the reference pressure and the HRTF (the total field over it) of a "
      "source as strong as the problem's at x,y,z (default the origin): the vibrating surface's "

@@ -600,6 +600,37 @@ TEST(DistributedMesh, GpuImagePlanesBurtonMillerEqualTheDirectSum) {
                                           DensityModel::quadratic, fmm::FmmOptions::Device::gpu});
 }
 
+// With planes the mirror images' leaves go to the ranks owning the real leaves they mirror, so a
+// rank's mesh is its part and a halo about it. The Morton cut alone gave the mirror octants'
+// leaves (sources, no targets) to the first ranks along the curve, whose P2M then read every
+// element: that rank held the whole mesh and received the densities of every element not its
+// own (n / 2 and more on 2-4 ranks). A quarter sphere of 8192 elements with two planes, no
+// operator built (measured: a rank's mesh up to 5304 / 6807 / 4181 elements on 2 / 3 / 4 ranks,
+// densities received up to 560 / 2656 / 1135; at this size the halo of a Morton part's border,
+// as without planes, is a large share).
+TEST(DistributedMesh, ImagePlanesDivideTheMesh) {
+  const Mesh whole = Mesh::from_surface(octasphere_part("xz", 6), "quarter sphere",
+                                        parse_image_planes("x=0:symmetric,z=0:rigid"));
+  fmm::FmmOptions options;
+  options.max_leaf = 16;
+  const DistributedMesh local(MPI_COMM_WORLD, world_rank() == 0 ? &whole : nullptr,
+                              "quarter sphere", 6, options,
+                              halo_reach(NearFieldOptions{}, DensityModel::quadratic, true));
+  const std::size_t n = whole.size();
+  std::size_t largest = local.mesh().size(), received = 0;
+  for (const auto& from : local.locally_essential_tree().receive_densities) received += from.size();
+  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &received, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  if (world_rank() == 0)
+    std::printf(
+        "  %d rank(s): a rank's mesh up to %zu of %zu elements, densities received up "
+        "to %zu\n",
+        world_size(), largest, n, received);
+  if (world_size() == 1) return;
+  EXPECT_LT(largest, n);
+  EXPECT_LT(received, n / 2);
+}
+
 // Burton-Miller's curvature correction on the local meshes with a plane the mesh is cut at: a
 // part's edges in the plane, where its vertices have all their triangles, pair with their
 // mirror faces as on the whole mesh (they are not the part's rim), and the gathered feature

@@ -222,9 +222,9 @@ TEST(DistributedFmmPartition, IsTheWholeProblemsPartition) {
                 split.partition().readers_of_leaf(leaves[i]) == batch[i];
     EXPECT_TRUE(on_every_rank(readers)) << "the leaves' readers";
     bool cut = split.parts() == size && whole.partition().leaves() == split.partition().leaves();
-    for (int q = 0; cut && q <= size; ++q)
-      cut = whole.partition().first_leaf(q) == split.partition().first_leaf(q) &&
-            (q == size || whole.partition().work(q) == split.partition().work(q));
+    for (int q = 0; cut && q < size; ++q)
+      cut = std::ranges::equal(whole.partition().leaves_of(q), split.partition().leaves_of(q)) &&
+            whole.partition().work(q) == split.partition().work(q);
     EXPECT_TRUE(on_every_rank(cut)) << "the leaves' cut and the parts' work";
     // This rank's locally essential tree, the densities' lists included.
     const LocallyEssentialTree expected = whole.partition().locally_essential_tree(rank);

@@ -1,6 +1,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -86,6 +87,18 @@ using DistributionPhaseScope = ObservedPhase<DistributionPhase>;
 // such rank's message); returns where all are empty. Collective.
 void throw_if_any_rank(MPI_Comm comm, const std::string& error);
 
+// With image planes, what the mirror images add to a DistributedFmmPartition.
+struct MirrorImages {
+  // Points that split the tree as the targets do but are no element's: the targets' mirror
+  // images, where the mirror sources need leaves as fine as the real ones (an element's mirror
+  // sources are then sources of it).
+  std::span<const Vec3> splitting_points;
+  // A point of a mirror image -> the real point it mirrors. Each mirror image's leaf then goes to
+  // the part owning the real leaf it mirrors (mirror_leaders): a part's mirror sources are then
+  // mostly its own elements', and its halo its own region's. Empty: the Morton cut alone.
+  std::function<Vec3(const Vec3&)> real_position;
+};
+
 // FmmPartition computed by the ranks of comm together, each from its slab of the elements: the
 // elements split into contiguous ranges of their input order, rank r holding the r-th (any may be
 // empty), with their source points. No rank holds more than its slab, the tree's cells and lists
@@ -96,17 +109,15 @@ class DistributedFmmPartition {
  public:
   // sources: the slab's quadrature points; targets: its elements' collocation points (also the
   // splitting points); source_element: per source, its element's position in the slab;
-  // first_element: the slab's first element in the input order. further_splitting_points: points
-  // that split the tree as the targets do but are no element's (with image planes the targets'
-  // mirror images, where the mirror sources need leaves as fine as the real ones; an element's
-  // mirror sources are then sources of it). Throws fmbem::Error on every rank where any rank's
-  // input is wrong (sizes, an element out of its slab, slabs that are not contiguous in rank
-  // order, ranks choosing different leaf sizes).
+  // first_element: the slab's first element in the input order; mirror: with image planes, the
+  // slab's mirror images. Throws fmbem::Error on every rank where any rank's input is wrong
+  // (sizes, an element out of its slab, slabs that are not contiguous in rank order, ranks
+  // choosing different leaf sizes).
   DistributedFmmPartition(MPI_Comm comm, std::span<const Vec3> sources,
                           std::span<const Vec3> targets,
                           std::span<const std::size_t> source_element, std::size_t first_element,
                           const FmmOptions& options, DistributionObserver* observer = nullptr,
-                          std::span<const Vec3> further_splitting_points = {});
+                          const MirrorImages& mirror = {});
 
   // The tree's cells, without point orders, holding the lists of this rank's own cells alone
   // (TreePartition::own_cells: what its LET and its FMMs read; Octree::list_of forms any other);

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -122,27 +123,45 @@ struct PartCells {
 PartCells cells_read_by_part(const Octree& tree, const LocallyEssentialTree& let,
                              std::span<const int> target_leaves);
 
+// For a tree of points and their mirror images (image planes): per cell id, the leaf each leaf
+// without targets follows in a TreePartition (leaders), the leaf holding the real point its
+// centre mirrors (real_position: the identity on the real side); -1 for every other cell (a
+// real leaf, or a mirror leaf whose mirrored centre finds no leaf, is cut on its own).
+std::vector<int> mirror_leaders(const Octree& tree,
+                                const std::function<Vec3(const Vec3&)>& real_position);
+
 // The leaves of a tree cut into parts of balanced work along the Morton curve (min_max_cuts
-// over depth_first_leaves), each element owned by the part owning the leaf of its target. Holds
-// a reference to the tree, which must outlive it.
+// over depth_first_leaves), each element owned by the part owning the leaf of its target. A leaf
+// may instead follow another (leaders): it then takes its leader's part, and its work counts
+// with its leader's in the cut (with image planes a mirror image's leaf follows the real leaf it
+// mirrors, so that a part's mirror sources are mostly its own elements'). Holds a reference to
+// the tree, which must outlive it.
 class TreePartition {
  public:
   // leaf_work: per cell id (leaf_work()); source_element: per source, the element (target index)
-  // whose density it carries. Throws fmbem::Error for parts < 1, sizes that do not match the
-  // tree, or an element index out of range.
+  // whose density it carries; leaders: empty, or per cell id -1 or, for a leaf, the leaf whose
+  // part it takes (itself a leaf of leader -1: mirror_leaders). Throws fmbem::Error for
+  // parts < 1, sizes that do not match the tree, an element index out of range or a leader that
+  // is not a leaf of its own.
   TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts,
-                std::span<const std::size_t> source_element);
+                std::span<const std::size_t> source_element, std::span<const int> leaders = {});
   // The cut alone, for a tree without point orders (the tree of a split point set): the leaves'
   // parts, the work and the cell lists of locally_essential_tree; what is per element
   // (part_of_element, elements, the LET's densities) is left to the parts that hold the
   // elements (DistributedFmmPartition).
-  TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts);
+  TreePartition(const Octree& tree, std::span<const double> leaf_work, int parts,
+                std::span<const int> leaders = {});
   bool knows_elements() const { return knows_elements_; }
 
   int parts() const { return parts_; }
-  // Depth-first; part q owns leaves()[first_leaf(q)] .. leaves()[first_leaf(q + 1) - 1].
+  // Every leaf, depth-first.
   const std::vector<int>& leaves() const { return leaves_; }
-  std::size_t first_leaf(int part) const { return cuts_[part]; }
+  // The leaves a part owns, depth-first: without leaders a contiguous range of leaves().
+  std::span<const int> leaves_of(int part) const {
+    return std::span(part_leaves_)
+        .subspan(part_leaf_offsets_[std::size_t(part)],
+                 part_leaf_offsets_[std::size_t(part) + 1] - part_leaf_offsets_[std::size_t(part)]);
+  }
   double work(int part) const { return part_work_[part]; }
   double max_work() const;
   double total_work() const;
@@ -167,6 +186,13 @@ class TreePartition {
   // knows_elements, also of the leaves of its elements' sources).
   LocallyEssentialTree locally_essential_tree(int part) const;
 
+  // Per cell, the parts owning a leaf below or equal to it that holds targets (sources),
+  // ascending: CSR.
+  struct PartsBelow {
+    std::vector<std::size_t> offsets;
+    std::vector<int> parts;
+  };
+
  private:
   std::vector<int> readers_from(int leaf, const Octree::NearSourceLists& lists) const;
   // The parts owning a leaf with targets (with_targets) or with sources below `cell`.
@@ -177,14 +203,13 @@ class TreePartition {
   int parts_;
   bool knows_elements_ = false;
   std::vector<int> leaves_;
-  std::vector<std::size_t> cuts_;
+  // The parts' leaves, depth-first within each part: part q's from part_leaf_offsets_[q].
+  std::vector<std::size_t> part_leaf_offsets_;
+  std::vector<int> part_leaves_;
   std::vector<double> part_work_;
   std::vector<int> leaf_part_;
   std::vector<int> element_part_;
-  // Per cell id: its leaves' range in leaves_.
-  std::vector<std::size_t> range_begin_, range_end_;
-  // Over leaves_: how many of the first i leaves hold targets / sources.
-  std::vector<std::size_t> target_leaves_before_, source_leaves_before_;
+  PartsBelow target_parts_below_, source_parts_below_;
   std::vector<std::size_t> source_element_;
   // Per element: its sources, CSR.
   std::vector<std::size_t> element_source_offsets_, element_sources_;

@@ -47,12 +47,14 @@ FieldPoints plane_points(const FieldPlane& plane);
 
 // -bem_field_sphere KIND:V:R[:x,y,z]: points on the sphere of radius R about a centre (the
 // origin unless given), an HRTF's grid: fibonacci:N (the N directions of field::fibonacci_sphere,
-// nearly uniform, no cells) or equiangular:D (polar angles 0, D, ..., 180 degrees from +z and
-// azimuths 0, D, ..., 360 - D from +x towards +y, one point at each pole; D must divide 180; the
-// rings joined by quadrangles, the poles by triangles, so ParaView shows a surface).
+// nearly uniform, no cells), lebedev:N (the N points of the Lebedev rule of N points,
+// lebedev_rule: 6, 14, 26, ..., 5810; no cells) or equiangular:D (polar angles 0, D, ..., 180
+// degrees from +z and azimuths 0, D, ..., 360 - D from +x towards +y, one point at each pole; D
+// must divide 180; the rings joined by quadrangles, the poles by triangles, so ParaView shows a
+// surface).
 struct FieldSphere {
-  enum class Kind { fibonacci, equiangular } kind = Kind::fibonacci;
-  std::size_t count = 0;      // fibonacci: N
+  enum class Kind { fibonacci, lebedev, equiangular } kind = Kind::fibonacci;
+  std::size_t count = 0;      // fibonacci, lebedev: N
   double step_degrees = 0.0;  // equiangular: D
   double radius = 1.0;
   Vec3 center{};

@@ -80,6 +80,9 @@ class ImagePlanes {
   // until set_sides.
   std::span<const int> sides() const { return {sides_.data(), planes_.size()}; }
   void set_sides(std::array<int, 3> sides) { sides_ = sides; }
+  // x reflected across each plane it lies beyond (off the mesh's side): the real point a point
+  // of a mirror image mirrors; x itself on the mesh's side.
+  Vec3 real_image(const Vec3& x) const;
   // Whether every plane passes within `tolerance` of x (a sphere centred there is its own
   // image).
   bool all_pass_through(const Vec3& x, double tolerance) const;

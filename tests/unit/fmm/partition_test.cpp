@@ -163,8 +163,52 @@ Elements detached_sources() {
   return e;
 }
 
+// Image planes: the quarter of a sphere in x > 0, z > 0 (the elements whose centroid lies there)
+// with its mirror images across x = 0 and z = 0, as the distributed BEM gives them: every image's
+// sources are sources of the real element (image-major), the targets are the real centroids, the
+// mirror centroids split the tree too.
+Elements mirrored_quarter(int level = 3) {
+  Elements real;
+  add_surface(make_icosphere(level, 1.0), real);
+  Elements e;
+  std::vector<std::size_t> kept;
+  for (std::size_t i = 0; i < real.targets.size(); ++i)
+    if (real.targets[i].x > 0.0 && real.targets[i].z > 0.0) kept.push_back(i);
+  std::vector<std::size_t> new_index(real.targets.size(), 0);
+  for (std::size_t i : kept) {
+    new_index[i] = e.targets.size();
+    e.targets.push_back(real.targets[i]);
+    e.target_normals.push_back(real.target_normals[i]);
+  }
+  const auto reflect = [](int image, Vec3 x) {
+    if (image & 1) x.x = -x.x;
+    if (image & 2) x.z = -x.z;
+    return x;
+  };
+  for (int image = 0; image < 4; ++image) {
+    for (std::size_t j = 0; j < real.sources.size(); ++j) {
+      const std::size_t element = real.source_element[j];
+      if (!(real.targets[element].x > 0.0 && real.targets[element].z > 0.0)) continue;
+      e.sources.push_back(reflect(image, real.sources[j]));
+      e.normals.push_back(reflect(image, real.normals[j]));
+      e.source_element.push_back(new_index[element]);
+    }
+    if (image > 0)
+      for (const Vec3& t : e.targets) e.mirror_targets.push_back(reflect(image, t));
+  }
+  e.real_position = [reflect](const Vec3& x) {
+    return reflect((x.x < 0.0 ? 1 : 0) | (x.z < 0.0 ? 2 : 0), x);
+  };
+  return e;
+}
+
 Octree whole_tree(const Elements& e, int max_leaf) {
-  return Octree(e.sources, e.targets, e.targets, OctreeOptions{max_leaf});
+  return Octree(e.sources, e.targets, e.splitting(), OctreeOptions{max_leaf});
+}
+
+// The leaders of mirror_leaders where the elements have mirror images, else none.
+std::vector<int> leaders_of(const Octree& tree, const Elements& e) {
+  return e.real_position ? mirror_leaders(tree, e.real_position) : std::vector<int>();
 }
 
 // ---- work counts, leaf order, partition ----
@@ -227,11 +271,12 @@ TEST(TreePartition, CoversEveryLeafOnceAtTheOptimum) {
     EXPECT_NEAR(partition.max_work(), optimum, 1e-12 * optimum) << parts;
     std::vector<int> owners(tree.cells().size(), -1);
     std::vector<int> element_owner(e.targets.size(), -1);
+    // Without leaders each part's leaves are the next contiguous range of leaves().
+    std::size_t next_leaf = 0;
     for (int q = 0; q < parts; ++q) {
-      EXPECT_LE(partition.first_leaf(q), partition.first_leaf(q + 1));
       double sum = 0.0;
-      for (std::size_t l = partition.first_leaf(q); l < partition.first_leaf(q + 1); ++l) {
-        const int leaf = partition.leaves()[l];
+      for (int leaf : partition.leaves_of(q)) {
+        EXPECT_EQ(leaf, partition.leaves()[next_leaf++]);
         EXPECT_EQ(owners[leaf], -1);
         owners[leaf] = q;
         sum += work[leaf];
@@ -263,6 +308,99 @@ TEST(TreePartition, RejectsBadInput) {
   EXPECT_THROW(partition.locally_essential_tree(2), Error);
 }
 
+TEST(TreePartition, MirrorLeavesGoWithTheRealLeavesTheyMirror) {
+  // With image planes the Morton cut alone gives the mirror octants' leaves (sources, no
+  // targets) to the parts that come first along the curve, which then read nearly every
+  // element's density for their P2M; following the real leaves keeps a part's mirror sources its
+  // own elements'.
+  const Elements e = mirrored_quarter(4);
+  const Octree tree = whole_tree(e, 8);
+  const std::vector<double> work =
+      leaf_work(tree, count_work(tree), WorkModel{.near_pair = 1.0, .m2l_pair = 30.0});
+  const std::vector<int> leaders = mirror_leaders(tree, e.real_position);
+  const auto& cells = tree.cells();
+  std::size_t followers = 0, mirror_leaves = 0;
+  for (int leaf : tree.leaves()) {
+    const Cell& cell = cells[std::size_t(leaf)];
+    const bool mirror = cell.center.x < 0.0 || cell.center.z < 0.0;
+    mirror_leaves += mirror;
+    const int leader = leaders[std::size_t(leaf)];
+    if (leader < 0) continue;
+    ++followers;
+    // A follower is a mirror leaf (no targets); its leader a real one holding the point its
+    // centre mirrors.
+    EXPECT_TRUE(mirror);
+    EXPECT_EQ(cell.target_end, cell.target_begin);
+    const Vec3 leader_centre = cells[std::size_t(leader)].center;
+    EXPECT_FALSE(leader_centre.x < 0.0 || leader_centre.z < 0.0);
+    EXPECT_EQ(leaders[std::size_t(leader)], -1);
+    EXPECT_EQ(tree.leaf_of(std::vector<Vec3>{e.real_position(cell.center)})[0], leader);
+  }
+  // The tree of a point set and its images is symmetric: every mirror leaf finds its real one.
+  EXPECT_EQ(followers, mirror_leaves) << "every mirror leaf follows a real one";
+  // The elements not its own whose sources a part's leaves hold (its P2M reads their densities).
+  const auto foreign_in_own_leaves = [&](const TreePartition& partition, int q) {
+    std::vector<char> read(e.targets.size(), 0);
+    for (int leaf : partition.leaves_of(q))
+      for (std::size_t i = cells[std::size_t(leaf)].source_begin;
+           i < cells[std::size_t(leaf)].source_end; ++i) {
+        const std::size_t element = e.source_element[tree.source_order()[i]];
+        read[element] = partition.part_of_element(element) != q;
+      }
+    return std::size_t(std::count(read.begin(), read.end(), 1));
+  };
+  for (int parts : {2, 3, 4}) {
+    const TreePartition cut(tree, work, parts, e.source_element);
+    const TreePartition followed(tree, work, parts, e.source_element, leaders);
+    double total = 0.0;
+    std::size_t moved_cut = 0, moved_followed = 0, p2m_cut = 0, p2m_followed = 0;
+    for (int q = 0; q < parts; ++q) {
+      total += followed.work(q);
+      for (int leaf : followed.leaves_of(q)) {
+        EXPECT_EQ(followed.part_of_leaf(leaf), q);
+        if (leaders[std::size_t(leaf)] >= 0)
+          EXPECT_EQ(followed.part_of_leaf(leaders[std::size_t(leaf)]), q);
+      }
+      moved_cut += cut.locally_essential_tree(q).received_densities();
+      moved_followed += followed.locally_essential_tree(q).received_densities();
+      p2m_cut += foreign_in_own_leaves(cut, q);
+      p2m_followed += foreign_in_own_leaves(followed, q);
+    }
+    // The same leaves' work, summed in another order.
+    EXPECT_NEAR(total, cut.total_work(), 1e-12 * total);
+    // A part's P2M reads the elements of its border's source points alone with the leaders, a
+    // whole mirror octant's without (measured, 1248 elements, 2 / 3 / 4 parts: 17 / 72 / 57
+    // against 627 / 1271 / 1597); the near lists read the border's as without planes, so all
+    // densities moved fall less (189 / 930 / 1061 against 711 / 1690 / 2346).
+    std::printf(
+        "%d parts: elements read by P2M off their part %zu with leaders, %zu without; "
+        "densities moved %zu, %zu; of %zu elements\n",
+        parts, p2m_followed, p2m_cut, moved_followed, moved_cut, e.targets.size());
+    EXPECT_LT(10 * p2m_followed, p2m_cut) << parts << " parts";
+    EXPECT_LT(moved_followed, moved_cut) << parts << " parts";
+  }
+}
+
+TEST(TreePartition, RejectsLeadersThatAreNotLeavesOfTheirOwn) {
+  const Elements e = mirrored_quarter();
+  const Octree tree = whole_tree(e, 8);
+  const std::vector<double> work = leaf_work(tree, count_work(tree), WorkModel{});
+  const std::vector<int> leaders = mirror_leaders(tree, e.real_position);
+  EXPECT_THROW(TreePartition(tree, work, 2, std::vector<int>(3, -1)), Error);
+  const auto follower = std::find_if(leaders.begin(), leaders.end(), [](int l) { return l >= 0; });
+  ASSERT_NE(follower, leaders.end());
+  const int leaf = int(follower - leaders.begin()), leader = *follower;
+  std::vector<int> bad = leaders;
+  bad[std::size_t(leaf)] = 0;  // the root is no leaf
+  EXPECT_THROW(TreePartition(tree, work, 2, bad), Error);
+  bad = leaders;
+  bad[std::size_t(leader)] = leaf;  // a leader that follows its follower
+  EXPECT_THROW(TreePartition(tree, work, 2, bad), Error);
+  bad = leaders;
+  bad[std::size_t(leaf)] = leaf;
+  EXPECT_THROW(TreePartition(tree, work, 2, bad), Error);
+}
+
 // ---- the locally essential tree ----
 
 std::vector<LocallyEssentialTree> all_parts(const TreePartition& partition) {
@@ -274,14 +412,15 @@ std::vector<LocallyEssentialTree> all_parts(const TreePartition& partition) {
 TEST(LocallyEssentialTree, SendListsAreTheTransposeOfReceiveLists) {
   // Each part finds what it sends from the lists read backwards (m2l and near symmetric, x_list
   // the inverse of w_list), independently of what the others find they receive.
-  const Elements geometries[] = {sphere(3), two_spheres(), detached_sources()};
+  const Elements geometries[] = {sphere(3), two_spheres(), detached_sources(), mirrored_quarter()};
   for (const Elements& e : geometries) {
     const Octree tree = whole_tree(e, 8);
+    const std::vector<int> leaders = leaders_of(tree, e);
     const WorkCounts counts = count_work(tree);
     const std::vector<double> work =
         leaf_work(tree, counts, WorkModel{.near_pair = 1.0, .m2l_pair = 30.0});
     for (int parts : {1, 2, 3, 5, 8, 13}) {
-      const TreePartition partition(tree, work, parts, e.source_element);
+      const TreePartition partition(tree, work, parts, e.source_element, leaders);
       const std::vector<LocallyEssentialTree> lets = all_parts(partition);
       std::size_t near_pairs = 0, m2l_pairs = 0, messages = 0;
       for (int r = 0; r < parts; ++r) {
@@ -317,10 +456,11 @@ class DistributedFmm {
   DistributedFmm(const Elements& e, int parts)
       : e_(e),
         tree_(whole_tree(e, kMaxLeaf)),
+        splitting_(e.splitting()),
         partition_(
             tree_,
             leaf_work(tree_, count_work(tree_), WorkModel{.near_pair = 1.0, .m2l_pair = 30.0}),
-            parts, e.source_element),
+            parts, e.source_element, leaders_of(tree_, e)),
         lets_(all_parts(partition_)) {
     std::mt19937_64 rng(5);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -362,14 +502,14 @@ class DistributedFmm {
   // is combined, and the two are summed.
   std::vector<cplx> partial_multipoles(int q) const {
     std::vector<char> in_part(e_.sources.size(), 0);
-    for (std::size_t l = partition_.first_leaf(q); l < partition_.first_leaf(q + 1); ++l) {
-      const Cell& leaf = tree_.cells()[partition_.leaves()[l]];
+    for (int own_leaf : partition_.leaves_of(q)) {
+      const Cell& leaf = tree_.cells()[own_leaf];
       for (std::size_t i = leaf.source_begin; i < leaf.source_end; ++i)
         in_part[tree_.source_order()[i]] = 1;
     }
     std::vector<cplx> charges, dipoles;
     strengths(&available_[q], &in_part, charges, dipoles);
-    Fmm fmm(kWavenumber, e_.sources, e_.normals, e_.targets, e_.targets, options());
+    Fmm fmm(kWavenumber, e_.sources, e_.normals, e_.targets, splitting_, options());
     std::vector<cplx> sum, potential(e_.targets.size());
     for (int half = 0; half < 2; ++half) {
       fmm.share_upward_pass(half, 2, [&](std::span<cplx> multipoles) {
@@ -389,7 +529,7 @@ class DistributedFmm {
     const std::vector<std::size_t> elements = partition_.elements(r);
     std::vector<Vec3> targets;
     for (std::size_t element : elements) targets.push_back(e_.targets[element]);
-    Fmm fmm(kWavenumber, e_.sources, e_.normals, targets, e_.targets, options());
+    Fmm fmm(kWavenumber, e_.sources, e_.normals, targets, splitting_, options());
     same_tree(fmm.tree());
     const std::size_t size = std::size_t(fmm.order()) * fmm.order();
     fmm.share_upward_pass(0, 2, [&](std::span<cplx> multipoles) {
@@ -404,7 +544,7 @@ class DistributedFmm {
 
   // The whole FMM's potentials at part r's elements.
   std::vector<cplx> whole_potentials(int r) const {
-    const Fmm fmm(kWavenumber, e_.sources, e_.normals, e_.targets, e_.targets, options());
+    const Fmm fmm(kWavenumber, e_.sources, e_.normals, e_.targets, splitting_, options());
     std::vector<cplx> charges, dipoles, potential(e_.targets.size()), out;
     strengths(nullptr, nullptr, charges, dipoles);
     fmm.apply(charges, dipoles, potential);
@@ -427,6 +567,7 @@ class DistributedFmm {
 
   const Elements& e_;
   Octree tree_;
+  std::vector<Vec3> splitting_;
   TreePartition partition_;
   std::vector<LocallyEssentialTree> lets_;
   std::vector<cplx> density_;
@@ -566,14 +707,16 @@ TEST_P(LetExactness, NothingInTheLetIsUnused) {
   if (parts > 1) EXPECT_GT(checked_cells * checked_densities, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Parts, LetExactness,
-                         ::testing::Values(Case{"sphere_2", [] { return sphere(3); }, 2},
-                                           Case{"sphere_5", [] { return sphere(3); }, 5},
-                                           Case{"two_spheres_3", two_spheres, 3},
-                                           Case{"two_spheres_7", two_spheres, 7},
-                                           Case{"detached_5", detached_sources, 5},
-                                           Case{"detached_13", detached_sources, 13}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Parts, LetExactness,
+    ::testing::Values(Case{"sphere_2", [] { return sphere(3); }, 2},
+                      Case{"sphere_5", [] { return sphere(3); }, 5},
+                      Case{"two_spheres_3", two_spheres, 3}, Case{"two_spheres_7", two_spheres, 7},
+                      Case{"detached_5", detached_sources, 5},
+                      Case{"detached_13", detached_sources, 13},
+                      Case{"mirrored_3", [] { return mirrored_quarter(); }, 3},
+                      Case{"mirrored_6", [] { return mirrored_quarter(); }, 6}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 TEST(LocallyEssentialTree, TheAdaptiveCaseCrossesPartsThroughTheWAndXLists) {
   // So that LetExactness on two_spheres covers them: some target leaf reads, through its W or X

@@ -3,6 +3,7 @@
 // (unit and MPI): per triangle its centroid (the element, a target and splitting point) and its
 // 3 Gauss points (sources carrying the element's density), with the triangle's normal.
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "fmbem/core/vec3.hpp"
@@ -14,6 +15,17 @@ namespace fmbem::fmm::test {
 struct Elements {
   std::vector<Vec3> targets, target_normals, sources, normals;
   std::vector<std::size_t> source_element;
+  // With image planes: the targets' mirror images (splitting points too) and the map from a
+  // mirror point to the real one; empty without.
+  std::vector<Vec3> mirror_targets;
+  std::function<Vec3(const Vec3&)> real_position;
+
+  // The tree's splitting points: the targets, then their mirror images.
+  std::vector<Vec3> splitting() const {
+    std::vector<Vec3> points = targets;
+    points.insert(points.end(), mirror_targets.begin(), mirror_targets.end());
+    return points;
+  }
 };
 
 inline void add_surface(const Surface& surface, Elements& out) {

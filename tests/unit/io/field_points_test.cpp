@@ -15,6 +15,7 @@
 #include "fmbem/core/error.hpp"
 #include "fmbem/io/field_writer.hpp"
 #include "fmbem/io/gmsh_reader.hpp"
+#include "fmbem/quadrature/lebedev_rule.hpp"
 #include "gmsh_test_support.hpp"
 #include "scratch_test.hpp"
 
@@ -241,6 +242,18 @@ TEST(FieldSphere, EquiangularRingsPolesAndCells) {
   EXPECT_EQ(long(p.points.size()) - long(corners / 2) + long(p.cell_shapes.size()), 2);
 }
 
+TEST(FieldSphere, LebedevPointsAreTheRulesDirections) {
+  const FieldSphere sphere = parse_field_sphere("-bem_field_sphere", "lebedev:50:2:1,0,0");
+  const FieldPoints p = sphere_points(sphere);
+  const SphereRule rule = lebedev_rule(50);
+  ASSERT_EQ(p.points.size(), 50u);
+  for (std::size_t i = 0; i < p.points.size(); ++i)
+    EXPECT_NEAR(norm(p.points[i] - (Vec3{1, 0, 0} + 2.0 * rule.directions[i])), 0.0, 1e-15);
+  EXPECT_TRUE(p.cell_shapes.empty());
+  EXPECT_NE(p.description.find("Lebedev, 50 points (degree 11)"), std::string::npos)
+      << p.description;
+}
+
 TEST(FieldSphere, FibonacciPointsAndBadSpecifications) {
   const FieldPoints p = sphere_points(parse_field_sphere("-bem_field_sphere", "fibonacci:100:2"));
   ASSERT_EQ(p.points.size(), 100u);
@@ -257,7 +270,10 @@ TEST(FieldSphere, FibonacciPointsAndBadSpecifications) {
   EXPECT_NE(error("fibonacci:0:1").find("N must be a whole number"), std::string::npos);
   EXPECT_NE(error("equiangular:7:1").find("divides 180"), std::string::npos);
   EXPECT_NE(error("equiangular:120:1").find("divides 180"), std::string::npos);
-  EXPECT_NE(error("lebedev:10:1").find("not known"), std::string::npos);
+  EXPECT_NE(error("lebedev:10:1").find("point count of a Lebedev rule (6, 14, "),
+            std::string::npos);
+  EXPECT_NE(error("lebedev:-6:1").find("point count of a Lebedev rule"), std::string::npos);
+  EXPECT_NE(error("spiral:10:1").find("not known"), std::string::npos);
   EXPECT_NE(error("fibonacci:10:-1").find("radius"), std::string::npos);
   EXPECT_NE(error("fibonacci:10").find("expected KIND:V:R"), std::string::npos);
   EXPECT_NE(error("fibonacci:10:1:0,0").find("centre"), std::string::npos);
