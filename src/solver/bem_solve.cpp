@@ -57,8 +57,6 @@ struct LogEvents {
   // partition: rank 0's read and the mesh's distribution (partition and halo, issue 13).
   // regulariser: the regularised formulation's product S~ H x, inside operator_apply.
   PetscLogEvent near_setup, curvature, operator_apply, regulariser, partition;
-  // The leaf-block PC's set-up: grouping the rows (with the rings), forming and inverting.
-  PetscLogEvent pc_groups, pc_blocks;
   // After the solve: the gather to rank 0 (when an output needs it) and the files.
   PetscLogEvent outputs;
 };
@@ -819,7 +817,10 @@ struct KStage {
   std::size_t columns_read = 0;
   ShellContext ctx{};
   Mat A = nullptr;
-  std::unique_ptr<LeafBlockPreconditioner> leaf_blocks;
+  // What a leaf_block PC forms its blocks from (attached to A); its blocks, the PC's.
+  LeafBlockSource leaf_block_source;
+  const LeafBlockPreconditioner *leaf_blocks = nullptr;
+  LeafBlockSettings leaf_block_settings;
   Mat near_matrix = nullptr;
   KSP ksp = nullptr;
   // For the summary.
@@ -1076,6 +1077,12 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
   PetscCall(MatShellSetOperation(A, MATOP_MULT, (void (*)(void))shell_mult));
   if (op->has_diagonal())
     PetscCall(MatShellSetOperation(A, MATOP_GET_DIAGONAL, (void (*)(void))shell_diagonal));
+  // The operator's near field for a leaf_block PC (-pc_type leaf_block reads it from A).
+  if (!regularised) {
+    stage.leaf_block_source =
+        LeafBlockSource{&mesh, rows, &layers, coefficients, opt.planes.empty()};
+    PetscCall(attach_leaf_block_source(A, &stage.leaf_block_source));
+  }
 
   KSP &ksp = stage.ksp;
   PC pc;
@@ -1086,7 +1093,9 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
   // The default PC (point Jacobi, or the leaf blocks for bm) is chosen in options.cpp;
   // -pc_type overrides Jacobi.
   // The regularised operator has neither a diagonal nor a near-field block: no PC by default.
-  PetscCall(PCSetType(pc, opt.pc == "leaf_block" ? PCSHELL : regularised ? PCNONE : PCJACOBI));
+  PetscCall(PCSetType(pc, opt.pc == "leaf_block" ? kLeafBlockPC : regularised ? PCNONE : PCJACOBI));
+  // -pc_leaf_block_* given override these (-bem_pc_block and its kin).
+  if (opt.pc == "leaf_block") PetscCall(set_leaf_block_settings(pc, opt.leaf_block));
   PetscCall(KSPSetTolerances(ksp, 1e-5, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
   PetscCall(KSPSetFromOptions(ksp));
@@ -1098,20 +1107,19 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
          &near_matrix_nonzeros = stage.near_matrix_nonzeros,
          &near_matrix_bytes = stage.near_matrix_bytes;
   std::string &pc_name = stage.pc_name;
-  std::unique_ptr<LeafBlockPreconditioner> &leaf_blocks = stage.leaf_blocks;
   PetscLogDouble t_pc_start, t_pc_ready;
   PetscCall(PetscTime(&t_pc_start));
   {
     PCType pc_type;
     PetscCall(PCGetType(pc, &pc_type));
     const std::string type = pc_type ? pc_type : "";
-    pc_name = opt.pc == "leaf_block" ? opt.pc : type;
+    pc_name = type;
     if (regularised && type != PCNONE)
       throw Error("-pc_type " + type +
                   ": the regularised Burton-Miller operator (rbm) has no diagonal and no "
                   "near-field matrix to build a preconditioner from; it converges without one "
                   "(-pc_type none, its default)");
-    const bool matrix_free = type == PCJACOBI || type == PCNONE || opt.pc == "leaf_block";
+    const bool matrix_free = type == PCJACOBI || type == PCNONE || type == kLeafBlockPC;
     const bool assemble = opt.near_matrix == "on" || (opt.near_matrix == "auto" && !matrix_free);
     if (!assemble && !matrix_free)
       throw Error("-pc_type " + type +
@@ -1142,35 +1150,13 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
       near_matrix_nonzeros = info.nz_used;
       // Values and column indices (AIJ's row offsets are small beside them).
       near_matrix_bytes = info.nz_allocated * double(sizeof(PetscScalar) + sizeof(PetscInt));
+      // The near-field matrix is the operator's too: a leaf_block PC reads the operator there.
+      if (!regularised) PetscCall(attach_leaf_block_source(near_matrix, &stage.leaf_block_source));
       PetscCall(KSPSetOperators(ksp, A, near_matrix));
-    }
-    if (opt.pc == "leaf_block") {
-      PetscCall(PetscLogEventBegin(events.pc_groups, 0, 0, 0, 0));
-      const Neighbours neighbours = vertex_neighbours(mesh, rows);
-      RowBlocks blocks =
-          overlapping_blocks(compact_row_blocks(mesh.centroids(), rows, opt.pc_block),
-                             neighbours.row_start, neighbours.columns, rows, opt.pc_overlap);
-      PetscCall(PetscLogEventEnd(events.pc_groups, 0, 0, 0, 0));
-      PetscCall(PetscLogEventBegin(events.pc_blocks, 0, 0, 0, 0));
-      using Device = LeafBlockPreconditioner::Device;
-      // (The device's near block does not know image planes: with them the host forms it.)
-      if (layers.resident_on_device() && opt.pc_block_entries == "near" && opt.planes.empty()) {
-        // Formed and inverted on the GPU from the near field there: nothing dense on the host.
-        leaf_blocks =
-            std::make_unique<LeafBlockPreconditioner>(std::move(blocks), layers, coefficients);
-      } else {
-        std::vector<cplx> dense =
-            dense_blocks(layers, coefficients, blocks,
-                         opt.pc_block_entries == "near" ? BlockEntries::near : BlockEntries::full);
-        leaf_blocks = std::make_unique<LeafBlockPreconditioner>(
-            std::move(blocks), std::move(dense), rows,
-            layers.resident_on_device() ? Device::gpu : Device::cpu);
-      }
-      PetscCall(PetscLogEventEnd(events.pc_blocks, 0, 0, 0, 0));
-      PetscCall(use_leaf_block_preconditioner(pc, leaf_blocks.get()));
     }
   }
   PetscCall(KSPSetUp(ksp));
+  PetscCall(leaf_block_state(pc, &stage.leaf_blocks, &stage.leaf_block_settings));
   // Block PCs (bjacobi, asm) factor their blocks at the first solve unless asked here: the
   // summary's PC set-up time and memory then include them.
   PetscCall(KSPSetUpOnBlocks(ksp));
@@ -1179,6 +1165,7 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
   // The PC's own memory (the near-field matrix apart), summed over the ranks.
   {
     double local = 0.0;
+    const LeafBlockPreconditioner *leaf_blocks = stage.leaf_blocks;
     if (leaf_blocks)
       local = double(leaf_blocks->host_bytes() + leaf_blocks->device_bytes());
     else
@@ -1355,8 +1342,10 @@ PetscErrorCode print_setup_summary(const SweepContext &sweep, const KStage &stag
         "elements (groups of %d and %d layers, %s entries), inverses %.1f MB; "
         "set up in %.3f s\n",
         stage.leaf_blocks->device() == LeafBlockPreconditioner::Device::gpu ? "gpu" : "cpu",
-        stage.leaf_block_count, stage.leaf_block_largest, opt.pc_block, opt.pc_overlap,
-        opt.pc_block_entries.c_str(), pc_bytes / 1e6, pc_seconds));
+        stage.leaf_block_count, stage.leaf_block_largest, stage.leaf_block_settings.block_size,
+        stage.leaf_block_settings.overlap,
+        stage.leaf_block_settings.entries == BlockEntries::near ? "near" : "full", pc_bytes / 1e6,
+        pc_seconds));
   else if (stage.near_matrix)
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  preconditioner  %s on the near-field matrix (%.0f nonzeros, "
@@ -1744,8 +1733,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(PetscLogEventRegister("BEMPartition", class_id, &events.partition));
   PetscCall(PetscLogEventRegister("BEMOperator", class_id, &events.operator_apply));
   PetscCall(PetscLogEventRegister("BEMRegulariser", class_id, &events.regulariser));
-  PetscCall(PetscLogEventRegister("BEMPCGroups", class_id, &events.pc_groups));
-  PetscCall(PetscLogEventRegister("BEMPCBlocks", class_id, &events.pc_blocks));
+  PetscCall(register_leaf_block_pc());
   PetscCall(PetscLogEventRegister("BEMOutput", class_id, &events.outputs));
 
   // One GPU per rank: the node-local rank picks the device, before any other CUDA call.

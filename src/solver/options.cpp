@@ -23,6 +23,7 @@
 #include "fmbem/io/sofa_writer.hpp"
 #include "fmbem/problem/number_text.hpp"
 #include "fmbem/solver/numcalc_run.hpp"
+#include "fmbem/solver/preconditioner.hpp"
 #include "fmbem/solver/project_file.hpp"
 #include "fmbem/solver/sweep.hpp"
 
@@ -135,7 +136,8 @@ constexpr OptionSpec kOptions[] = {
     {"bem_pc", "auto",
      "Preconditioner: petsc (PETSc's -pc_type, default jacobi), leaf_block (the dense "
      "operator blocks of groups of nearby elements, inverted once; on the GPU with the MatMult), "
-     "or auto (leaf_block for bm unless -pc_type is given, else petsc)"},
+     "or auto (leaf_block for bm unless -pc_type is given, else petsc); leaf_block is also the "
+     "PETSc PC type -pc_type leaf_block (-pc_leaf_block_size, _overlap, _entries)"},
     {"bem_pc_block", "32", "-bem_pc leaf_block: at most this many elements a block (1..512)"},
     {"bem_pc_overlap", "1",
      "-bem_pc leaf_block: layers of neighbouring elements (sharing a vertex) each block takes "
@@ -832,9 +834,10 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   // ILU(0) on the sphere on the CPU. -pc_type alone (a PETSc PC) keeps PETSc's.
   const std::string pc_choice =
       choose("-bem_pc", text_or("bem_pc", "auto"), {"auto", "petsc", "leaf_block"});
-  opt->pc = pc_choice != "auto"                             ? pc_choice
-            : burton_miller && !regularised && !pc_type_set ? "leaf_block"
-                                                            : "petsc";
+  const bool leaf_block_type = pc_type_set && std::string_view(pc_type) == kLeafBlockPC;
+  opt->pc = pc_choice != "auto" && !leaf_block_type                              ? pc_choice
+            : leaf_block_type || (burton_miller && !regularised && !pc_type_set) ? "leaf_block"
+                                                                                 : "petsc";
   if (regularised && opt->pc == "leaf_block")
     throw Error(
         "-bem_pc leaf_block: the regularised Burton-Miller operator (rbm) has no near-field "
@@ -846,10 +849,20 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   for (const char *block_option : {"bem_pc_block", "bem_pc_overlap", "bem_pc_block_entries"})
     if (value(block_option) && opt->pc != "leaf_block")
       throw Error(dashed(block_option) + " applies only to -bem_pc leaf_block");
-  opt->pc_block = int(parse_integer("-bem_pc_block", text_or("bem_pc_block", "32"), 1, 512));
-  opt->pc_overlap = int(parse_integer("-bem_pc_overlap", text_or("bem_pc_overlap", "1"), 0, 4));
-  opt->pc_block_entries =
-      choose("-bem_pc_block_entries", text_or("bem_pc_block_entries", "near"), {"near", "full"});
+  const LeafBlockSettings defaults;
+  opt->leaf_block.block_size = int(
+      parse_integer("-bem_pc_block",
+                    text_or("bem_pc_block", std::to_string(defaults.block_size).c_str()), 1, 512));
+  opt->leaf_block.overlap =
+      int(parse_integer("-bem_pc_overlap",
+                        text_or("bem_pc_overlap", std::to_string(defaults.overlap).c_str()), 0, 4));
+  opt->leaf_block.entries =
+      choose(
+          "-bem_pc_block_entries",
+          text_or("bem_pc_block_entries", defaults.entries == BlockEntries::near ? "near" : "full"),
+          {"near", "full"}) == "near"
+          ? BlockEntries::near
+          : BlockEntries::full;
   // PCs that need what a matrix-free operator and its near-field block cannot give (PETSc
   // crashes inside them rather than refusing).
   for (const char *unsupported : {PCREDISTRIBUTE})
@@ -859,7 +872,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
                   "work on the near-field matrix are jacobi, none, ilu, icc, lu, bjacobi, asm, "
                   "gamg, sor and their kin)");
   if (opt->pc == "leaf_block") {
-    if (pc_type_set && std::string_view(pc_type) != PCSHELL)
+    if (pc_type_set && std::string_view(pc_type) != kLeafBlockPC)
       throw Error("-bem_pc leaf_block is the preconditioner and -pc_type " + std::string(pc_type) +
                   " another: give one of them");
   }

@@ -1,8 +1,11 @@
 #include "fmbem/solver/preconditioner.hpp"
 
+#include <petsc/private/pcimpl.h>
+
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 
 #include "fmbem/core/error.hpp"
@@ -131,30 +134,6 @@ SparseRows near_matrix_rows(const CorrectedLayerPotentials& layers, const Operat
 
 namespace {
 
-PetscErrorCode leaf_block_apply(PC pc, Vec x, Vec y) {
-  PetscFunctionBeginUser;
-  const LeafBlockPreconditioner* blocks;
-  PetscCall(PCShellGetContext(pc, &blocks));
-  const PetscScalar* xa;
-  PetscScalar* ya;
-  PetscInt n;
-  PetscCall(VecGetLocalSize(x, &n));
-  PetscCall(VecGetArrayRead(x, &xa));
-  PetscCall(VecGetArray(y, &ya));
-  // No C++ exception may unwind through PETSc's C frames: it becomes a PETSc error.
-  std::string failure;
-  try {
-    blocks->apply(std::span<const cplx>(reinterpret_cast<const cplx*>(xa), std::size_t(n)),
-                  std::span<cplx>(reinterpret_cast<cplx*>(ya), std::size_t(n)));
-  } catch (const std::exception& e) {
-    failure = e.what();
-  }
-  PetscCheck(failure.empty(), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", failure.c_str());
-  PetscCall(VecRestoreArray(y, &ya));
-  PetscCall(VecRestoreArrayRead(x, &xa));
-  PetscFunctionReturn(0);
-}
-
 // Values and column indices of an AIJ matrix (its row offsets are small beside them).
 PetscErrorCode matrix_bytes(Mat matrix, double* bytes) {
   PetscFunctionBeginUser;
@@ -184,12 +163,209 @@ PetscErrorCode sub_ksp_bytes(PetscInt count, KSP* sub, bool with_operators, doub
 
 }  // namespace
 
-PetscErrorCode use_leaf_block_preconditioner(PC pc, const LeafBlockPreconditioner* blocks) {
+namespace {
+
+constexpr char kSourceKey[] = "fmbem_leaf_block_source";
+PetscLogEvent groups_event = 0, blocks_event = 0;
+
+// A leaf_block PC's data.
+struct LeafBlockPC {
+  LeafBlockSettings settings;
+  std::unique_ptr<LeafBlockPreconditioner> blocks;
+};
+
+LeafBlockPC& data_of(PC pc) { return *static_cast<LeafBlockPC*>(pc->data); }
+
+const char* const kEntryNames[] = {"near", "full", "BlockEntries", "", nullptr};
+
+// No C++ exception may unwind through PETSc's C frames: each becomes a PETSc error here.
+template <class Body>
+PetscErrorCode guarded(Body&& body) {
+  std::string failure;
+  try {
+    body();
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  PetscCheck(failure.empty(), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", failure.c_str());
+  return 0;
+}
+
+PetscErrorCode leaf_block_setup(PC pc) {
   PetscFunctionBeginUser;
-  PetscCall(PCSetType(pc, PCSHELL));
-  PetscCall(PCShellSetContext(pc, const_cast<LeafBlockPreconditioner*>(blocks)));
-  PetscCall(PCShellSetApply(pc, leaf_block_apply));
-  PetscCall(PCShellSetName(pc, "leaf_block"));
+  PetscContainer container = nullptr;
+  PetscCall(PetscObjectQuery(reinterpret_cast<PetscObject>(pc->pmat), kSourceKey,
+                             reinterpret_cast<PetscObject*>(&container)));
+  PetscCheck(container, PetscObjectComm(reinterpret_cast<PetscObject>(pc)), PETSC_ERR_ARG_WRONG,
+             "-pc_type leaf_block needs an fmbem boundary-element operator as its "
+             "preconditioning matrix (its near-field blocks are formed from the operator)");
+  const LeafBlockSource* source = nullptr;
+  PetscCall(PetscContainerGetPointer(
+      container, reinterpret_cast<void**>(const_cast<LeafBlockSource**>(&source))));
+  LeafBlockPC& data = data_of(pc);
+  const LeafBlockSettings& settings = data.settings;
+  data.blocks.reset();
+  RowBlocks blocks;
+  PetscCall(PetscLogEventBegin(groups_event, pc, 0, 0, 0));
+  PetscCall(guarded([&] {
+    const Neighbours neighbours = vertex_neighbours(*source->mesh, source->rows);
+    blocks = overlapping_blocks(
+        compact_row_blocks(source->mesh->centroids(), source->rows, settings.block_size),
+        neighbours.row_start, neighbours.columns, source->rows, settings.overlap);
+  }));
+  PetscCall(PetscLogEventEnd(groups_event, pc, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(blocks_event, pc, 0, 0, 0));
+  PetscCall(guarded([&] {
+    const CorrectedLayerPotentials& layers = *source->layers;
+    using Device = LeafBlockPreconditioner::Device;
+    if (layers.resident_on_device() && settings.entries == BlockEntries::near &&
+        source->device_blocks) {
+      // Formed and inverted on the GPU from the near field there: nothing dense on the host.
+      data.blocks = std::make_unique<LeafBlockPreconditioner>(std::move(blocks), layers,
+                                                              source->coefficients);
+    } else {
+      std::vector<cplx> dense =
+          dense_blocks(layers, source->coefficients, blocks, settings.entries);
+      data.blocks = std::make_unique<LeafBlockPreconditioner>(
+          std::move(blocks), std::move(dense), source->rows,
+          layers.resident_on_device() ? Device::gpu : Device::cpu);
+    }
+  }));
+  PetscCall(PetscLogEventEnd(blocks_event, pc, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode leaf_block_apply(PC pc, Vec x, Vec y) {
+  PetscFunctionBeginUser;
+  const LeafBlockPreconditioner* blocks = data_of(pc).blocks.get();
+  PetscCheck(blocks, PETSC_COMM_SELF, PETSC_ERR_ORDER, "the leaf_block PC is not set up");
+  const PetscScalar* xa;
+  PetscScalar* ya;
+  PetscInt n;
+  PetscCall(VecGetLocalSize(x, &n));
+  PetscCall(VecGetArrayRead(x, &xa));
+  PetscCall(VecGetArray(y, &ya));
+  PetscCall(guarded([&] {
+    blocks->apply(std::span<const cplx>(reinterpret_cast<const cplx*>(xa), std::size_t(n)),
+                  std::span<cplx>(reinterpret_cast<cplx*>(ya), std::size_t(n)));
+  }));
+  PetscCall(VecRestoreArray(y, &ya));
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode leaf_block_set_from_options(PC pc, PetscOptionItems* PetscOptionsObject) {
+  PetscFunctionBeginUser;
+  LeafBlockSettings& settings = data_of(pc).settings;
+  PetscInt size = settings.block_size, overlap = settings.overlap;
+  PetscEnum entries = PetscEnum(settings.entries);
+  PetscOptionsHeadBegin(PetscOptionsObject, "Leaf-block preconditioner options");
+  // Ranges checked here, so that the message names the option.
+  PetscCall(PetscOptionsInt("-pc_leaf_block_size", "Elements a block holds at most (1..512)", "",
+                            size, &size, nullptr));
+  PetscCall(
+      PetscOptionsInt("-pc_leaf_block_overlap",
+                      "Rings of neighbouring elements each block takes besides its own (0..4)", "",
+                      overlap, &overlap, nullptr));
+  PetscCall(PetscOptionsEnum("-pc_leaf_block_entries",
+                             "The blocks' entries: near (the close pairs' alone) or full", "",
+                             kEntryNames, entries, &entries, nullptr));
+  PetscOptionsHeadEnd();
+  const MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(pc));
+  PetscCheck(size >= 1 && size <= 512, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-pc_leaf_block_size %" PetscInt_FMT ": out of range (1..512)", size);
+  PetscCheck(overlap >= 0 && overlap <= 4, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-pc_leaf_block_overlap %" PetscInt_FMT ": out of range (0..4)", overlap);
+  settings = {int(size), int(overlap), BlockEntries(entries)};
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode leaf_block_view(PC pc, PetscViewer viewer) {
+  PetscFunctionBeginUser;
+  PetscBool ascii;
+  PetscCall(
+      PetscObjectTypeCompare(reinterpret_cast<PetscObject>(viewer), PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(0);
+  const LeafBlockPC& data = data_of(pc);
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "  groups of at most %d elements widened by %d rings, %s entries\n",
+      data.settings.block_size, data.settings.overlap,
+      data.settings.entries == BlockEntries::near ? "near" : "full"));
+  unsigned long long counts[2] = {data.blocks ? data.blocks->blocks().count() : 0,
+                                  data.blocks ? data.blocks->blocks().largest() : 0};
+  const MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(pc));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &counts[0], 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &counts[1], 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+  if (data.blocks)
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "  %llu blocks (all ranks) of at most %llu rows, inverted on the %s\n", counts[0],
+        counts[1], data.blocks->device() == LeafBlockPreconditioner::Device::gpu ? "gpu" : "cpu"));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode leaf_block_destroy(PC pc) {
+  PetscFunctionBeginUser;
+  delete static_cast<LeafBlockPC*>(pc->data);
+  pc->data = nullptr;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode leaf_block_create(PC pc) {
+  PetscFunctionBeginUser;
+  pc->data = new LeafBlockPC;
+  pc->ops->setup = leaf_block_setup;
+  pc->ops->apply = leaf_block_apply;
+  pc->ops->setfromoptions = leaf_block_set_from_options;
+  pc->ops->view = leaf_block_view;
+  pc->ops->destroy = leaf_block_destroy;
+  PetscFunctionReturn(0);
+}
+
+bool is_leaf_block(PC pc) {
+  PetscBool same = PETSC_FALSE;
+  return PetscObjectTypeCompare(reinterpret_cast<PetscObject>(pc), kLeafBlockPC, &same) == 0 &&
+         same;
+}
+
+}  // namespace
+
+PetscErrorCode register_leaf_block_pc() {
+  PetscFunctionBeginUser;
+  static bool registered = false;
+  if (registered) PetscFunctionReturn(0);
+  PetscCall(PCRegister(kLeafBlockPC, leaf_block_create));
+  PetscCall(PetscLogEventRegister("BEMPCGroups", PC_CLASSID, &groups_event));
+  PetscCall(PetscLogEventRegister("BEMPCBlocks", PC_CLASSID, &blocks_event));
+  registered = true;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode attach_leaf_block_source(Mat pmat, const LeafBlockSource* source) {
+  PetscFunctionBeginUser;
+  PetscContainer container;
+  PetscCall(PetscContainerCreate(PetscObjectComm(reinterpret_cast<PetscObject>(pmat)), &container));
+  PetscCall(PetscContainerSetPointer(container, const_cast<LeafBlockSource*>(source)));
+  PetscCall(PetscObjectCompose(reinterpret_cast<PetscObject>(pmat), kSourceKey,
+                               reinterpret_cast<PetscObject>(container)));
+  PetscCall(PetscContainerDestroy(&container));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode set_leaf_block_settings(PC pc, const LeafBlockSettings& settings) {
+  PetscFunctionBeginUser;
+  PetscCheck(is_leaf_block(pc), PetscObjectComm(reinterpret_cast<PetscObject>(pc)),
+             PETSC_ERR_ARG_WRONG, "not a leaf_block PC");
+  data_of(pc).settings = settings;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode leaf_block_state(PC pc, const LeafBlockPreconditioner** blocks,
+                                LeafBlockSettings* settings) {
+  PetscFunctionBeginUser;
+  *blocks = nullptr;
+  if (!is_leaf_block(pc)) PetscFunctionReturn(0);
+  *blocks = data_of(pc).blocks.get();
+  if (settings) *settings = data_of(pc).settings;
   PetscFunctionReturn(0);
 }
 

@@ -438,7 +438,8 @@ elif CASE == "leaf_block":
         ref = os.path.join(WORK, f"jacobi_{form}.csv")
         jac = summary(args + ["-pc_type", "jacobi", "-bem_csv", ref])
         for extra in ([], ["-bem_pc_overlap", "0"], ["-bem_pc_block", "16"],
-                      ["-bem_pc_block_entries", "full"], ["-pc_type", "shell"]):
+                      ["-bem_pc_block_entries", "full"],
+                      ["-pc_type", "leaf_block", "-pc_leaf_block_size", "16"]):
             out = os.path.join(WORK, "leaf.csv")
             r = summary(args + ["-bem_pc", "leaf_block", "-bem_csv", out] + extra)
             label = f"{form}: -bem_pc leaf_block {' '.join(extra)}"
@@ -454,6 +455,14 @@ elif CASE == "leaf_block":
         d = rel_diff(read_csv(two), read_csv(ref))
         check(d < 1e-7, f"{form}: leaf_block on 2 ranks changes the solution by {d:.1e} (< 1e-7)")
     bm = ["-mesh", "icosphere:3", "-k", "8", "-bem_formulation", "bm"]
+    # A PETSc PC type of its own: -pc_type leaf_block alone selects it, -ksp_view shows it, its
+    # options set it, and out-of-range ones are refused naming the option.
+    r = summary(["-mesh", "icosphere:3", "-k", "8", "-bem_formulation", "cbie", "-pc_type",
+                 "leaf_block", "-pc_leaf_block_overlap", "0", "-ksp_view"])
+    check("type: leaf_block" in r["out"] and "widened by 0 rings" in r["out"]
+          and "preconditioner  leaf_block on the cpu" in r["out"],
+          "-pc_type leaf_block is the leaf blocks, shown by -ksp_view")
+    expect_error(bm + ["-pc_leaf_block_size", "0"], "-pc_leaf_block_size 0: out of range")
     jac, leaf = summary(bm + ["-pc_type", "jacobi"]), summary(bm + ["-bem_pc", "leaf_block"])
     check(leaf["its"] <= jac["its"], f"bm at rtol 1e-5: leaf_block {leaf['its']} iterations, "
           f"jacobi {jac['its']} (no more)")

@@ -57,6 +57,14 @@ RowBlocks overlapping_blocks(const RowBlocks& blocks, std::span<const std::int64
 // entries too, which makes the block the operator's own restriction to its rows.
 enum class BlockEntries { near, full };
 
+// How the leaf blocks are made: groups of at most block_size elements (compact_row_blocks),
+// widened by `overlap` rings of neighbours (overlapping_blocks), with `entries`.
+struct LeafBlockSettings {
+  int block_size = 32;  // 1..512
+  int overlap = 1;      // 0..4
+  BlockEntries entries = BlockEntries::near;
+};
+
 // The blocks of the operator c.identity I + c.double_layer D + c.single_layer S of `layers`,
 // column-major, one after the other (block b: size(b)^2 entries). The rows must be rows of
 // `layers` (fmbem::Error otherwise).

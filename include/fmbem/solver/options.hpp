@@ -13,6 +13,7 @@
 #include "fmbem/problem/problem.hpp"
 #include "fmbem/problem/sources.hpp"
 #include "fmbem/solver/field_output.hpp"
+#include "fmbem/solver/leaf_block_preconditioner.hpp"
 
 namespace fmbem {
 
@@ -62,13 +63,10 @@ struct SolveOptions {
   std::string near_matrix = "auto";
   // Its pairs: close (the correction's), leaf or neighbours (NearPairs).
   std::string near_matrix_pairs = "close";
-  // petsc (PETSc's -pc_type) or leaf_block (LeafBlockPreconditioner: groups of at most pc_block
-  // elements widened by pc_overlap rings, their blocks with pc_block_entries near or full,
-  // BlockEntries).
+  // petsc (PETSc's -pc_type) or leaf_block (the PC type kLeafBlockPC, with these settings from
+  // -bem_pc_block, -bem_pc_overlap and -bem_pc_block_entries).
   std::string pc = "petsc";
-  int pc_block = 32;
-  int pc_overlap = 1;
-  std::string pc_block_entries = "near";
+  LeafBlockSettings leaf_block;
   std::string vtu_path, csv_path;
   FieldRequest field;         // -bem_field*, -bem_farfield*
   bool source_given = false;  // radiation defaults to the centre of the bounding box

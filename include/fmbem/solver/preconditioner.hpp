@@ -32,9 +32,37 @@ struct SparseRows {
 SparseRows near_matrix_rows(const CorrectedLayerPotentials& layers, const OperatorCoefficients& c,
                             NearPairs pairs, const fmm::Fmm* fmm, std::size_t points_per_element);
 
-// Makes pc a PCSHELL named leaf_block that applies `blocks` to this rank's rows; `blocks` must
-// outlive the PC's use.
-PetscErrorCode use_leaf_block_preconditioner(PC pc, const LeafBlockPreconditioner* blocks);
+// The leaf-block preconditioner as a PETSc preconditioner type, "leaf_block" (PCRegister):
+// -pc_type leaf_block selects it, -ksp_view shows it, -pc_leaf_block_size (1..512),
+// -pc_leaf_block_overlap (0..4) and -pc_leaf_block_entries near|full set it (LeafBlockSettings'
+// defaults). Its set-up reads the operator from the preconditioning matrix, which must carry a
+// LeafBlockSource (attach_leaf_block_source: bem_solve's operator matrices do); any other matrix
+// is refused with PETSc's error.
+inline constexpr char kLeafBlockPC[] = "leaf_block";
+
+// What the blocks are formed from: this rank's rows of the operator c.identity I + c.double_layer
+// D + c.single_layer S of `layers` on `mesh`.
+struct LeafBlockSource {
+  const Mesh* mesh = nullptr;
+  RowRange rows;
+  const CorrectedLayerPotentials* layers = nullptr;
+  OperatorCoefficients coefficients;
+  // Whether the near blocks may be formed on the device where the correction lives there (the
+  // device's near block does not know image planes: with them the host forms them).
+  bool device_blocks = true;
+};
+
+// Registers the type and its -log_view events (BEMPCGroups, BEMPCBlocks). After PetscInitialize;
+// later calls do nothing.
+PetscErrorCode register_leaf_block_pc();
+// Attaches `source` to `pmat` (PetscObjectCompose); it must outlive the PC's set-up.
+PetscErrorCode attach_leaf_block_source(Mat pmat, const LeafBlockSource* source);
+// A leaf_block PC's settings, before its set-up (options given override them).
+PetscErrorCode set_leaf_block_settings(PC pc, const LeafBlockSettings& settings);
+// A leaf_block PC's blocks after its set-up (null before, and for a PC of another type) and
+// its settings.
+PetscErrorCode leaf_block_state(PC pc, const LeafBlockPreconditioner** blocks,
+                                LeafBlockSettings* settings);
 
 // Bytes PETSc's PC holds on this rank besides the preconditioning matrix: the factors of
 // ilu, icc, lu and cholesky, and of bjacobi's and asm's blocks (asm's overlapping block matrices
