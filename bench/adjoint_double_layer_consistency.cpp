@@ -1,4 +1,4 @@
-// Issue 10, single density: how consistent the collocated adjoint double layer D' is on
+// Burton-Miller on the single density: how consistent the collocated adjoint double layer D' is on
 // icospheres. On the unit sphere at k = 0, D' Y_n = -Y_n / (2(2n+1)) (S Y_n = Y_n / (2n+1)).
 // This applies the discrete D' ((S + D') minus S of FmmLayerPotentials with coupling 1 and 0:
 // the operator bem_solve's Burton-Miller uses on the single density) to Y_0 = 1, Y_1 = z and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10: the rigid unit sphere over a range of k with the conventional equation (cbie) and
+# The rigid unit sphere over a range of k with the conventional equation (cbie) and
 # Burton-Miller (bm): relative L2 error against the Mie series and GMRES iterations per k, one CSV
 # row per (k, formulation), then a plot (bench/plot_bm_sweep.py) and, per formulation, the largest
 # ratio of a k's error to the median of its ten neighbours (five below, five above): the issue asks

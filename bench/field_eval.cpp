@@ -1,4 +1,4 @@
-// Issue 11: the time of the field off the surface against the number of elements N and of field
+// The time of the field off the surface against the number of elements N and of field
 // points M (a square plane through a unit sphere), with the surface data of the rigid sphere's
 // Mie series, so that the error against the Mie field checks each run. Phases: inside/outside
 // (FieldGeometry: close elements, exact solid angles, Laplace FMM), the FMM's set-up at k, its

@@ -1,4 +1,4 @@
-// Issue 10: how consistent the collocated hypersingular operator N is. On the unit sphere the
+// How consistent the collocated hypersingular operator N is. On the unit sphere the
 // spherical harmonics are eigenfunctions of the Laplace N: N Y_n = -n(n+1)/(2n+1) Y_n. This
 // applies the discrete N (piecewise-constant density at the centroids, the same operator
 // bem_solve uses: (D + N) minus D of FmmLayerPotentials with coupling 1 and 0) to Y_1 = z and

@@ -1,4 +1,4 @@
-// Issue 10, step 1: how consistent the collocated D and N are with a reconstructed double
+// How consistent the collocated D and N are with a reconstructed double
 // density, measured with brute-force accurate integration (no FMM, no 3-point rule): every pair
 // by adaptive subdivision with a Duffy product Gauss rule, the self element in polar coordinates
 // about its centroid (finite part of the Laplace kernel analytic, the Helmholtz remainder by

@@ -1,4 +1,4 @@
-// The mesh distributed with its halo (issue 13 step 4, bem's DistributedMesh) under mpiexec: how
+// The mesh distributed with its halo (bem's DistributedMesh) under mpiexec: how
 // many elements each rank holds (its rows and the halo its operator reads) against the whole
 // mesh, how long the distribution takes, and each rank's peak memory (rank 0, which reads the
 // whole mesh, apart from the others), the largest rank's partition tree (cells and the lists

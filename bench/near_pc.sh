@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14: GMRES iterations and times with each preconditioner, for one mesh and formulation:
+# GMRES iterations and times with each preconditioner, for one mesh and formulation:
 # point Jacobi, PETSc's PCs on the near-field matrix (-bem_near_matrix) and ours
 # (-bem_pc leaf_block). Prints a Markdown table.
 #   bench/near_pc.sh BEM_SOLVE [MESH=icosphere:4] [K=8] [FORMULATION=cbie] [EXTRA options...]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reference paper's experiment (Takahashi, Cecka, Darve, sections 5-6; issue 9): rigid unit
+# The reference paper's experiment (Takahashi, Cecka, Darve, sections 5-6): rigid unit
 # sphere, plane wave exp(ikz), k = 8, GMRES with point Jacobi, zero initial guess, relative
 # residual 1e-5, 3 Gauss points per element, p = 8 and 16, N = 20,480 to 1,310,720 (icosphere
 # L = 5..8 and Gmsh spheres in between). One row per (mesh, p): iterations, error against the Mie

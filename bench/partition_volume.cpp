@@ -1,4 +1,4 @@
-// The distributed FMM's partition and locally essential trees (issue 13) on icospheres, P parts
+// The distributed FMM's partition and locally essential trees on icospheres, P parts
 // simulated in one process (CPU only, no MPI): work imbalance, what each part receives per
 // MatMult, and the share of the tree it holds.
 //

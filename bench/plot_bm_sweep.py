@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plots the Burton-Miller frequency sweep (issue 10) from bench/bm_sweep.sh's CSV.
+"""Plots the Burton-Miller frequency sweep from bench/bm_sweep.sh's CSV.
 
 Usage: bench/plot_bm_sweep.py [CSV [PNG]]   (default bench/results/bm_sweep.csv, .png beside it)
 Top: relative L2 error against the Mie series vs k for cbie and bm, the zeros of j_n in the range

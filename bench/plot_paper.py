@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Redraws the reference paper's figures (issue 9) from the recorded results.
+"""Redraws the reference paper's figures from the recorded results.
 
 Usage:
     bench/plot_paper.py [RESULTS_DIR]       (default: bench/results; Debian's /usr/bin/python3)

@@ -102,7 +102,7 @@ const char* phase_name(FmmPhase phase) {
 int order_for_tolerance(double tolerance) {
   if (!(tolerance > 0.0) || tolerance >= 1.0) throw Error("FMM: the tolerance must lie in (0, 1)");
   // The largest relative MatMult error measured on BEM operators (sphere and
-  // box, k = 0 and 8: tests/unit/bem/test_fmm_layer_potentials.cpp) at
+  // box, k = 0 and 8: tests/unit/bem/fmm_layer_potentials_test.cpp) at
   // p = 4, 8, 12, 16; log-linear in between, a factor 0.5 per order beyond.
   const double orders[] = {4, 8, 12, 16}, errors[] = {1.3e-1, 2.6e-3, 1.6e-5, 1.5e-6};
   if (tolerance >= errors[0]) return 4;

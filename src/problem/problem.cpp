@@ -231,7 +231,7 @@ double solid_angle_sum(std::size_t count, Corner &&corner, const Vec3 &x) {
   return total;
 }
 
-// The sphere fit of vertices held in pieces (a rank's each, issue 13): sum(values) sums a
+// The sphere fit of vertices held in pieces (a rank's each): sum(values) sums a
 // rank's partial sums over every piece in place, extremes(low, high) takes the smallest low and
 // the largest high. With one piece (both doing nothing) the whole mesh's fit.
 template <class Sum, class Extremes>

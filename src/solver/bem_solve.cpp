@@ -54,7 +54,7 @@ namespace {
 
 struct LogEvents {
   // curvature: the curvature correction's set-up (its two Laplace FMMs), inside near_setup.
-  // partition: rank 0's read and the mesh's distribution (partition and halo, issue 13).
+  // partition: rank 0's read and the mesh's distribution (partition and halo).
   // regulariser: the regularised formulation's product S~ H x, inside operator_apply.
   PetscLogEvent near_setup, curvature, operator_apply, regulariser, partition;
   // After the solve: the gather to rank 0 (when an output needs it) and the files.
@@ -579,7 +579,7 @@ std::vector<io::CellField> physical_fields(const Problem &problem, const Mesh &m
           {"vn_abs", std::move(v_abs)}, {"spl_db", std::move(spl)}};
 }
 
-// What a sweep builds once and every k uses (issue 11): the mesh and its discretisation, the
+// What a sweep builds once and every k uses: the mesh and its discretisation, the
 // vectors and the scatter of the density to every rank, the reserved outputs and the field
 // stage (the field points and their FieldGeometry). Everything else depends on k and is built
 // by solve_at for each: the FMM (octree, lists, translations), the near-field correction, the
@@ -918,7 +918,7 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
     });
     if (sweep.distribution) {
       // Each rank forms the partial multipoles of its own leaves and exchanges those its peers'
-      // M2L lists read (issue 13).
+      // M2L lists read.
       fast->distribute(sweep.distribution->local->locally_essential_tree(), comm, opt.fmm_overlap);
     } else if (size > 1)
       // Every rank has the same tree: each forms the moments of its share of the leaves, and one
@@ -1101,7 +1101,7 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
   PetscCall(KSPSetFromOptions(ksp));
   PetscCall(check_tolerances(ksp));
   // The near-field block as the preconditioning matrix, for the PCs that factor or split one;
-  // or ours, the leaf blocks (issue 14).
+  // or ours, the leaf blocks.
   Mat &near_matrix = stage.near_matrix;
   double &near_matrix_seconds = stage.near_matrix_seconds,
          &near_matrix_nonzeros = stage.near_matrix_nonzeros,
@@ -1807,7 +1807,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     field_stage.prepare(opt.field, numcalc ? &numcalc->mesh.grid : nullptr);
   });
   std::vector<std::string> warnings;
-  // The distributed FMM (issue 13): rank 0 alone reads and validates the mesh (a generated
+  // The distributed FMM: rank 0 alone reads and validates the mesh (a generated
   // icosphere: each rank its own slab, io::read_slab), and each rank
   // builds its operator on its part with the halo the operator reads (DistributedMesh: the tree
   // partitioned over the ranks, the elements numbered part by part, so that each rank's rows are

@@ -585,7 +585,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
       *quantity = parse_real(dashed(name).c_str(), text);
       if (!(*quantity > 0)) throw Error(dashed(name) + " " + text + ": must be > 0");
     }
-  // One k as before; a list or range is a sweep (issue 11).
+  // One k as before; a list or range is a sweep.
   if (value("k") && value("bem_frequency"))
     throw Error("-k and -bem_frequency both give the wavenumbers: give one of them");
   if (value("bem_sound_speed") && !value("bem_frequency") && !surface_conditions)
@@ -756,7 +756,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
         opt->problem.regulariser_kappa_factor <= 10.0))
     throw Error("-bem_rbm_kappa " + *value("bem_rbm_kappa") + ": must lie in 0..10");
 
-  // Issue 10: bm reads the double density as a quadratic fitted to the neighbours (its
+  // Burton-Miller (bm) reads the double density as a quadratic fitted to the neighbours (its
   // hypersingular operator is inconsistent with the constant read) wherever the double layer is
   // used (all but soft scattering). The read's far field needs a rule of degree 4 (6 points): the
   // 3-point rule leaves an O(1) error of its linear part against the hypersingular kernel just
@@ -790,7 +790,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->near.angular_points =
       int(parse_integer("-bem_near_quad", text_or("bem_near_quad", "16"), 2, 128));
   opt->allow_coarse = parse_bool("-bem_allow_coarse", text_or("bem_allow_coarse", "false"));
-  // Issue 10: D' on flat elements is O(h) off (the mean curvature sits on the edges); bm applies
+  // D' on flat elements is O(h) off (the mean curvature sits on the edges); bm applies
   // it to the single density in the soft and radiation problems (the rigid one has none).
   // With surface conditions: wherever some q is not zero (a velocity, pressure, admittance).
   bool conditions_have_q = opt->conditions.fallback.has_value() &&
@@ -811,7 +811,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->curvature_correction =
       parse_bool("-bem_curvature_correction", text_or("bem_curvature_correction", "true")) &&
       correction_applies;
-  // Issue 10, sharp edges: the smooth meshes' discretisation angles stay below 23 degrees, a
+  // Sharp edges: the smooth meshes' discretisation angles stay below 23 degrees, a
   // box's edges are 90; a 42-degree edge is better fitted across (bench/results/bm_sharp_edges.md).
   const double feature_degrees =
       parse_real("-bem_feature_angle", text_or("bem_feature_angle", "60"));
@@ -951,7 +951,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   if (value("o") && opt->vtu_path.empty())
     throw Error("-o needs a file name (FILE.vtu or FILE.pvtu)");
   if (value("bem_csv") && opt->csv_path.empty()) throw Error("-bem_csv needs a file name");
-  // The field off the surface and the far field (issue 11).
+  // The field off the surface and the far field.
   FieldRequest &field = opt->field;
   field.points_file = text_or("bem_field", "");
   if (value("bem_field") && field.points_file.empty())

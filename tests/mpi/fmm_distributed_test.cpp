@@ -1,4 +1,4 @@
-// The distributed FMM under mpiexec (issue 13): each rank builds its part's Fmm (its elements as
+// The distributed FMM under mpiexec: each rank builds its part's Fmm (its elements as
 // targets, every element a splitting point), forms the moments of its own leaves, exchanges
 // partial multipoles with its peers (MultipoleExchange) and reads only the strengths of
 // Fmm::sources_read() (NaN everywhere else); its potentials equal the serial Fmm's to rounding,

@@ -1,4 +1,4 @@
-// A part's layer potentials under mpiexec (issue 13): each rank builds FmmLayerPotentials for its
+// A part's layer potentials under mpiexec: each rank builds FmmLayerPotentials for its
 // rows with the part and the partition's tree given (fmm::FmmPart: the let and the tree), as
 // bem_solve does: its FMM orders its part's points alone, and its densities hold the entries of the
 // elements it reads alone (LayerPotentials::column_elements, the rank's column space). Against the
@@ -270,7 +270,7 @@ TEST(DistributedLayers, CurvatureCorrectionFromPartsEqualsWhole) {
   EXPECT_LT(relative_difference(a, b), 1e-13);
 }
 
-// The mesh distributed (DistributedMesh, issue 13 step 4): each rank holds its part's elements
+// The mesh distributed (DistributedMesh): each rank holds its part's elements
 // and a halo, in local indices; its operator on that mesh against the same part's operator on
 // the whole mesh (expect_part_equals_whole's `part`): the same columns through the solver
 // indices, the same correction pattern and near block, the same product, bit for bit on the CPU

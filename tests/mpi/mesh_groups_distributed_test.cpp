@@ -1,4 +1,4 @@
-// The surface groups of a distributed mesh (DistributedMesh, issue 13): every rank's part holds
+// The surface groups of a distributed mesh (DistributedMesh): every rank's part holds
 // the whole mesh's group list and overlap, and each of its elements (rows and halo) the group
 // the whole mesh gives it.
 #include <gtest/gtest.h>

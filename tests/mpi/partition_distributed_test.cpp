@@ -1,4 +1,4 @@
-// The distributed FMM's partition from split points (issue 13, docs/distributed.md step 2): each
+// The distributed FMM's partition from split points (docs/distributed.md step 2): each
 // rank holds a slab of the points (of the elements), and the tree of the split point set
 // (Octree with a PartReduction) and the partition computed from it (DistributedFmmPartition)
 // must be those of the whole point set on one rank, bit for bit, on any number of ranks

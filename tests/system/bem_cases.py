@@ -197,7 +197,7 @@ def scaled_diff(values, reference, scale):
 
 
 def mpi_tree():
-    """Issue 15: every rank builds the octree of all N elements and evaluates
+    """Every rank builds the octree of all N elements and evaluates
     only its own rows, so the near-field point pairs summed over ranks equal
     the one-rank count exactly, and each row's sums run in the same order on
     any number of ranks: the solutions differ only by the rounding of the
@@ -248,7 +248,8 @@ elif CASE == "point_source_k4":
     refinement(["-k", "4", "-bem_incident", "pointsource", "-bem_source", "1.5,0,0.5"], [2, 3], 3.5,
                "rigid sphere k=4, point source")
 elif CASE == "burton_miller":
-    # Issue 10. j_3 has a zero at k = 6.98793: an interior Dirichlet eigenvalue of the unit
+    # The eigenfrequency guarantee. j_3 has a zero at k = 6.98793: an interior Dirichlet
+    # eigenvalue of the unit
     # sphere, where the conventional equation of the rigid and the soft problem loses
     # uniqueness. On icosphere:3 (1,280 elements) the conventional error there is twice that at
     # the neighbouring k (measured 4.05e-2 against 1.9e-2 to 2.1e-2); Burton-Miller's stays
@@ -312,10 +313,10 @@ elif CASE == "burton_miller":
     refinement(["-k", "8", "-bem_formulation", "bm", "-bem_bc", "dirichlet"], [2, 3], 3.0,
                "soft sphere k=8, bm")
 elif CASE == "burton_miller_gpu":
-    # Issue 10: bm's near-field entries on the GPU (-fmm_device gpu: FMM, correction entries,
+    # Burton-Miller's near-field entries on the GPU (-fmm_device gpu: FMM, correction entries,
     # SpMV and leaf-block PC there) against the CPU path, with the quadratic read (bm's default)
     # and the constant one. The operators agree to rounding (the entries to 1e-11 of their
-    # rows, test_gpu_burton_miller; the FMMs to ~1e-12), so at rtol 1e-8 the two solutions,
+    # rows, gpu_burton_miller_test; the FMMs to ~1e-12), so at rtol 1e-8 the two solutions,
     # each with a true residual below 1e-8, differ by at most 2 kappa(A) 1e-8 (kappa of a few,
     # as in leaf_block): require 1e-7, and the error against Mie equal to 1e-5 of itself.
     # Skipped where no GPU exists.
@@ -352,7 +353,8 @@ elif CASE == "burton_miller_gpu":
           f"rbm: the GPU path's solution is the CPU's (rel. diff {d:.1e} < 1e-7; "
           f"{runs['gpu'][0]['its']} iterations)")
 elif CASE == "burton_miller_refinement":
-    # Issue 10's criterion: with bm at k = 8 the error falls by more than 3 a level from
+    # Burton-Miller's refinement criterion: with bm at k = 8 the error falls by more than 3 a
+    # level from
     # icosphere:3 to 5 and stays within 1.5 times the conventional equation's on the same mesh.
     # bm reads the double density as a quadratic fitted to the neighbours, with the 6-point rule
     # (its defaults; the constant read's hypersingular operator is inconsistent: measured 2.2 from
@@ -367,7 +369,7 @@ elif CASE == "burton_miller_refinement":
         check(b["l2"] < 1.5 * c["l2"], f"icosphere:{L}: bm's L2 error {b['l2']:.3e} within 1.5 "
               f"times cbie's {c['l2']:.3e} ({b['l2'] / c['l2']:.2f})")
 elif CASE == "burton_miller_single_density":
-    # Issue 10, single density: bm applies D' to the single density in the soft and radiation
+    # Burton-Miller on the single density: bm applies D' to the single density in the soft and radiation
     # problems, and D' on flat elements is O(h) off (the mean curvature sits on the edges); with
     # the curvature correction (-bem_curvature_correction, default) it falls like h^1.5..h^2
     # (docs/burton-miller.md). Measured 2026-11-24, k = 4, icosphere:3..5: bm soft 9.97e-3,
@@ -394,7 +396,7 @@ elif CASE == "burton_miller_single_density":
             check(b["l2"] < 1.5 * c["l2"], f"{label}, icosphere:{L}: bm's L2 error {b['l2']:.3e} "
                   f"within 1.5 times cbie's {c['l2']:.3e} ({b['l2'] / c['l2']:.2f})")
 elif CASE == "near_matrix":
-    # Issue 14, first part: the near-field block assembled as the preconditioning matrix, so
+    # The near-field block assembled as the preconditioning matrix, so
     # that PETSc's PCs apply to it. The answer must not change with the preconditioner (rtol
     # 1e-8: differences at that level), and on the Burton-Miller operator, whose hypersingular
     # part is local and large, ILU(0) on the block halves the iterations (measured 20 -> 11 on
@@ -426,7 +428,7 @@ elif CASE == "near_matrix":
     d = rel_diff(read_csv(two), read_csv(ref))
     check(d < 1e-6, f"bjacobi on 2 ranks changes the solution by {d:.1e} (< 1e-6)")
 elif CASE == "leaf_block":
-    # Issue 14: our preconditioner, -bem_pc leaf_block (dense near-field blocks of nearby
+    # Our preconditioner, -bem_pc leaf_block (dense near-field blocks of nearby
     # elements with a ring of overlap, inverted once). The answer must not change with it: at
     # rtol 1e-8 two solutions whose true residuals are below 1e-8 differ by at most
     # 2 kappa(A) 1e-8, kappa of a few for these second-kind operators (measured 1.8e-8 and
@@ -608,7 +610,7 @@ elif CASE == "bad_input":
     expect_error(ico + ["-fmm_max_leaf", "0"], "-fmm_max_leaf")
 
 elif CASE == "hostile_options":
-    # Issue 12: every bad option, value or output gives one line naming the
+    # Every bad option, value or output gives one line naming the
     # option, exit status 1, and nothing written; a failed solve exits 2.
     ico = ["-mesh", "icosphere:2"]
 
@@ -668,7 +670,7 @@ elif CASE == "hostile_options":
             (["-bem_formulation", "cbie", "-bem_bm_alpha", "0.1i"], "applies only"),
             (["-bem_formulation", "bem"], "-bem_formulation bem is not known (choose auto, cbie, bm, rbm)")]:
         one_line_error(ico + args, needle)
-    # The field and far field (issue 11): bad points, planes and outputs are refused before the
+    # The field and far field: bad points, planes and outputs are refused before the
     # solve, one line, nothing written.
     field_out = os.path.join(WORK, "field_out.csv")
     no_points = os.path.join(WORK, "no_points.csv")
@@ -698,7 +700,7 @@ elif CASE == "hostile_options":
             (["-bem_field", bad_line, "-bem_field_csv", bad_line], "is the field file"),
             (plane + ["-bem_field_csv", "/nonexistent/f.csv"], "/nonexistent")]:
         one_line_error(ico + args, needle)
-    # Sweeps (issue 11): bad lists, ranges and sound speeds, before any file is made.
+    # Sweeps: bad lists, ranges and sound speeds, before any file is made.
     sweep_out = ["-bem_csv", field_out, "-bem_sweep_csv", os.path.join(WORK, "sweep_out.csv")]
     for args, needle in [
             (["-k", "1,-2"], "-k 1,-2: entry '-2' is negative"),
@@ -1050,7 +1052,7 @@ elif CASE == "far_from_origin":
                   f"{name}: radius {radius:g} at {offset:g}: solution equal to {diff:.2e} "
                   f"(tolerance {tol:.1e}), {r['its']} iterations against {ref['its']}")
 elif CASE == "field":
-    # Issue 11: the field off the surface and the far field from the solved surface values,
+    # The field off the surface and the far field from the solved surface values,
     # against the Mie series. The surface solution converges as h^2 at the collocation points
     # (the cases above), and the representation formula integrates it with an O(h^2) error at a
     # fixed distance from the surface (tests/unit/field: O(h) only at a fixed fraction of h), so
@@ -1376,7 +1378,7 @@ elif CASE == "surface_groups":
               not os.path.exists(out),
               f"{' '.join(args[4:])} -> exit {p.returncode}, one line with '{needle}': {ours}")
 elif CASE == "sweep":
-    # Issue 11: one run solves every k of a sweep, building the mesh, its discretisation and the
+    # One run solves every k of a sweep, building the mesh, its discretisation and the
     # field points' geometry once. Each k's solve is the single-k solve (the same operations on
     # the same data: the FMM, correction, right-hand side and KSP are built per k exactly as a
     # single run builds them), so the numbers must be bitwise equal: the surface and far-field
@@ -1461,7 +1463,7 @@ elif CASE == "sweep":
 elif CASE == "mpi_tree":
     mpi_tree()
 elif CASE == "mpi_distributed":
-    # Issue 13: on more than one rank the FMM is partitioned over the ranks (the tree's leaves
+    # On more than one rank the FMM is partitioned over the ranks (the tree's leaves
     # cut by modelled work along the Morton curve, the elements renumbered part by part, each
     # rank's upward pass its own leaves', the partial multipoles and the densities its lists read
     # exchanged instead of the whole density gathered). The same iterations and error on 1, 2
@@ -1588,7 +1590,7 @@ elif CASE == "mpi_distributed":
     check(p.returncode == 1 and "needs -fmm_distribute true" in p.stderr,
           "-fmm_overlap without -fmm_distribute is refused")
 elif CASE == "pvtu":
-    # Issue 13: -o name.pvtu writes each rank's elements as a piece (name_R.vtu) and rank 0 the
+    # -o name.pvtu writes each rank's elements as a piece (name_R.vtu) and rank 0 the
     # summary; the report's error is reduced from each rank's rows; nothing is gathered on rank 0
     # unless an output needs the whole solution. The pieces, read back through VTK's
     # vtkXMLPUnstructuredGridReader (vtk_cells), hold the 1-rank .vtu's cells: every element once
@@ -2940,7 +2942,7 @@ elif CASE == "baffle":
           f"dome and flush annulus on 3 ranks: the one-rank solution to {worst / scale:.1e}")
 
     # Elements in a soft or a symmetry plane are refused (a body's face resting on a rigid plane,
-    # facing away from the fluid, is test_mesh's).
+    # facing away from the fluid, is mesh_test's).
     expect_error(["-mesh", os.path.join(WORK, "disc16.msh"), "-bem_planes", "z=0:soft",
                   "-bem_frequency", "500", "-bem_velocity", "1:1e-3"], "lies wholly in")
     expect_error(["-mesh", os.path.join(WORK, "disc16.msh"), "-bem_planes", "z=0:symmetric",

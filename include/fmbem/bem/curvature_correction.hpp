@@ -12,7 +12,7 @@
 
 namespace fmbem {
 
-// The curvature correction of the collocated adjoint double layer D' (issue 10, single density;
+// The curvature correction of the collocated adjoint double layer D' (single density;
 // docs/burton-miller.md). On a closed surface the surface divergence theorem gives
 //   D'[1](x) = -n_x . integral of 2 H n_y G(x, y) dS_y  -  integral of (n_x . n_y) dG/dn_y dS_y,
 // H the mean curvature. On the flat-element polyhedron the same identity holds with the mean
@@ -49,7 +49,7 @@ struct FeatureSegment {
 };
 
 // The feature edges of `mesh`, in mesh_edges' order. With `lower_face_in`, those alone whose
-// lower face lies in that range: of a part (a rank's elements and halo, issue 13) the edges its
+// lower face lies in that range: of a part (a rank's elements and halo) the edges its
 // rows own, so that each edge of the whole mesh is one rank's. Those rows' corners must have
 // all their triangles in the part (Mesh::vertex_complete; fmbem::Error otherwise: an edge of
 // the whole mesh would be lost). A part's edges without lower_face_in are refused.

@@ -33,7 +33,7 @@ enum class DensityModel {
   quadratic,  // u_e plus the quadratic of DensityReconstruction
 };
 
-// The quadratic reconstruction of a piecewise-constant density (issue 10): on element e the
+// The quadratic reconstruction of a piecewise-constant density: on element e the
 // density is read as
 //   u_e + sum over m of c_{e,m} monomial_m(y),   monomials xi, eta, xi^2, xi eta, eta^2,
 // (xi, eta) the coordinates of y in e's plane about its centroid along axis(e, 0), axis(e, 1), and

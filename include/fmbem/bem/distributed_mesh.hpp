@@ -20,7 +20,7 @@
 
 namespace fmbem {
 
-// How far a rank's halo reaches beyond the elements its FMM reads (issue 13): its rows'
+// How far a rank's halo reaches beyond the elements its FMM reads: its rows'
 // near-field columns out to pattern_factor corner radii (NearFieldOptions), and every element
 // within `rings` vertex neighbourhoods of those, of the FMM's and of the rows.
 struct HaloReach {
@@ -66,7 +66,7 @@ MeshExtent slab_extent(MPI_Comm comm, const MeshSlab& slab, const std::string& n
 // the ranks' slabs: the vertices that no triangle uses are not there. Collective.
 std::vector<Vec3> slab_vertex_block(MPI_Comm comm, const MeshSlab& slab);
 
-// A mesh distributed over the ranks of `comm` for the distributed FMM (issue 13). Each rank
+// A mesh distributed over the ranks of `comm` for the distributed FMM. Each rank
 // starts from its slab (N/P consecutive elements of the input order): rank 0 holds the whole
 // mesh as read and sends each rank its slab, or each rank generates or reads its own
 // (MeshSlab); the ranks partition the FMM's tree from their slabs (fmm::DistributedFmmPartition:
@@ -138,7 +138,7 @@ class DistributedMesh {
 };
 
 // neighbourhood_reach's bounds of a slab of the whole mesh's elements, formed by the ranks of
-// `comm` together, each from its slab alone (issue 13): bit for bit those neighbourhood_reach
+// `comm` together, each from its slab alone: bit for bit those neighbourhood_reach
 // forms from the whole mesh. slab: the rank's elements (a Mesh::part_of of their corners, each
 // element's own, in the whole mesh's corner order); vertices: per slab element its three corners'
 // indices in the whole mesh (3 per element), below vertex_count. Each vertex's star is gathered

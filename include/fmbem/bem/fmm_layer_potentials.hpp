@@ -38,7 +38,7 @@ class FmmLayerPotentials final : public CorrectedLayerPotentials {
   void share_upward_pass(int part, int parts, std::function<void(std::span<cplx>)> combine) {
     fmm_->share_upward_pass(part, parts, std::move(combine));
   }
-  // The distributed FMM (issue 13): the rows must be part let.part's elements of the partition
+  // The distributed FMM: the rows must be part let.part's elements of the partition
   // (a numbering in which they are contiguous: fmm::FmmPartition::element_order), rank let.part of
   // comm (fmm::distribute: the partial multipoles exchanged over comm), the layers built with
   // the part of let. Collective.

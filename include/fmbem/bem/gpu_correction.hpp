@@ -23,7 +23,7 @@ namespace fmbem {
 // without fused multiply-adds
 // (-fmad=false), so the entries differ from the CPU's only by the last bits of the library
 // functions (sin, cos, cosh, sinh, asinh, hypot, log, atan: a few ulp):
-// tests/unit/bem/test_gpu_correction.cpp and test_gpu_burton_miller.cpp state the tolerances
+// tests/unit/bem/gpu_correction_test.cpp and gpu_burton_miller_test.cpp state the tolerances
 // and why.
 class GpuNearFieldCorrection {
  public:

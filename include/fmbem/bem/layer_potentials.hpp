@@ -83,7 +83,7 @@ class LayerPotentials {
   // The entries of a density: entry j is element column_elements()[j] (ascending), or where
   // that is empty and columns() is the mesh's size element j, every element in order (a part
   // without elements may have no columns). A part of the distributed FMM reads its rows and a
-  // halo alone (issue 13: its densities are that long, not the problem's).
+  // halo alone (its densities are that long, not the problem's).
   virtual std::size_t columns() const = 0;
   virtual std::span<const std::size_t> column_elements() const { return {}; }
   // The entry of row rows().begin's element among the columns (the rows are contiguous there).

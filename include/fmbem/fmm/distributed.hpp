@@ -9,7 +9,7 @@
 #include "fmbem/fmm/fmm.hpp"
 #include "fmbem/fmm/partition.hpp"
 
-// The distributed FMM's set-up (issue 13): the whole problem's tree, as every rank's Fmm builds
+// The distributed FMM's set-up: the whole problem's tree, as every rank's Fmm builds
 // it, cut into parts of balanced work (TreePartition). Each rank then builds its Fmm with its
 // part's elements as targets (and every element as a splitting point), calls
 // Fmm::distribute_upward_pass with a MultipoleExchange of its LocallyEssentialTree, and feeds

@@ -269,7 +269,7 @@ class Fmm {
   void share_upward_pass(int part, int parts,
                          std::function<void(std::span<cplx> multipoles)> combine);
 
-  // The distributed upward pass (issue 13): this FMM forms the moments of its part's leaves only
+  // The distributed upward pass: this FMM forms the moments of its part's leaves only
   // (the leaves among let.own_cells; let is a LocallyEssentialTree of a TreePartition of a tree
   // of this FMM's shape: the whole problem's sources and splitting points), M2M runs only over
   // their ancestors (partial multipoles where other parts own leaves below too), and `exchange`

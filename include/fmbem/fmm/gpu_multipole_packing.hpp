@@ -6,7 +6,7 @@
 #include "fmbem/core/vec3.hpp"
 
 // The device side of the distributed FMM's multipole exchange when the expansions live on the
-// GPU (issue 13; no CUDA types here: the kernels live in src/fmm/cuda/gpu_multipole_packing.cu).
+// GPU (no CUDA types here: the kernels live in src/fmm/cuda/gpu_multipole_packing.cu).
 // Only the exchanged cells cross to the host: the send cells' multipoles are gathered on the
 // device into one contiguous buffer and copied once into pinned host memory, and the received
 // partials are copied once to the device and added to their cells. The cell lists come in the

@@ -12,7 +12,7 @@
 
 namespace fmbem::fmm {
 
-// The per-MatMult multipole exchange of the distributed FMM (issue 13): each rank sends the
+// The per-MatMult multipole exchange of the distributed FMM: each rank sends the
 // partial multipoles of its LocallyEssentialTree's send lists and adds those of its receive lists
 // to its own, one MPI_Neighbor_alltoallv on a graph communicator of the peers that exchange
 // anything (built once). Rank r of `comm` must hold part r's tree; every rank constructs it

@@ -6,7 +6,7 @@
 
 #include "fmbem/fmm/octree.hpp"
 
-// The first piece of the distributed FMM (issue 13): the octree's leaves cut into P parts of
+// The first piece of the distributed FMM: the octree's leaves cut into P parts of
 // balanced work along the Morton curve, and for each part its locally essential tree, the remote
 // data its lists read, as plain lists per peer on which an MPI exchange can be built. Nothing
 // here communicates: every part computes what it receives and what it sends from the tree alone,

@@ -32,7 +32,7 @@ struct SurfaceRead {
 SurfaceRead read_surface(const std::string& spec);
 inline constexpr std::string_view kNumCalcMeshPrefix = "numcalc:";
 
-// Whether each rank can read its own slab of the mesh `spec` names (issue 13): a generated
+// Whether each rank can read its own slab of the mesh `spec` names: a generated
 // icosphere. A Gmsh file is read whole on one rank (the Gmsh SDK reads a file whole).
 bool reads_in_slabs(const std::string& spec);
 // The element count of such a mesh, known before it is read.

@@ -11,7 +11,7 @@
 
 namespace fmbem {
 
-// What a part of a mesh cannot compute from its own elements (issue 13: a rank's elements and
+// What a part of a mesh cannot compute from its own elements (a rank's elements and
 // halo): the whole surface's box, enclosed volume, longest edge, element and vertex counts and
 // flips.
 struct MeshExtent {
@@ -44,7 +44,7 @@ class Mesh {
   // by the planes.
   static Mesh from_surface(Surface surface, const std::string& name,
                            const ImagePlanes& planes = {});
-  // A part of a mesh validated whole (a rank's elements and halo, issue 13): its triangles as
+  // A part of a mesh validated whole (a rank's elements and halo): its triangles as
   // they are (oriented already), not checked for closedness; the per-element geometry is
   // computed from its own vertices (the same bits as the whole mesh's), the box, volume, longest
   // edge and flips are the whole's (`whole`). vertex_complete: per vertex, whether every
@@ -154,7 +154,7 @@ Surface make_octasphere(int level, double radius, std::array<bool, 3> keep_posit
 std::size_t icosphere_triangles(int level);
 std::size_t icosphere_vertices(int level);
 
-// A slab of a whole mesh's elements as one rank holds it (issue 13): the elements
+// A slab of a whole mesh's elements as one rank holds it: the elements
 // [first, first + size()) of the whole mesh's order, each with its three corners (in the
 // element's corner order) and their vertices' indices in the whole mesh, and the whole mesh's
 // element and vertex counts. Its triangles are those of a valid, consistently oriented closed

@@ -15,7 +15,7 @@ struct VertexStars {
 };
 VertexStars vertex_stars(const Mesh& mesh);
 
-// Per element e, bounds that a rank's halo must reach (issue 13): every point of every element
+// Per element e, bounds that a rank's halo must reach: every point of every element
 // within `rings` vertex neighbourhoods of e (e alone for 0; one ring: the elements sharing a
 // corner with e) lies within reach[e] of e's centroid, and largest_corner_radius[e] is at least
 // the corner radius (centroid to farthest corner) of each of them. Ring by ring by the triangle

@@ -72,7 +72,7 @@ struct SurfaceDistance {
 
 // What a problem needs of the whole surface: whether it is a sphere (the exact solution), and
 // for the spec's point source (scattering) or monopole (radiation) its distance to the surface
-// and the surface's winding number about it. A rank holding a part of the mesh (issue 13) gets
+// and the surface's winding number about it. A rank holding a part of the mesh gets
 // them from rank 0, which holds the whole; plain data, sent as bytes.
 struct SurfaceFacts {
   bool is_sphere = false;
@@ -89,7 +89,7 @@ struct SurfaceFacts {
 };
 // Of the whole mesh `mesh` for `spec` (its source, if any; not k). Throws for a mesh part.
 SurfaceFacts surface_facts(const Mesh &mesh, const ProblemSpec &spec);
-// Of the whole mesh formed by the ranks of `comm` from their slabs (issue 13: no rank holds the
+// Of the whole mesh formed by the ranks of `comm` from their slabs (no rank holds the
 // whole): the sphere fit from each vertex once (slab_vertex_block), the source's nearest element
 // (the same as the whole mesh's, bit for bit) and winding number. The fit's and the winding
 // number's sums are taken over each rank's share, then over the ranks in rank order: equal to

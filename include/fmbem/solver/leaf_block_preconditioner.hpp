@@ -1,5 +1,5 @@
 #pragma once
-// The leaf-block preconditioner (issue 14): the operator restricted to spatially compact groups
+// The leaf-block preconditioner: the operator restricted to spatially compact groups
 // of a rank's rows, widened by rings of neighbouring elements, each group's dense block factorised
 // once (LU with partial pivoting, then the explicit inverse) and applied at every GMRES iteration
 // to its own rows only: restricted additive Schwarz on the near field (block Jacobi without the

@@ -51,7 +51,7 @@ struct SolveOptions {
   std::string operator_backend = "fmm";
   fmm::FmmOptions fmm = default_fmm_options();
   bool fmm_view = false;
-  // -fmm_distribute: on more than one rank, the FMM partitioned over the ranks (issue 13).
+  // -fmm_distribute: on more than one rank, the FMM partitioned over the ranks.
   bool fmm_distribute = true;
   // -bem_split frequencies: each rank solves its own frequencies of the sweep whole (on
   // PETSC_COMM_SELF), rank 0 gathers the table, the summaries and the SOFA and NumCalc logs.

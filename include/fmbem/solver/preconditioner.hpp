@@ -1,5 +1,5 @@
 #pragma once
-// What bem_solve's preconditioners need besides PETSc's own (issue 14): the near-field matrix's
+// What bem_solve's preconditioners need besides PETSc's own: the near-field matrix's
 // rows with a choice of pairs, the leaf-block preconditioner as a PCSHELL, and the memory a PC
 // holds.
 #include <petscksp.h>

@@ -66,7 +66,7 @@ struct Triangle {
   double size() const { return std::max({norm(b - a), norm(c - b), norm(a - c)}); }
 };
 
-// A scalene triangle tilted in space (as in test_panel_integrals.cpp).
+// A scalene triangle tilted in space (as in panel_integrals_test.cpp).
 const Triangle scalene{{0.1, -0.2, 0.05}, {0.9, 0.1, -0.1}, {0.3, 0.7, 0.2}};
 
 TEST(HypersingularIntegrals, KernelsAreTheDerivativesOfG) {
@@ -152,7 +152,7 @@ TEST(HypersingularIntegrals, LaplaceSelfTermAgreesWithPolarFinitePart) {
   }
 }
 
-// Integral of r = |x - y| over the triangle for x in its plane (from test_panel_integrals.cpp):
+// Integral of r = |x - y| over the triangle for x in its plane (from panel_integrals_test.cpp):
 // sum over edge sectors of d^3/3 * integral of sec^3, integral of sec^3 = (sec tan + asinh tan)/2.
 double in_plane_integral_of_r(const Triangle& t, const Vec3& x) {
   const Vec3 n = t.normal();
@@ -299,7 +299,7 @@ TEST(HypersingularIntegrals, NearAndFarAgreeWithAdaptiveSubdivision) {
               hypersingular_integrals(k, t.a, t.b, t.c, x, nx, angular);
           // Relative to the integral of |kernel|: the reference is good to 1e-12 of it; ours
           // is built on panel_integrals' S and D, whose Helmholtz remainders (16 angular
-          // points a sector) test_panel_integrals.cpp holds to 1e-9 of the Laplace part near
+          // points a sector) panel_integrals_test.cpp holds to 1e-9 of the Laplace part near
           // an edge, and on the closed-form Laplace parts (rounding of terms up to 1/f times
           // the result). D' = n_x . (-D n - sum of edge terms) and N = n_x . (n (k^2 S + ...) +
           // ...) add two such errors: 2e-9. Measured: 1e-13 for k = 0 everywhere, up to 9.5e-10

@@ -30,7 +30,7 @@ TEST(ProblemRows, ExactSolutionOfSomeRowsIsTheWholeOnesSlice) {
   EXPECT_THROW(Problem(mesh, spec, RowRange{100, mesh.size() + 1}), Error);
 }
 
-// A part of the mesh (a rank's elements and halo, issue 13): the problem takes the whole
+// A part of the mesh (a rank's elements and halo): the problem takes the whole
 // surface's facts (sphere fit, the source's clearance and winding number) from the whole mesh,
 // and its exact values at the part's rows are the whole problem's there; without the facts,
 // or with those of another source, it is refused, and so are facts formed from a part.

@@ -447,7 +447,7 @@ namespace {
 
 // The leaf-block PC formed and inverted on the GPU from the GPU's near field against the CPU's
 // (near block and dense blocks on the host, LAPACK). The blocks differ by the near block's
-// GPU - CPU difference, within 2e-11 of each row's scale (test_gpu_near_block.cpp), so
+// GPU - CPU difference, within 2e-11 of each row's scale (gpu_near_block_test.cpp), so
 // ||dA||_1 / ||A||_1 <= n 2e-11 per block, and the preconditioned result moves by at most
 // kappa times that, plus both inversions' rounding (16 n u kappa, as above). Against the GPU
 // inverse of the same blocks downloaded (dense_blocks on the GPU's near block) only the

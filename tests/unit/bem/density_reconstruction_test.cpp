@@ -1,4 +1,4 @@
-// The quadratic read of the double density (issue 10): the reconstruction, its point strengths,
+// The quadratic read of the double density: the reconstruction, its point strengths,
 // the folded near-field correction (against dense accurate integrals), the FMM against the
 // direct backend, and the consistency of the hypersingular operator it exists for.
 #include <gtest/gtest.h>
@@ -460,7 +460,8 @@ TEST(DensityReconstruction, FmmMatchesDirect) {
   }
 }
 
-// Issue 10's diagnosis and cure: on the unit sphere N Y_n = -n(n+1)/(2n+1) Y_n (Laplace). With
+// Why the constant read fails and what cures it: on the unit sphere
+// N Y_n = -n(n+1)/(2n+1) Y_n (Laplace). With
 // the constant read the discrete N is off by about 3 % at every level (measured 3.0e-2 to
 // 3.2e-2, bench/results/hypersingular_consistency.md); with the quadratic read (and the 6-point
 // rule and refined tier it needs) the error falls like h^2 (a factor 4 a level asymptotically;

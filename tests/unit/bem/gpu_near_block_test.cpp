@@ -21,7 +21,7 @@ namespace {
 
 constexpr double kInv4Pi = 1.0 / (4.0 * 3.14159265358979323846);
 // The correction's GPU entries agree with the CPU's within 1e-11 of their row's scale
-// (test_gpu_burton_miller.cpp derives it). A block entry is c.double_layer (regular + correction
+// (gpu_burton_miller_test.cpp derives it). A block entry is c.double_layer (regular + correction
 // of D + alpha N) + c.single_layer (regular + correction of S + alpha D') (+ identity), each
 // regular part formed by the same operations (no fused multiply-adds) from the same library
 // functions: a few ulp of terms no larger than the row's scale (regular = accurate - correction,

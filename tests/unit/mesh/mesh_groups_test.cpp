@@ -90,7 +90,7 @@ TEST(MeshGroups, BadGroupsAreRefused) {
             "first group");
 }
 
-// A part (issue 13) of every other triangle: its elements' groups and the whole list kept.
+// A part of every other triangle: its elements' groups and the whole list kept.
 TEST(MeshGroups, PartKeepsItsElementsGroups) {
   const Mesh whole = Mesh::from_surface(grouped_sphere(2), "grouped");
   std::vector<Triangle> triangles;

@@ -23,7 +23,7 @@ namespace {
 // Tolerance. The device code repeats the CPU's formulas operation for operation without fused
 // multiply-adds, so the entries differ only through the library functions (sin, cos, cosh,
 // sinh, asinh, hypot, log, atan, atan2, exp: each within ~2 ulp of glibc's) and what follows
-// from them. The constant entries: the conventional test's argument (test_gpu_correction.cpp,
+// from them. The constant entries: the conventional test's argument (gpu_correction_test.cpp,
 // 1e-13 of the row's scale) applies to S, D and the panel parts of D' and N; N adds edge line
 // integrals whose closed-form Laplace parts (log, asinh) cancel between the three edges of a
 // neighbour by up to a factor ~10 for the nearest ones, so a few hundred ulp of the row's

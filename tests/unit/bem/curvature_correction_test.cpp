@@ -1,5 +1,5 @@
-// Issue 10, single density: the collocated adjoint double layer D' on icospheres, with and
-// without the curvature correction (curvature_correction.hpp, docs/burton-miller.md).
+// Burton-Miller on the single density: the collocated adjoint double layer D' on icospheres, with
+// and without the curvature correction (curvature_correction.hpp, docs/burton-miller.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -265,7 +265,7 @@ TEST(CurvatureCorrection, OneOperatorAtATimeGivesTheSameNumbers) {
                Error);
 }
 
-// The feature edges of parts (issue 13): the box's elements cut into contiguous ranges (a
+// The feature edges of parts: the box's elements cut into contiguous ranges (a
 // rank's rows), each part its rows grown by a vertex ring; each part gives the edges whose
 // lower face is one of its rows, and together they are the whole mesh's feature edges, each
 // once. Rows without their ring are refused (an edge could be lost), and so is a part's edges

@@ -78,7 +78,7 @@ TEST(BurtonMillerLayers, DirectEqualsDenseAccurateOperatorWhenAllPairsAreClose) 
 // The FMM's regular sum with the target-normal derivative (L2P gradient and the near kernels'
 // derivatives) against the direct one, k = 8 on icosphere:3: the error must fall with p and be
 // no worse than the conventional operator's at the same p and mesh (FmmOperator's bounds in
-// test_fmm_layer_potentials.cpp: twice its measured 5.46e-4 at p = 8 and 3.13e-7 at p = 16).
+// fmm_layer_potentials_test.cpp: twice its measured 5.46e-4 at p = 8 and 3.13e-7 at p = 16).
 // Measured for Burton-Miller 2026-11-24: 9.7e-3, 7.0e-5, 1.5e-6, 8.5e-8 at p = 4, 8, 12, 16
 // (the gradient loses a degree, but alpha N dominates the result's size).
 TEST(BurtonMillerLayers, FmmMatchesDirect) {
