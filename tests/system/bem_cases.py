@@ -897,10 +897,17 @@ elif CASE == "hostile_second_round":
         args = big if sig in (signal.SIGINT, signal.SIGTERM) else waiting
         p = subprocess.Popen([BEM] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
-        time.sleep(1.5)
         if args is waiting:
+            # The copy is made after the signal handlers are installed; start-up (PETSc, MPI)
+            # can take seconds on a loaded machine: wait for it rather than a fixed time.
+            deadline = time.time() + 60
+            while (not [f for f in os.listdir(tmp) if f.startswith("fmbem-mesh")]
+                   and time.time() < deadline and p.poll() is None):
+                time.sleep(0.1)
             check([f for f in os.listdir(tmp) if f.startswith("fmbem-mesh")],
                   f"{signal.Signals(sig).name}: the mesh's private copy exists while it waits")
+        else:
+            time.sleep(1.5)
         p.send_signal(sig)
         stdout, stderr = p.communicate(timeout=60)
         check(p.returncode == 128 + sig and "stopped by" in stderr
