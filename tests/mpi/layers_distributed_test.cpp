@@ -604,12 +604,12 @@ TEST(DistributedMesh, GpuImagePlanesBurtonMillerEqualTheDirectSum) {
 // rank's mesh is its part and a halo about it. The Morton cut alone gave the mirror octants'
 // leaves (sources, no targets) to the first ranks along the curve, whose P2M then read every
 // element: that rank held the whole mesh and received the densities of every element not its
-// own (n / 2 and more on 2-4 ranks). A quarter sphere of 8192 elements with two planes, no
-// operator built (measured: a rank's mesh up to 5304 / 6807 / 4181 elements on 2 / 3 / 4 ranks,
-// densities received up to 560 / 2656 / 1135; at this size the halo of a Morton part's border,
-// as without planes, is a large share).
+// own (n / 2 and more on 2-4 ranks). A quarter sphere of 2048 elements with two planes, no
+// operator built (measured: a rank's mesh up to 1519 / 1946 / 1492 elements on 2 / 3 / 4 ranks,
+// densities received up to 175 / 784 / 515; at this size the halo of a Morton part's border, as
+// without planes, is a large share).
 TEST(DistributedMesh, ImagePlanesDivideTheMesh) {
-  const Mesh whole = Mesh::from_surface(octasphere_part("xz", 6), "quarter sphere",
+  const Mesh whole = Mesh::from_surface(octasphere_part("xz", 5), "quarter sphere",
                                         parse_image_planes("x=0:symmetric,z=0:rigid"));
   fmm::FmmOptions options;
   options.max_leaf = 16;
