@@ -29,6 +29,56 @@ void multiply_add(int size, const cplx* a, const cplx* x, cplx* y) {
   multiply_add(std::size_t(size), std::size_t(size), a, x, y);
 }
 
+// y[b] += a x[b] for up to eight vectors x[b] at once (count of them), a row-major rows x
+// columns: one pass over a for them all, the vectors' parts apart in `work` (2 * 8 * columns
+// doubles) so that the products vectorise over them.
+[[gnu::always_inline]] inline void multiply_add_eight(std::size_t rows, std::size_t columns,
+                                                      const cplx* a, const cplx* const* x,
+                                                      cplx* const* y, int count, double* work) {
+  constexpr int lanes = 8;
+  for (std::size_t j = 0; j < columns; ++j)
+    for (int b = 0; b < lanes; ++b) {
+      const cplx v = b < count ? x[b][j] : cplx(0.0);
+      work[j * 2 * lanes + b] = v.real();
+      work[j * 2 * lanes + lanes + b] = v.imag();
+    }
+  for (std::size_t i = 0; i < rows; ++i) {
+    const cplx* row = a + i * columns;
+    double re[lanes] = {}, im[lanes] = {};
+    for (std::size_t j = 0; j < columns; ++j) {
+      const double ar = row[j].real(), ai = row[j].imag();
+      const double* v = work + j * 2 * lanes;
+#pragma omp simd
+      for (int b = 0; b < lanes; ++b) {
+        re[b] += ar * v[b] - ai * v[lanes + b];
+        im[b] += ar * v[lanes + b] + ai * v[b];
+      }
+    }
+    for (int b = 0; b < count; ++b) y[b][i] += cplx(re[b], im[b]);
+  }
+}
+
+// Built for x86-64-v3 (AVX2 + FMA) and the baseline; the loader picks the one the CPU runs.
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void multiply_add_many(
+    std::size_t rows, std::size_t columns, const cplx* a, const cplx* const* x, cplx* const* y,
+    int count, double* work) {
+  multiply_add_eight(rows, columns, a, x, y, count, work);
+}
+
+// y[i] += a x[i] for every vector of a list, eight at a time, on the threads.
+void multiply_add_all(std::size_t rows, std::size_t columns, const std::vector<cplx>& a,
+                      const std::vector<const cplx*>& x, const std::vector<cplx*>& y) {
+  const std::size_t vectors = x.size();
+#pragma omp parallel
+  {
+    std::vector<double> work(2 * 8 * columns);
+#pragma omp for schedule(dynamic)
+    for (std::size_t first = 0; first < vectors; first += 8)
+      multiply_add_many(rows, columns, a.data(), x.data() + first, y.data() + first,
+                        int(std::min<std::size_t>(8, vectors - first)), work.data());
+  }
+}
+
 }  // namespace
 
 class Fmm::CpuExecutor final : public Executor {
@@ -212,24 +262,37 @@ void Fmm::CpuExecutor::run_m2m(std::span<cplx> multipole) const {
     const Level& children = fmm_.levels_[level + 1];
 #pragma omp parallel
     {
-      std::vector<cplx> workspace(children.shifts ? 2 * std::size_t(size) : 0);
+      std::vector<double> workspace(children.shifts ? rotation_workspace(fmm_.order_) : 0);
 #pragma omp for schedule(dynamic, 8)
       for (std::size_t i = 0; i < ids.size(); ++i) {
         const Cell& cell = cells[ids[i]];
         if (cell.is_leaf() || cell.source_begin == cell.source_end) continue;
         if (!fmm_.own_cells_.empty() && !fmm_.own_cells_[ids[i]]) continue;
         cplx* parent = &multipole[fmm_.slot(ids[i]) * size];
+        // By rotation the children below and above the parent's centre (one rotation each) go
+        // in two batches, the children in their order within each.
+        const cplx* batch[2][8];
+        cplx* parents[8];
+        int octants[2][8], count[2] = {0, 0};
         for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch) {
           // A child without this part's leaves below has no partial multipole here.
           if (cells[ch].source_begin == cells[ch].source_end ||
               (!fmm_.own_cells_.empty() && !fmm_.own_cells_[ch]))
             continue;
           const cplx* child = &multipole[fmm_.slot(ch) * size];
-          if (children.shifts)
-            children.shifts->multipole_to_multipole(cells[ch].octant, child, parent, workspace);
-          else
+          if (children.shifts) {
+            const int side = cells[ch].octant & 4 ? 1 : 0;
+            octants[side][count[side]] = cells[ch].octant;
+            batch[side][count[side]++] = child;
+          } else {
             multiply_add(size, children.m2m[cells[ch].octant].data(), child, parent);
+          }
         }
+        std::fill(parents, parents + 8, parent);
+        for (int side = 0; side < 2; ++side)
+          if (count[side] > 0)
+            children.shifts->multipole_to_multipole_many(octants[side], batch[side], parents,
+                                                         count[side], workspace);
       }
     }
   }
@@ -244,19 +307,42 @@ void Fmm::CpuExecutor::run_l2l(std::span<cplx> local) const {
   for (int level = first; level < tree.levels(); ++level) {
     const auto ids = tree.cells_at_level(level);
     const Level& lv = fmm_.levels_[level];
-#pragma omp parallel
-    {
-      std::vector<cplx> workspace(lv.shifts ? 2 * std::size_t(size) : 0);
-#pragma omp for schedule(dynamic, 8)
+    if (!lv.shifts) {
+#pragma omp parallel for schedule(dynamic, 8)
       for (std::size_t i = 0; i < ids.size(); ++i) {
         const Cell& cell = cells[ids[i]];
         if (cell.target_begin == cell.target_end) continue;
-        const cplx* parent = &local[fmm_.slot(cell.parent) * size];
-        cplx* child = &local[fmm_.slot(ids[i]) * size];
-        if (lv.shifts)
-          lv.shifts->local_to_local(cell.octant, parent, child, workspace);
-        else
-          multiply_add(size, lv.l2l[cell.octant].data(), parent, child);
+        multiply_add(size, lv.l2l[cell.octant].data(), &local[fmm_.slot(cell.parent) * size],
+                     &local[fmm_.slot(ids[i]) * size]);
+      }
+      continue;
+    }
+    // By rotation: the children of one parent below and above its centre (one rotation each) in
+    // two batches. A level's cells are its parents' children in order, so a parent's children
+    // are a run of ids.
+#pragma omp parallel
+    {
+      std::vector<double> workspace(rotation_workspace(fmm_.order_));
+#pragma omp for schedule(dynamic, 8)
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (i > 0 && cells[ids[i]].parent == cells[ids[i - 1]].parent) continue;
+        const cplx* parent = &local[fmm_.slot(cells[ids[i]].parent) * size];
+        const cplx* parents[8];
+        cplx* batch[2][8];
+        int octants[2][8], count[2] = {0, 0};
+        std::fill(parents, parents + 8, parent);
+        for (std::size_t j = i; j < ids.size() && cells[ids[j]].parent == cells[ids[i]].parent;
+             ++j) {
+          const Cell& cell = cells[ids[j]];
+          if (cell.target_begin == cell.target_end) continue;
+          const int side = cell.octant & 4 ? 1 : 0;
+          octants[side][count[side]] = cell.octant;
+          batch[side][count[side]++] = &local[fmm_.slot(ids[j]) * size];
+        }
+        for (int side = 0; side < 2; ++side)
+          if (count[side] > 0)
+            lv.shifts->local_to_local_many(octants[side], parents, batch[side], count[side],
+                                           workspace);
       }
     }
   }
@@ -340,40 +426,47 @@ void Fmm::CpuExecutor::run_diagonal_upward() {
     fmm_.parts_sum_(gathered);
   }
   {
-    // The conversion level: signatures from the multipoles.
-    const std::size_t grid_size = last.grid->size();
-#pragma omp parallel for schedule(dynamic, 8)
+    // The conversion level: signatures from the multipoles, eight cells a pass over the matrix.
+    std::vector<const cplx*> multipoles;
+    std::vector<cplx*> signatures;
     for (std::size_t i = 0; i < last.cells; ++i) {
       const int id = last.first_cell + int(i);
       if (!d.has_sources[std::size_t(id)]) continue;
-      const cplx* multipole =
-          d.part ? &gathered[i * size] : &multipole_[fmm_.slot(d.held[i]) * size];
-      multiply_add(grid_size, size, d.to_signature.data(), multipole,
-                   signature(outgoing_, conversion, id));
+      multipoles.push_back(d.part ? &gathered[i * size] : &multipole_[fmm_.slot(d.held[i]) * size]);
+      signatures.push_back(signature(outgoing_, conversion, id));
     }
+    multiply_add_all(last.grid->size(), size, d.to_signature, multipoles, signatures);
   }
-  // The coarser levels from their children: interpolated to the parent's grid, then shifted.
+  // The coarser levels from their children: interpolated to the parent's grid, then shifted. A
+  // parent's children are interpolated together (one batch, vectorised over them).
   for (int level = d.plan.switch_level; level >= d.first_level(); --level) {
     const DiagonalLevels::Level& lv = d.at(level);
-    const DiagonalLevels::Level& below = d.at(level + 1);
+    const std::size_t grid_size = lv.grid->size();
 #pragma omp parallel
     {
-      std::vector<cplx> moved(lv.grid->size());
+      std::vector<cplx> moved(8 * grid_size);
 #pragma omp for schedule(dynamic, 4)
       for (std::size_t i = 0; i < lv.cells; ++i) {
         const int id = lv.first_cell + int(i);
         const Cell& cell = cells[std::size_t(id)];
         if (cell.is_leaf() || !d.has_sources[std::size_t(id)]) continue;
-        cplx* parent = signature(outgoing_, level, id);
+        const cplx* children[8];
+        cplx* shifted[8];
+        int octants[8], count = 0;
         for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch) {
           if (!d.has_sources[std::size_t(ch)]) continue;
-          std::fill(moved.begin(), moved.end(), cplx(0.0));
-          lv.from_children->interpolate(
-              std::span<const cplx>(signature(outgoing_, level + 1, ch), below.grid->size()),
-              moved);
-          const std::vector<cplx>& phases = lv.up_phases[std::size_t(cells[ch].octant)];
-          for (std::size_t g = 0; g < moved.size(); ++g) parent[g] += moved[g] * phases[g];
+          children[count] = signature(outgoing_, level + 1, ch);
+          shifted[count] = moved.data() + std::size_t(count) * grid_size;
+          octants[count++] = cells[std::size_t(ch)].octant;
         }
+        std::fill(moved.begin(), moved.begin() + std::ptrdiff_t(count * grid_size), cplx(0.0));
+        lv.from_children->interpolate(std::span<const cplx* const>(children, std::size_t(count)),
+                                      std::span<cplx* const>(shifted, std::size_t(count)));
+        cplx* parent = signature(outgoing_, level, id);
+        for (int b = 0; b < count; ++b)
+          diagonal_m2l(lv.up_phases[std::size_t(octants[b])],
+                       std::span<const cplx>(shifted[b], grid_size),
+                       std::span<cplx>(parent, grid_size));
       }
     }
   }
@@ -408,23 +501,34 @@ void Fmm::CpuExecutor::run_diagonal_m2l() {
 void Fmm::CpuExecutor::run_diagonal_downward() {
   const DiagonalLevels& d = *fmm_.diagonal_;
   const auto& cells = d.cells;
-  // Each child's local signature from its parent's: shifted, then anterpolated.
+  // Each child's local signature from its parent's: shifted, then anterpolated; a parent's
+  // children together (one batch, vectorised over them).
   for (int level = d.first_level() + 1; level <= d.conversion_level(); ++level) {
     const DiagonalLevels::Level& above = d.at(level - 1);
-    const DiagonalLevels::Level& lv = d.at(level);
+    const std::size_t grid_size = above.grid->size();
 #pragma omp parallel
     {
-      std::vector<cplx> moved(above.grid->size());
+      std::vector<cplx> moved(8 * grid_size);
 #pragma omp for schedule(dynamic, 4)
-      for (std::size_t i = 0; i < lv.cells; ++i) {
-        const int id = lv.first_cell + int(i);
-        if (!d.wanted[std::size_t(id)]) continue;
+      for (std::size_t i = 0; i < above.cells; ++i) {
+        const int id = above.first_cell + int(i);
         const Cell& cell = cells[std::size_t(id)];
-        const cplx* parent = signature(incoming_, level - 1, cell.parent);
-        const std::vector<cplx>& phases = above.down_phases[std::size_t(cell.octant)];
-        for (std::size_t g = 0; g < moved.size(); ++g) moved[g] = parent[g] * phases[g];
-        above.from_children->anterpolate(
-            moved, std::span<cplx>(signature(incoming_, level, id), lv.grid->size()));
+        if (cell.is_leaf()) continue;
+        const cplx* parent = signature(incoming_, level - 1, id);
+        const cplx* shifted[8];
+        cplx* children[8];
+        int count = 0;
+        for (int ch = cell.first_child; ch < cell.first_child + cell.num_children; ++ch) {
+          if (!d.wanted[std::size_t(ch)]) continue;
+          cplx* to = moved.data() + std::size_t(count) * grid_size;
+          std::fill(to, to + grid_size, cplx(0.0));
+          diagonal_m2l(above.down_phases[std::size_t(cells[std::size_t(ch)].octant)],
+                       std::span<const cplx>(parent, grid_size), std::span<cplx>(to, grid_size));
+          shifted[count] = to;
+          children[count++] = signature(incoming_, level, ch);
+        }
+        above.from_children->anterpolate(std::span<const cplx* const>(shifted, std::size_t(count)),
+                                         std::span<cplx* const>(children, std::size_t(count)));
       }
     }
   }
@@ -433,14 +537,15 @@ void Fmm::CpuExecutor::run_diagonal_downward() {
   const int conversion = d.conversion_level();
   const DiagonalLevels::Level& last = d.at(conversion);
   const std::size_t size = std::size_t(fmm_.order_) * std::size_t(fmm_.order_);
-  const std::size_t grid_size = last.grid->size();
-#pragma omp parallel for schedule(dynamic, 8)
+  std::vector<const cplx*> signatures;
+  std::vector<cplx*> locals;
   for (std::size_t i = 0; i < last.cells; ++i) {
     const int id = last.first_cell + int(i);
     if (!d.wanted[std::size_t(id)]) continue;
-    multiply_add(size, grid_size, d.to_local.data(), signature(incoming_, conversion, id),
-                 &local_[fmm_.slot(d.held[i]) * size]);
+    signatures.push_back(signature(incoming_, conversion, id));
+    locals.push_back(&local_[fmm_.slot(d.held[i]) * size]);
   }
+  multiply_add_all(size, last.grid->size(), d.to_local, signatures, locals);
 }
 
 }  // namespace fmbem::fmm

@@ -207,12 +207,33 @@ void form_signature(const SphereGrid& grid, double k, const Vec3& centre,
   }
 }
 
+namespace {
+
+// local += transfer .* outgoing on one grid of n points, on the parts (std::complex's product
+// does not vectorise); built for x86-64-v3 (AVX2 + FMA) and the baseline.
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void pointwise_multiply_add(
+    std::size_t n, const cplx* transfer, const cplx* outgoing, cplx* local) {
+  const double* t = reinterpret_cast<const double*>(transfer);
+  const double* x = reinterpret_cast<const double*>(outgoing);
+  double* y = reinterpret_cast<double*>(local);
+#pragma omp simd
+  for (std::size_t g = 0; g < n; ++g) {
+    const double tr = t[2 * g], ti = t[2 * g + 1], xr = x[2 * g], xi = x[2 * g + 1];
+    y[2 * g] += tr * xr - ti * xi;
+    y[2 * g + 1] += tr * xi + ti * xr;
+  }
+}
+
+}  // namespace
+
 void diagonal_m2l(std::span<const cplx> transfer, std::span<const cplx> outgoing,
                   std::span<cplx> local) {
   require_same_size(outgoing.size(), local.size(), "diagonal M2L");
-  cell_count(outgoing.size(), transfer.size(), "diagonal M2L");
+  const std::size_t cells = cell_count(outgoing.size(), transfer.size(), "diagonal M2L");
   const std::size_t size = transfer.size();
-  for (std::size_t i = 0; i < outgoing.size(); ++i) local[i] += transfer[i % size] * outgoing[i];
+  for (std::size_t c = 0; c < cells; ++c)
+    pointwise_multiply_add(size, transfer.data(), outgoing.data() + c * size,
+                           local.data() + c * size);
 }
 
 void evaluate_local_signature(const SphereGrid& grid, double k, const Vec3& centre,
@@ -311,48 +332,128 @@ SphereInterpolator::SphereInterpolator(const SphereGrid& child, const SphereGrid
 
 namespace {
 
-// One separable pass: values (rows_in x cols_in per cell, grid-major) to rows_out x cols_out:
-// a DFT along phi (forward: cols_in x modes), per mode a rows_out x rows_in matrix along theta,
-// and an inverse DFT (modes x cols_out), accumulated into out.
-void separable_pass(std::span<const cplx> in, std::span<cplx> out, int rows_in, int cols_in,
-                    int rows_out, int cols_out, int modes, const std::vector<cplx>& forward,
-                    const std::vector<double>& theta, const std::vector<cplx>& inverse) {
-  const std::size_t in_size = std::size_t(rows_in) * cols_in,
-                    out_size = std::size_t(rows_out) * cols_out;
-  const std::size_t cells = in.size() / in_size;
-#pragma omp parallel if (cells > 1)
-  {
-    std::vector<cplx> spectrum(std::size_t(rows_in) * modes), mixed(std::size_t(rows_out) * modes);
-#pragma omp for schedule(static)
-    for (std::size_t c = 0; c < cells; ++c) {
-      const cplx* x = in.data() + c * in_size;
-      cplx* y = out.data() + c * out_size;
-      std::fill(spectrum.begin(), spectrum.end(), cplx(0.0));
-      for (int i = 0; i < rows_in; ++i)
-        for (int j = 0; j < cols_in; ++j) {
-          const cplx v = x[std::size_t(i) * cols_in + j];
-          const cplx* f = &forward[std::size_t(j) * modes];
-          cplx* s = &spectrum[std::size_t(i) * modes];
-          for (int m = 0; m < modes; ++m) s[m] += v * f[m];
-        }
-      std::fill(mixed.begin(), mixed.end(), cplx(0.0));
-      for (int m = 0; m < modes; ++m) {
-        const double* a = &theta[std::size_t(m) * rows_out * rows_in];
-        for (int r = 0; r < rows_out; ++r) {
-          cplx sum = 0.0;
-          for (int i = 0; i < rows_in; ++i)
-            sum += a[std::size_t(r) * rows_in + i] * spectrum[std::size_t(i) * modes + m];
-          mixed[std::size_t(r) * modes + m] = sum;
-        }
+// The shape of one separable pass: values rows_in x cols_in per cell (grid-major) to
+// rows_out x cols_out, through `modes` phi modes.
+struct PassShape {
+  int rows_in, cols_in, rows_out, cols_out, modes;
+};
+
+// One separable pass on `Lanes` cells at once (count <= Lanes of them real, the rest zero): a DFT
+// along phi (forward: cols_in x modes), per mode a rows_out x rows_in real matrix along theta, an
+// inverse DFT (modes x cols_out), accumulated into out[b]. The cells are the innermost index of
+// the work arrays, real and imaginary parts apart, so that every product is a vector of
+// fused multiply-adds over the cells (std::complex per cell does not vectorise); each cell's
+// arithmetic is the same whatever the other lanes hold.
+template <int Lanes>
+[[gnu::always_inline]] inline void separable_lanes(const cplx* const* in, cplx* const* out,
+                                                   int count, const PassShape& s,
+                                                   const cplx* forward, const double* theta,
+                                                   const cplx* inverse, double* work) {
+  constexpr int L2 = 2 * Lanes;
+  double* spectrum = work;                                       // [i][m][re/im][lane]
+  double* mixed = work + std::size_t(s.rows_in) * s.modes * L2;  // [m][r][re/im][lane]
+  // Both grids have an even number of phi points, and phi + pi multiplies mode m by (-1)^m: the
+  // even modes see x_j + x_{j + n/2}, the odd ones x_j - x_{j + n/2} (a radix-2 step, half the
+  // products of the plain DFT), and the inverse gives y_j and y_{j + n/2} from the even and odd
+  // modes' sums likewise.
+  const int lc = (s.modes - 1) / 2, first_even = lc % 2, first_odd = 1 - first_even;
+  const int half_in = s.cols_in / 2, half_out = s.cols_out / 2;
+  std::fill(spectrum, spectrum + std::size_t(s.rows_in) * s.modes * L2, 0.0);
+  for (int i = 0; i < s.rows_in; ++i) {
+    double* row = spectrum + std::size_t(i) * s.modes * L2;
+    for (int j = 0; j < half_in; ++j) {
+      double sum[L2], difference[L2];
+      for (int b = 0; b < Lanes; ++b) {
+        const cplx v = b < count ? in[b][std::size_t(i) * s.cols_in + j] : cplx(0.0);
+        const cplx w = b < count ? in[b][std::size_t(i) * s.cols_in + j + half_in] : cplx(0.0);
+        sum[b] = v.real() + w.real();
+        sum[Lanes + b] = v.imag() + w.imag();
+        difference[b] = v.real() - w.real();
+        difference[Lanes + b] = v.imag() - w.imag();
       }
-      for (int r = 0; r < rows_out; ++r)
-        for (int m = 0; m < modes; ++m) {
-          const cplx v = mixed[std::size_t(r) * modes + m];
-          const cplx* e = &inverse[std::size_t(m) * cols_out];
-          cplx* row = y + std::size_t(r) * cols_out;
-          for (int j = 0; j < cols_out; ++j) row[j] += v * e[j];
+      const cplx* f = forward + std::size_t(j) * s.modes;
+      for (const auto& [first, x] : {std::pair{first_even, sum}, std::pair{first_odd, difference}})
+        for (int m = first; m < s.modes; m += 2) {
+          const double fr = f[m].real(), fi = f[m].imag();
+          double* sm = row + std::size_t(m) * L2;
+#pragma omp simd
+          for (int b = 0; b < Lanes; ++b) {
+            sm[b] += fr * x[b] - fi * x[Lanes + b];
+            sm[Lanes + b] += fr * x[Lanes + b] + fi * x[b];
+          }
         }
     }
+  }
+  for (int m = 0; m < s.modes; ++m)
+    for (int r = 0; r < s.rows_out; ++r) {
+      const double* a = theta + (std::size_t(m) * s.rows_out + r) * s.rows_in;
+      double acc[L2] = {};
+      for (int i = 0; i < s.rows_in; ++i) {
+        const double ai = a[i];
+        const double* sm = spectrum + (std::size_t(i) * s.modes + m) * L2;
+#pragma omp simd
+        for (int b = 0; b < L2; ++b) acc[b] += ai * sm[b];
+      }
+      std::copy(acc, acc + L2, mixed + (std::size_t(m) * s.rows_out + r) * L2);
+    }
+  for (int r = 0; r < s.rows_out; ++r)
+    for (int j = 0; j < half_out; ++j) {
+      double parts[2][L2] = {};  // the even modes' sum, the odd modes'
+      for (int parity = 0; parity < 2; ++parity) {
+        double* acc = parts[parity];
+        for (int m = parity == 0 ? first_even : first_odd; m < s.modes; m += 2) {
+          const cplx e = inverse[std::size_t(m) * s.cols_out + j];
+          const double er = e.real(), ei = e.imag();
+          const double* mm = mixed + (std::size_t(m) * s.rows_out + r) * L2;
+#pragma omp simd
+          for (int b = 0; b < Lanes; ++b) {
+            acc[b] += er * mm[b] - ei * mm[Lanes + b];
+            acc[Lanes + b] += er * mm[Lanes + b] + ei * mm[b];
+          }
+        }
+      }
+      for (int b = 0; b < count; ++b) {
+        const cplx even(parts[0][b], parts[0][Lanes + b]), odd(parts[1][b], parts[1][Lanes + b]);
+        cplx* row = out[b] + std::size_t(r) * s.cols_out;
+        row[j] += even + odd;
+        row[j + half_out] += even - odd;
+      }
+    }
+}
+
+std::size_t separable_work_size(const PassShape& s, int lanes) {
+  return std::size_t(2 * lanes) * s.modes * std::size_t(s.rows_in + s.rows_out);
+}
+
+// Built for x86-64-v3 (AVX2 + FMA) and for the baseline; the loader picks the one the CPU runs.
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void separable_4(
+    const cplx* const* in, cplx* const* out, int count, const PassShape& s, const cplx* forward,
+    const double* theta, const cplx* inverse, double* work) {
+  separable_lanes<4>(in, out, count, s, forward, theta, inverse, work);
+}
+
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void separable_8(
+    const cplx* const* in, cplx* const* out, int count, const PassShape& s, const cplx* forward,
+    const double* theta, const cplx* inverse, double* work) {
+  separable_lanes<8>(in, out, count, s, forward, theta, inverse, work);
+}
+
+// The pass on any number of cells, eight (or, for the rest, four) at a time.
+void separable_pass(std::span<const cplx* const> in, std::span<cplx* const> out, const PassShape& s,
+                    const std::vector<cplx>& forward, const std::vector<double>& theta,
+                    const std::vector<cplx>& inverse) {
+  thread_local std::vector<double> work;
+  const std::size_t needed = separable_work_size(s, 8);
+  if (work.size() < needed) work.resize(needed);
+  for (std::size_t at = 0; at < in.size();) {
+    const int count = int(std::min<std::size_t>(8, in.size() - at));
+    if (count > 4)
+      separable_8(in.data() + at, out.data() + at, count, s, forward.data(), theta.data(),
+                  inverse.data(), work.data());
+    else
+      separable_4(in.data() + at, out.data() + at, count, s, forward.data(), theta.data(),
+                  inverse.data(), work.data());
+    at += std::size_t(count);
   }
 }
 
@@ -366,15 +467,45 @@ void SphereInterpolator::anterpolate(std::span<const cplx> parent, std::span<cpl
   change_bandwidth(false, parent, child);
 }
 
+void SphereInterpolator::interpolate(std::span<const cplx* const> child,
+                                     std::span<cplx* const> parent) const {
+  change_bandwidth(true, child, parent);
+}
+
+void SphereInterpolator::anterpolate(std::span<const cplx* const> parent,
+                                     std::span<cplx* const> child) const {
+  change_bandwidth(false, parent, child);
+}
+
 void SphereInterpolator::change_bandwidth(bool up, std::span<const cplx> in,
                                           std::span<cplx> out) const {
   const char* what = up ? "interpolation" : "anterpolation";
-  const std::size_t cells = cell_count(in.size(), up ? child_size_ : parent_size_, what);
-  require_same_size(out.size(), cells * (up ? parent_size_ : child_size_), what);
+  const std::size_t in_size = up ? child_size_ : parent_size_,
+                    out_size = up ? parent_size_ : child_size_;
+  const std::size_t cells = cell_count(in.size(), in_size, what);
+  require_same_size(out.size(), cells * out_size, what);
+  constexpr std::size_t block = 8;
+#pragma omp parallel for schedule(dynamic) if (cells > block)
+  for (std::size_t first = 0; first < cells; first += block) {
+    const std::size_t count = std::min(block, cells - first);
+    const cplx* from[block];
+    cplx* to[block];
+    for (std::size_t b = 0; b < count; ++b) {
+      from[b] = in.data() + (first + b) * in_size;
+      to[b] = out.data() + (first + b) * out_size;
+    }
+    change_bandwidth(up, std::span<const cplx* const>(from, count),
+                     std::span<cplx* const>(to, count));
+  }
+}
+
+void SphereInterpolator::change_bandwidth(bool up, std::span<const cplx* const> in,
+                                          std::span<cplx* const> out) const {
+  require_same_size(in.size(), out.size(), up ? "interpolation" : "anterpolation");
   const int from = up ? child_bandwidth_ : parent_bandwidth_;
   const int to = up ? parent_bandwidth_ : child_bandwidth_;
-  separable_pass(in, out, from + 1, 2 * from + 2, to + 1, 2 * to + 2, 2 * child_bandwidth_ + 1,
-                 up ? child_forward_ : parent_forward_, up ? up_ : down_,
+  const PassShape shape{from + 1, 2 * from + 2, to + 1, 2 * to + 2, 2 * child_bandwidth_ + 1};
+  separable_pass(in, out, shape, up ? child_forward_ : parent_forward_, up ? up_ : down_,
                  up ? parent_inverse_ : child_inverse_);
 }
 

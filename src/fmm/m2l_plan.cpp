@@ -66,16 +66,24 @@ void apply_level(const M2LLevelPlan& lv, int p, std::size_t num_cells, const cpl
     std::vector<double> b_re(size * kBlockColumns), b_im(size * kBlockColumns),
         c_re(size * kBlockColumns), c_im(size * kBlockColumns);
     const auto by_target = [](const M2LPair& pair, int target) { return pair.target < target; };
-    std::vector<cplx> workspace(lv.rotations ? 2 * std::size_t(size) : 0);
+    std::vector<double> workspace(lv.rotations ? rotation_workspace(p) : 0);
     for (std::size_t m = 0; m < lv.matrix_count(); ++m) {
       const auto group_begin = lv.pairs.begin() + lv.matrix_begin[m];
       const auto group_end = lv.pairs.begin() + lv.matrix_begin[m + 1];
       const auto lo = std::lower_bound(group_begin, group_end, first_target, by_target);
       const auto hi = std::lower_bound(lo, group_end, end_target, by_target);
       if (lv.rotations) {
-        for (auto pair = lo; pair < hi; ++pair)
-          lv.rotations->apply(m, multipole + static_cast<std::size_t>(pair->source) * size,
-                              local + static_cast<std::size_t>(pair->target) * size, workspace);
+        // A transfer vector's pairs have distinct targets: rotation_lanes of them at once.
+        for (auto first = lo; first < hi; first += rotation_lanes) {
+          const int count = static_cast<int>(std::min<std::ptrdiff_t>(rotation_lanes, hi - first));
+          const cplx* sources[rotation_lanes];
+          cplx* targets[rotation_lanes];
+          for (int c = 0; c < count; ++c) {
+            sources[c] = multipole + static_cast<std::size_t>(first[c].source) * size;
+            targets[c] = local + static_cast<std::size_t>(first[c].target) * size;
+          }
+          lv.rotations->apply_many(m, sources, targets, count, workspace);
+        }
         continue;
       }
       for (auto first = lo; first < hi; first += kBlockColumns) {

@@ -279,6 +279,113 @@ void rotate_translate_add(const WignerRotation& rotation, double alpha,
     }
 }
 
+std::size_t rotation_workspace(int p) {
+  return 2 * std::size_t(p) * std::size_t(p) * 2 * rotation_lanes;
+}
+
+namespace {
+
+constexpr int lanes = rotation_lanes;
+
+// Expansions of `lanes` pairs side by side: coefficient c's real parts at [c][0][lane], its
+// imaginary parts at [c][1][lane].
+inline double* lane_values(double* values, int c) { return values + std::size_t(c) * 2 * lanes; }
+inline const double* lane_values(const double* values, int c) {
+  return values + std::size_t(c) * 2 * lanes;
+}
+
+// out = E^n in or (E^n)^T in on every degree, a real matrix times the lanes.
+[[gnu::always_inline]] inline void rotate_lanes(const WignerRotation& rotation, const double* in,
+                                                double* out, bool transposed) {
+  for (int n = 0; n < rotation.order(); ++n) {
+    const int width = 2 * n + 1, first = n * n;
+    const double* block = rotation.block(n);
+    for (int i = 0; i < width; ++i) {
+      double acc[2 * lanes] = {};
+      for (int j = 0; j < width; ++j) {
+        const double e = transposed ? block[j * width + i] : block[i * width + j];
+        const double* x = lane_values(in, first + j);
+#pragma omp simd
+        for (int b = 0; b < 2 * lanes; ++b) acc[b] += e * x[b];
+      }
+      std::copy(acc, acc + 2 * lanes, lane_values(out, first + i));
+    }
+  }
+}
+
+// out[(n, m)] = sum_n' B^|m|(n, n') in[(n', m)]: complex matrices times the lanes.
+[[gnu::always_inline]] inline void translate_lanes(const CoaxialTranslation& coaxial,
+                                                   const double* in, double* out) {
+  const int p = coaxial.order();
+  for (int m = -(p - 1); m < p; ++m) {
+    const int am = std::abs(m), size = p - am;
+    const cplx* block = coaxial.block(am);
+    for (int i = 0; i < size; ++i) {
+      double re[lanes] = {}, im[lanes] = {};
+      for (int j = 0; j < size; ++j) {
+        const double br = block[std::size_t(i) * size + j].real(),
+                     bi = block[std::size_t(i) * size + j].imag();
+        const double* x = lane_values(in, coefficient_index(am + j, m));
+#pragma omp simd
+        for (int b = 0; b < lanes; ++b) {
+          re[b] += br * x[b] - bi * x[lanes + b];
+          im[b] += br * x[lanes + b] + bi * x[b];
+        }
+      }
+      double* y = lane_values(out, coefficient_index(am + i, m));
+      std::copy(re, re + lanes, y);
+      std::copy(im, im + lanes, y + lanes);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<cplx> rotation_phases(int p, double alpha) {
+  std::vector<cplx> phase(std::size_t(std::max(p, 0)));
+  for (int m = 0; m < p; ++m) phase[std::size_t(m)] = std::polar(1.0, m * alpha);
+  return phase;
+}
+
+// Built for x86-64-v3 (AVX2 + FMA) and the baseline; the loader picks the one the CPU runs.
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void rotate_translate_add_many(
+    const WignerRotation& rotation, const CoaxialTranslation& coaxial, const cplx* const* phases,
+    const cplx* const* in, cplx* const* out, int count, std::span<double> workspace) {
+  const int p = rotation.order(), size = p * p;
+  if (coaxial.order() != p)
+    throw Error("rotation translation: the rotation and the coaxial block differ in order");
+  if (count < 0 || count > lanes)
+    throw Error("rotation translation: up to " + std::to_string(lanes) + " pairs at once");
+  if (workspace.size() < rotation_workspace(p))
+    throw Error("rotation translation: the workspace is too small");
+  double* a = workspace.data();
+  double* b = a + std::size_t(size) * 2 * lanes;
+  // Z(alpha): coefficient (n, m) times e^{i m alpha} (e^{-i |m| alpha}, the conjugate, for m < 0).
+  for (int n = 0; n < p; ++n)
+    for (int m = -n; m <= n; ++m) {
+      const int c = coefficient_index(n, m);
+      double* y = lane_values(a, c);
+      for (int l = 0; l < lanes; ++l) {
+        cplx v = 0.0;
+        if (l < count) v = (m >= 0 ? phases[l][m] : std::conj(phases[l][-m])) * in[l][c];
+        y[l] = v.real();
+        y[lanes + l] = v.imag();
+      }
+    }
+  rotate_lanes(rotation, a, b, true);
+  translate_lanes(coaxial, b, a);
+  rotate_lanes(rotation, a, b, false);
+  for (int n = 0; n < p; ++n)
+    for (int m = -n; m <= n; ++m) {
+      const int c = coefficient_index(n, m);
+      const double* y = lane_values(b, c);
+      for (int l = 0; l < count; ++l) {
+        const cplx z = m >= 0 ? std::conj(phases[l][m]) : phases[l][-m];
+        out[l][c] += z * cplx(y[l], y[lanes + l]);
+      }
+    }
+}
+
 RotationMultipoleToLocal::RotationMultipoleToLocal(int p, Wavenumber k, double sigma,
                                                    std::span<const Vec3> transfer_vectors)
     : p_(p) {
@@ -301,6 +408,8 @@ RotationMultipoleToLocal::RotationMultipoleToLocal(int p, Wavenumber k, double s
       coaxials_.emplace_back(CoaxialKind::multipole_to_local, p, k, sigma, dir.distance);
     }
     entries_.push_back({rotation_index, coaxial_index, dir.alpha});
+    const std::vector<cplx> phase = rotation_phases(p, dir.alpha);
+    phases_.insert(phases_.end(), phase.begin(), phase.end());
   }
 }
 
@@ -309,6 +418,16 @@ void RotationMultipoleToLocal::apply(std::size_t vector, const cplx* multipole, 
   const Entry& e = entries_.at(vector);
   rotate_translate_add(rotations_[e.rotation], e.alpha, coaxials_[e.coaxial], multipole, local,
                        workspace);
+}
+
+void RotationMultipoleToLocal::apply_many(std::size_t vector, const cplx* const* multipoles,
+                                          cplx* const* locals, int count,
+                                          std::span<double> workspace) const {
+  const Entry& e = entries_.at(vector);
+  const cplx* phase = &phases_[vector * std::size_t(p_)];
+  const cplx* phases[lanes] = {phase, phase, phase, phase, phase, phase, phase, phase};
+  rotate_translate_add_many(rotations_[e.rotation], coaxials_[e.coaxial], phases, multipoles,
+                            locals, count, workspace);
 }
 
 std::size_t RotationMultipoleToLocal::bytes() const {
@@ -333,8 +452,40 @@ RotationShifts::RotationShifts(int p, Wavenumber k, double sigma)
       l2l_(CoaxialKind::local_to_local, p, k, sigma, std::sqrt(3.0) * 0.25 * sigma) {
   rotations_.emplace_back(p, translation_direction(octant_vector(7, sigma)).beta);
   rotations_.emplace_back(p, translation_direction(octant_vector(0, sigma)).beta);
-  for (int octant = 0; octant < 8; ++octant)
+  for (int octant = 0; octant < 8; ++octant) {
     alpha_[octant] = translation_direction(octant_vector(octant, sigma)).alpha;
+    const std::vector<cplx> phase = rotation_phases(p, alpha_[octant]);
+    phases_.insert(phases_.end(), phase.begin(), phase.end());
+  }
+}
+
+void RotationShifts::shift_many(const CoaxialTranslation& coaxial, const int* octants,
+                                const cplx* const* in, cplx* const* out, int count,
+                                std::span<double> workspace) const {
+  if (count < 1 || count > lanes)
+    throw Error("shifts by rotation: 1.." + std::to_string(lanes) + " shifts at once");
+  const cplx* phases[lanes];
+  for (int l = 0; l < count; ++l) {
+    if (octants[l] < 0 || octants[l] > 7)
+      throw Error("shifts by rotation: the octant must lie in 0..7");
+    if (!same_rotation(octants[l], octants[0]))
+      throw Error("shifts by rotation: octants on both sides of z in one batch");
+    phases[l] = &phases_[std::size_t(octants[l]) * std::size_t(p_)];
+  }
+  rotate_translate_add_many(rotations_[octants[0] & 4 ? 0 : 1], coaxial, phases, in, out, count,
+                            workspace);
+}
+
+void RotationShifts::multipole_to_multipole_many(const int* octants, const cplx* const* children,
+                                                 cplx* const* parents, int count,
+                                                 std::span<double> workspace) const {
+  shift_many(m2m_, octants, children, parents, count, workspace);
+}
+
+void RotationShifts::local_to_local_many(const int* octants, const cplx* const* parents,
+                                         cplx* const* children, int count,
+                                         std::span<double> workspace) const {
+  shift_many(l2l_, octants, parents, children, count, workspace);
 }
 
 void RotationShifts::multipole_to_multipole(int octant, const cplx* child, cplx* parent,

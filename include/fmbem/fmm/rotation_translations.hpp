@@ -57,6 +57,8 @@ class WignerRotation {
   }
   // out_n = E^n in_n (transposed: (E^n)^T in_n) for every degree n < p; in != out.
   void apply(const cplx* in, cplx* out, bool transposed) const;
+  // Degree n's (2n+1) x (2n+1) block, row-major (rows m, columns m').
+  const double* block(int n) const { return &values_[block_offset(n)]; }
   std::size_t bytes() const { return values_.size() * sizeof(double); }
 
  private:
@@ -94,6 +96,8 @@ class CoaxialTranslation {
   }
   // out[(n, m)] = sum_n' B^|m|(n, n') in[(n', m)] for all (n, m); in != out.
   void apply(const cplx* in, cplx* out) const;
+  // Order |m|'s (p - |m|) x (p - |m|) block, row-major (output degree, input degree).
+  const cplx* block(int m) const { return &values_[offsets_[m]]; }
   std::size_t bytes() const { return values_.size() * sizeof(cplx); }
 
  private:
@@ -107,6 +111,18 @@ class CoaxialTranslation {
 void rotate_translate_add(const WignerRotation& rotation, double alpha,
                           const CoaxialTranslation& coaxial, const cplx* in, cplx* out,
                           std::span<cplx> workspace);
+
+// out[b] += Z(-alpha_b) E B E^T Z(alpha_b) in[b] for up to rotation_lanes expansions at once
+// (count of them) sharing the rotation E and the coaxial block B: several pairs, vectorised over
+// the pairs. phases[b] holds e^{i m alpha_b} for m = 0..p-1 (rotation_phases). Lanes may share
+// an output (added in lane order); each lane's arithmetic is the same whatever the others hold.
+// workspace: rotation_workspace(p) doubles.
+inline constexpr int rotation_lanes = 8;
+std::size_t rotation_workspace(int p);
+std::vector<cplx> rotation_phases(int p, double alpha);
+void rotate_translate_add_many(const WignerRotation& rotation, const CoaxialTranslation& coaxial,
+                               const cplx* const* phases, const cplx* const* in, cplx* const* out,
+                               int count, std::span<double> workspace);
 
 // A level's M2L by rotation for a list of transfer vectors t = o - s (the plan's, at most 316):
 // the rotations per distinct polar angle and the coaxial blocks per distinct length, shared.
@@ -124,6 +140,10 @@ class RotationMultipoleToLocal {
   // local += T(transfer_vectors[vector]) multipole; workspace: 2 p^2 values.
   void apply(std::size_t vector, const cplx* multipole, cplx* local,
              std::span<cplx> workspace) const;
+  // local[b] += T(transfer_vectors[vector]) multipole[b] for up to rotation_lanes pairs (count);
+  // workspace: rotation_workspace(p) doubles.
+  void apply_many(std::size_t vector, const cplx* const* multipoles, cplx* const* locals, int count,
+                  std::span<double> workspace) const;
   std::size_t bytes() const;
 
  private:
@@ -136,6 +156,7 @@ class RotationMultipoleToLocal {
   std::vector<CoaxialTranslation> coaxials_;
   std::vector<double> distances_;  // of coaxials_
   std::vector<Entry> entries_;
+  std::vector<cplx> phases_;  // rotation_phases of entry v at v * p
 };
 
 // The child-parent shifts of one level by rotation, octants as Fmm numbers them: child centre
@@ -150,6 +171,14 @@ class RotationShifts {
   void multipole_to_multipole(int octant, const cplx* child, cplx* parent,
                               std::span<cplx> workspace) const;
   void local_to_local(int octant, const cplx* parent, cplx* child, std::span<cplx> workspace) const;
+  // The same for up to rotation_lanes shifts at once (count), every octant's z on the same side
+  // (one rotation: same_rotation); outputs may repeat. workspace: rotation_workspace(p) doubles.
+  static bool same_rotation(int octant, int other) { return (octant & 4) == (other & 4); }
+  void multipole_to_multipole_many(const int* octants, const cplx* const* children,
+                                   cplx* const* parents, int count,
+                                   std::span<double> workspace) const;
+  void local_to_local_many(const int* octants, const cplx* const* parents, cplx* const* children,
+                           int count, std::span<double> workspace) const;
   std::size_t bytes() const;
 
  private:
@@ -157,6 +186,9 @@ class RotationShifts {
   std::vector<WignerRotation> rotations_;  // beta of the octants with z > 0, then z < 0
   CoaxialTranslation m2m_, l2l_;
   double alpha_[8];
+  std::vector<cplx> phases_;  // rotation_phases of octant o at o * p
+  void shift_many(const CoaxialTranslation& coaxial, const int* octants, const cplx* const* in,
+                  cplx* const* out, int count, std::span<double> workspace) const;
 };
 
 }  // namespace fmbem::fmm

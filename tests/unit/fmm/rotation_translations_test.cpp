@@ -193,6 +193,59 @@ TEST(RotationTranslations, EqualDenseMatrices) {
   }
 }
 
+// The M2L of several pairs at once (apply_many, up to rotation_lanes) equals the dense matrices
+// to the same bound as one pair's, and each pair's result is bit for bit the same whichever
+// pairs travel with it (the distributed FMM's equality with the whole FMM relies on it).
+TEST(RotationTranslations, PairsTranslatedTogetherEqualDenseMatricesAndEachOther) {
+  std::mt19937 rng(5);
+  const GauntTable gaunt(16);
+  for (int p : {5, 16}) {
+    const MultipoleToLocalTable dense_m2l(gaunt, p);
+    const double bound = 10.0 * p * p * eps;
+    const double k = 4.0, sigma = 1.0;
+    const std::vector<Vec3> vectors = {Vec3{3, -2, 1}, Vec3{0, 0, -3}};
+    const RotationMultipoleToLocal m2l(p, k, sigma, vectors);
+    std::vector<double> workspace(rotation_workspace(p));
+    const std::size_t size = std::size_t(p) * p;
+    for (std::size_t v = 0; v < vectors.size(); ++v) {
+      std::vector<std::vector<cplx>> m, expected;
+      for (int b = 0; b < rotation_lanes; ++b) {
+        m.push_back(random_coefficients(p, rng));
+        expected.push_back(multiply(dense_m2l(k, sigma, vectors[v]), m.back()));
+      }
+      std::vector<std::vector<cplx>> all(rotation_lanes, std::vector<cplx>(size, 0.0));
+      std::vector<const cplx*> in;
+      std::vector<cplx*> out;
+      for (int b = 0; b < rotation_lanes; ++b) {
+        in.push_back(m[b].data());
+        out.push_back(all[b].data());
+      }
+      m2l.apply_many(v, in.data(), out.data(), rotation_lanes, workspace);
+      for (int b = 0; b < rotation_lanes; ++b) {
+        EXPECT_LT(relative_difference(all[b], expected[b]), bound) << "p " << p << " pair " << b;
+        // Alone, and with the pair in another lane among fewer.
+        std::vector<cplx> alone(size, 0.0), shifted(size, 0.0), other(size, 0.0);
+        const cplx* one = m[b].data();
+        cplx* to = alone.data();
+        m2l.apply_many(v, &one, &to, 1, workspace);
+        const cplx* two[2] = {m[(b + 1) % rotation_lanes].data(), m[b].data()};
+        cplx* two_out[2] = {other.data(), shifted.data()};
+        m2l.apply_many(v, two, two_out, 2, workspace);
+        EXPECT_EQ(alone, all[b]) << "p " << p << " pair " << b;
+        EXPECT_EQ(shifted, all[b]) << "p " << p << " pair " << b;
+      }
+    }
+  }
+  std::vector<double> small(rotation_workspace(4) - 1);
+  const RotationMultipoleToLocal m2l(4, 1.0, 1.0, std::vector<Vec3>{Vec3{2, 0, 0}});
+  std::vector<cplx> x(16), y(16);
+  const cplx* in = x.data();
+  cplx* out = y.data();
+  EXPECT_THROW(m2l.apply_many(0, &in, &out, 1, small), Error);
+  std::vector<double> workspace(rotation_workspace(4));
+  EXPECT_THROW(m2l.apply_many(0, &in, &out, rotation_lanes + 1, workspace), Error);
+}
+
 // The relative truncation error of the addition theorem at order p for |x - y| = |t + r|,
 // |r| <= r_max: k |t| sum_{n >= p} (2n+1) |j_n(k r_max)| |h_n(k |t|)|, the Gegenbauer series'
 // tail against the kernel's size 1 / |t| (sum_{n >= p} (r_max / |t|)^n in the Laplace limit).
