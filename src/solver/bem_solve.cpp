@@ -881,7 +881,7 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
               const std::vector<double> &image_weights) -> std::unique_ptr<LayerPotentials> {
         NearFieldOptions near = opt.near;
         near.image_weights = image_weights;
-        if (opt.operator_backend != "fmm")
+        if (opt.operator_backend != OperatorBackend::fmm)
           return std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, near, coupling);
         // Built on every rank before any of them exchanges (a failure on one, a GPU out of
         // memory or a halo a defect left too thin, is every rank's: none waits for it).
@@ -909,7 +909,7 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
       PetscCall(PetscLogEventEnd(events.curvature, 0, 0, 0, 0));
     }
   }
-  if (opt.operator_backend == "fmm") {
+  if (opt.operator_backend == OperatorBackend::fmm) {
     std::unique_ptr<FmmLayerPotentials> fast;
     on_every_rank(comm, [&] {
       fast = std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, opt.fmm,
@@ -965,7 +965,7 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
     regulariser_fmm.tolerance = std::max(opt.fmm.tolerance, 1e-3);
     const fmm::Wavenumber screened =
         fmm::Wavenumber::screened(problem.spec().regulariser_kappa_factor * k);
-    if (opt.operator_backend == "fmm") {
+    if (opt.operator_backend == OperatorBackend::fmm) {
       std::unique_ptr<FmmLayerPotentials> single_layer;
       on_every_rank(comm, [&] {
         single_layer = std::make_unique<FmmLayerPotentials>(
@@ -1090,12 +1090,12 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetType(ksp, KSPGMRES));
   PetscCall(KSPGetPC(ksp, &pc));
-  // The default PC (point Jacobi, or the leaf blocks for bm) is chosen in options.cpp;
-  // -pc_type overrides Jacobi.
-  // The regularised operator has neither a diagonal nor a near-field block: no PC by default.
-  PetscCall(PCSetType(pc, opt.pc == "leaf_block" ? kLeafBlockPC : regularised ? PCNONE : PCJACOBI));
+  // The PC and whether the near-field matrix is assembled for it are chosen (and checked) in
+  // options.cpp.
+  PetscCall(PCSetType(pc, opt.pc_type.c_str()));
   // -pc_leaf_block_* given override these (-bem_pc_block and its kin).
-  if (opt.pc == "leaf_block") PetscCall(set_leaf_block_settings(pc, opt.leaf_block));
+  if (opt.pc == PreconditionerChoice::leaf_block)
+    PetscCall(set_leaf_block_settings(pc, opt.leaf_block));
   PetscCall(KSPSetTolerances(ksp, 1e-5, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
   PetscCall(KSPSetFromOptions(ksp));
@@ -1114,30 +1114,16 @@ PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
     PetscCall(PCGetType(pc, &pc_type));
     const std::string type = pc_type ? pc_type : "";
     pc_name = type;
-    if (regularised && type != PCNONE)
-      throw Error("-pc_type " + type +
-                  ": the regularised Burton-Miller operator (rbm) has no diagonal and no "
-                  "near-field matrix to build a preconditioner from; it converges without one "
-                  "(-pc_type none, its default)");
-    const bool matrix_free = type == PCJACOBI || type == PCNONE || type == kLeafBlockPC;
-    const bool assemble = opt.near_matrix == "on" || (opt.near_matrix == "auto" && !matrix_free);
-    if (!assemble && !matrix_free)
-      throw Error("-pc_type " + type +
-                  " needs an assembled matrix, and -bem_near_matrix off leaves none (the "
-                  "operator is matrix-free: use -pc_type jacobi or none, or drop "
-                  "-bem_near_matrix off)");
-    if (!assemble && opt.near_matrix_pairs != "close")
-      throw Error("-bem_near_matrix_pairs " + opt.near_matrix_pairs + " does not apply: -pc_type " +
-                  pc_name + " assembles no near-field matrix");
+    if (type != opt.pc_type)
+      throw Error("internal: the PC type " + type + " is not the one the options chose (" +
+                  opt.pc_type + ")");
+    const bool assemble = opt.assemble_near_matrix;
     if (assemble) {
       PetscLogDouble t0, t1;
       PetscCall(PetscTime(&t0));
-      const NearPairs pairs = opt.near_matrix_pairs == "leaf"         ? NearPairs::leaf
-                              : opt.near_matrix_pairs == "neighbours" ? NearPairs::neighbours
-                                                                      : NearPairs::close;
       SparseRows near_rows =
-          near_matrix_rows(layers, coefficients, pairs, fmm_layers ? &fmm_layers->fmm() : nullptr,
-                           disc.points_per_element());
+          near_matrix_rows(layers, coefficients, opt.near_matrix_pairs,
+                           fmm_layers ? &fmm_layers->fmm() : nullptr, disc.points_per_element());
       // Its columns are elements of the rank's part: PETSc's are their solver indices (the
       // same order: the part's elements are ascending in it).
       if (sweep.distribution)
@@ -1293,7 +1279,7 @@ PetscErrorCode print_setup_summary(const SweepContext &sweep, const KStage &stag
   PetscCall(PetscPrintf(PETSC_COMM_SELF,
                         "  operator        %s on %d rank(s); near-field correction %llu pairs, "
                         "%.1f MB\n",
-                        opt.operator_backend.c_str(), size, stage.near_nonzeros,
+                        name_of(opt.operator_backend), size, stage.near_nonzeros,
                         stage.near_bytes_total / 1e6));
   if (sweep.split_ranks > 0)
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
@@ -1343,15 +1329,14 @@ PetscErrorCode print_setup_summary(const SweepContext &sweep, const KStage &stag
         "set up in %.3f s\n",
         stage.leaf_blocks->device() == LeafBlockPreconditioner::Device::gpu ? "gpu" : "cpu",
         stage.leaf_block_count, stage.leaf_block_largest, stage.leaf_block_settings.block_size,
-        stage.leaf_block_settings.overlap,
-        stage.leaf_block_settings.entries == BlockEntries::near ? "near" : "full", pc_bytes / 1e6,
-        pc_seconds));
+        stage.leaf_block_settings.overlap, name_of(stage.leaf_block_settings.entries),
+        pc_bytes / 1e6, pc_seconds));
   else if (stage.near_matrix)
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "  preconditioner  %s on the near-field matrix (%.0f nonzeros, "
                           "%s pairs, %.1f MB, assembled in %.3f s); set up in %.3f s, %.1f MB\n",
                           pc_name.c_str(), stage.near_matrix_nonzeros,
-                          opt.near_matrix_pairs.c_str(), stage.near_matrix_bytes / 1e6,
+                          name_of(opt.near_matrix_pairs), stage.near_matrix_bytes / 1e6,
                           stage.near_matrix_seconds, pc_seconds, pc_bytes / 1e6));
   else
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
@@ -1618,7 +1603,8 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
               ? std::span<const std::int32_t>(sweep.distribution->user_element_class)
               : std::span<const std::int32_t>(*problem.spec().element_class);
       if (opt.field.field() || opt.field.farfield_directions > 0) {
-        const field::FieldOptions field_options{opt.near, opt.fmm, opt.operator_backend == "fmm"};
+        const field::FieldOptions field_options{opt.near, opt.fmm,
+                                                opt.operator_backend == OperatorBackend::fmm};
         lines = sweep.distribution
                     ? field_stage.evaluate(problem, sweep.distribution->user_disc.value(),
                                            to_user(solution), field_options, user_classes)
@@ -1813,7 +1799,8 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   // partitioned over the ranks, the elements numbered part by part, so that each rank's rows are
   // a contiguous range, PETSc's layout); the files keep the user's order. Otherwise every rank
   // holds the whole mesh.
-  const bool distribute = sweep_size > 1 && opt.fmm_distribute && opt.operator_backend == "fmm";
+  const bool distribute =
+      sweep_size > 1 && opt.fmm_distribute && opt.operator_backend == OperatorBackend::fmm;
   std::optional<Mesh> whole_mesh;
   std::optional<MeshSlab> mesh_slab;  // this rank's, where each rank reads its own
   std::unique_ptr<Distribution> distribution;

@@ -34,8 +34,8 @@ namespace {
 // parsed here, so that a bad number gives one line naming the option instead
 // of PETSc's trace, and an integer cannot wrap around.
 struct OptionSpec {
-  const char *name;  // without the dash
-  const char *fallback;
+  const char *name;      // without the dash
+  const char *fallback;  // the default's text; nullptr: another module's (default_text)
   const char *help;
 };
 constexpr OptionSpec kOptions[] = {
@@ -63,9 +63,9 @@ constexpr OptionSpec kOptions[] = {
      "each solved in one run"},
     {"bem_frequency", "",
      "Frequencies in Hz instead of -k (same list and range syntax): k = 2 pi f / c"},
-    {"bem_sound_speed", "343",
+    {"bem_sound_speed", nullptr,
      "Speed of sound c (m/s) of the medium (air at 20 degrees C): k = 2 pi f / c"},
-    {"bem_density", "1.204",
+    {"bem_density", nullptr,
      "Density rho (kg/m^3) of the medium (air at 20 degrees C): velocities and impedances are "
      "in units of it"},
     {"bem_sweep_csv", "",
@@ -107,7 +107,7 @@ constexpr OptionSpec kOptions[] = {
     {"bem_bm_alpha", "i/k",
      "Burton-Miller coupling alpha, a complex number (0.125i, 0.1+0.2i) with a non-zero imaginary "
      "part (rbm: on the rows where the pressure is given)"},
-    {"bem_rbm_kappa", "0.5",
+    {"bem_rbm_kappa", nullptr,
      "rbm: the regulariser S~ is the single layer of the screened kernel exp(-kappa r)/(4 pi r) "
      "with kappa = this factor times k (0: the Laplace single layer; 0..10)"},
     {"bem_double_density", "auto",
@@ -117,15 +117,15 @@ constexpr OptionSpec kOptions[] = {
     {"bem_curvature_correction", "true",
      "bm: correct the adjoint double layer D' for the flat elements' edge-concentrated "
      "curvature (its error is O(h) without; docs/burton-miller.md); soft and radiation only"},
-    {"bem_feature_angle", "60",
+    {"bem_feature_angle", nullptr,
      "Degrees between neighbouring elements' normals above which their common edge is the "
      "body's own (sharp) edge: bm's quadratic read does not fit across it and the curvature "
      "correction leaves its curvature on the edge (0 < angle <= 180; the smooth meshes we ship "
      "stay below 23, boxes have 90)"},
     {"bem_quad_order", "auto",
      "Gauss points per triangle: 1, 3, 6 or 7; auto: 6 with the quadratic double density, else 3"},
-    {"bem_near_factor", "2.5", "Close pair: centroid distance < factor * element radius (1..10)"},
-    {"bem_near_quad", "16", "Angular Gauss points of the accurate integrals (2..128)"},
+    {"bem_near_factor", nullptr, "Close pair: centroid distance < factor * element radius (1..10)"},
+    {"bem_near_quad", nullptr, "Angular Gauss points of the accurate integrals (2..128)"},
     {"bem_near_matrix", "auto",
      "The near-field block (close pairs, accurate) assembled as the preconditioning matrix, so "
      "that -pc_type ilu, bjacobi, asm, lu, ... apply to it: auto (when the PC is neither jacobi "
@@ -138,12 +138,12 @@ constexpr OptionSpec kOptions[] = {
      "operator blocks of groups of nearby elements, inverted once; on the GPU with the MatMult), "
      "or auto (leaf_block for bm unless -pc_type is given, else petsc); leaf_block is also the "
      "PETSc PC type -pc_type leaf_block (-pc_leaf_block_size, _overlap, _entries)"},
-    {"bem_pc_block", "32", "-bem_pc leaf_block: at most this many elements a block (1..512)"},
-    {"bem_pc_overlap", "1",
+    {"bem_pc_block", nullptr, "-bem_pc leaf_block: at most this many elements a block (1..512)"},
+    {"bem_pc_overlap", nullptr,
      "-bem_pc leaf_block: layers of neighbouring elements (sharing a vertex) each block takes "
      "in, factorised with it but not written by it (restricted additive Schwarz; 0: block "
      "Jacobi), 0..4"},
-    {"bem_pc_block_entries", "near",
+    {"bem_pc_block_entries", nullptr,
      "-bem_pc leaf_block: near (the close pairs' entries, zero elsewhere) or full (the regular "
      "rule for the other pairs of the block too)"},
     {"bem_allow_coarse", "false",
@@ -151,7 +151,7 @@ constexpr OptionSpec kOptions[] = {
      "meaningless)"},
     {"bem_operator", "fmm", "fmm (fast multipole) or direct (O(N^2) reference)"},
     {"fmm_p", "0", "FMM expansion order p (degrees 0..p-1), 1..40; 0: chosen from -fmm_eps"},
-    {"fmm_eps", "1e-4", "FMM relative MatMult accuracy (sets p unless -fmm_p)"},
+    {"fmm_eps", nullptr, "FMM relative MatMult accuracy (sets p unless -fmm_p)"},
     {"fmm_max_leaf", "auto",
      "FMM octree: a cell splits above this many elements; auto: the fastest measured (CPU 100, GPU "
      "50 at p <= 12, 150 above)"},
@@ -243,14 +243,46 @@ constexpr std::string_view kLateOptionPrefixes[] = {"ksp_view",
 // Appended, not "-" + std::string(name): GCC 12 warns falsely (-Wrestrict) on that form.
 std::string dashed(std::string_view name) { return std::string("-").append(name); }
 
-std::string choose(const char *option, const std::string &value,
-                   std::initializer_list<const char *> allowed) {
+// The shortest text that reads back as x.
+std::string shortest_text(double x) {
+  char text[32];
+  const auto [end, error] = std::to_chars(text, text + sizeof text, x);
+  return std::string(text, end);
+}
+
+// An option's default as text: the table's, or where the value has a default in the module that
+// uses it (the medium, the near field, the FMM, the problem, the leaf-block PC type) that one, so
+// that each default is written once.
+std::string default_text(std::string_view name) {
+  const LeafBlockSettings leaf_block;
+  const NearFieldOptions near;
+  const Medium medium;
+  if (name == "bem_pc_block") return std::to_string(leaf_block.block_size);
+  if (name == "bem_pc_overlap") return std::to_string(leaf_block.overlap);
+  if (name == "bem_pc_block_entries") return name_of(leaf_block.entries);
+  if (name == "bem_sound_speed") return shortest_text(medium.sound_speed);
+  if (name == "bem_density") return shortest_text(medium.density);
+  if (name == "bem_rbm_kappa") return shortest_text(ProblemSpec{}.regulariser_kappa_factor);
+  if (name == "bem_feature_angle") return shortest_text(kDefaultFeatureAngleDegrees);
+  if (name == "bem_near_factor") return shortest_text(near.near_factor);
+  if (name == "bem_near_quad") return std::to_string(near.angular_points);
+  if (name == "fmm_eps") return shortest_text(default_fmm_options().tolerance);
+  for (const OptionSpec &spec : kOptions)
+    if (spec.name == name && spec.fallback) return spec.fallback;
+  throw Error("internal: option -" + std::string(name) + " has no default");
+}
+
+// The value an option's text names, from its allowed names; anything else is one line naming
+// the option and the choices.
+template <class Value>
+Value choose(const char *option, const std::string &text,
+             std::initializer_list<std::pair<const char *, Value>> allowed) {
   std::string list;
-  for (const char *a : allowed) {
-    if (value == a) return value;
-    list += std::string(list.empty() ? "" : ", ") + a;
+  for (const auto &[name, value] : allowed) {
+    if (text == name) return value;
+    list += std::string(list.empty() ? "" : ", ") + name;
   }
-  throw Error(std::string(option) + " " + value + " is not known (choose " + list + ")");
+  throw Error(std::string(option) + " " + text + " is not known (choose " + list + ")");
 }
 
 long long parse_integer(const char *option, std::string_view text, long long lowest,
@@ -449,8 +481,8 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   for (const OptionSpec &spec : kOptions) {
     char text[PETSC_MAX_PATH_LEN];
     PetscBool set = PETSC_FALSE;
-    PetscCall(PetscOptionsString(dashed(spec.name).c_str(), spec.help, "", spec.fallback, text,
-                                 sizeof(text), &set));
+    PetscCall(PetscOptionsString(dashed(spec.name).c_str(), spec.help, "",
+                                 default_text(spec.name).c_str(), text, sizeof(text), &set));
     // The value itself, not the copy above: PETSc cuts a copy at its buffer's 4095 characters
     // (a long -k list would lose its last values, a long path name another file).
     const char *whole = nullptr;
@@ -479,8 +511,12 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   const auto text_or = [&](std::string_view name, const char *fallback) {
     return value(name).value_or(fallback);
   };
+  // The option's text, or its default (default_text).
+  const auto text_of = [&](std::string_view name) {
+    return value(name).value_or(default_text(name));
+  };
 
-  opt->mesh = text_or("mesh", "");
+  opt->mesh = text_of("mesh");
   // Surface conditions: the project file's, then the options' (a group given two is refused).
   std::optional<Medium> project_medium;
   // A NumCalc project gives the problem; bem_solve's options choose how it is solved.
@@ -518,7 +554,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     numcalc = opt->numcalc.get();
     // The path as given: a project folder names all its sources.
     opt->numcalc_path = *value("bem_numcalc");
-    opt->numcalc_output = text_or("bem_numcalc_output", "");
+    opt->numcalc_output = text_of("bem_numcalc_output");
     if (value("bem_numcalc_output") && opt->numcalc_output.empty())
       throw Error("-bem_numcalc_output needs a folder");
     // A project's sources (its ears): one set-up per frequency for all of them.
@@ -578,10 +614,9 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
         "-bem_density applies only to surface conditions (-bem_velocity, ...) and "
         "-bem_field_velocity");
   if (!project_medium)
-    for (auto [name, fallback, quantity] :
-         {std::tuple{"bem_sound_speed", "343", &opt->medium.sound_speed},
-          std::tuple{"bem_density", "1.204", &opt->medium.density}}) {
-      const std::string text = text_or(name, fallback);
+    for (auto [name, quantity] : {std::pair{"bem_sound_speed", &opt->medium.sound_speed},
+                                  std::pair{"bem_density", &opt->medium.density}}) {
+      const std::string text = text_of(name);
       *quantity = parse_real(dashed(name).c_str(), text);
       if (!(*quantity > 0)) throw Error(dashed(name) + " " + text + ": must be > 0");
     }
@@ -607,7 +642,9 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   } else {
     wavenumbers = k_text ? parse_sweep_values("-k", *k_text) : std::vector<double>{1.0};
   }
-  if (choose("-kernel", text_or("kernel", "helmholtz"), {"helmholtz", "laplace"}) == "laplace") {
+  const bool laplace =
+      choose("-kernel", text_of("kernel"), {std::pair{"helmholtz", false}, {"laplace", true}});
+  if (laplace) {
     if (value("bem_frequency"))
       throw Error("-kernel laplace contradicts -bem_frequency (Laplace is k = 0)");
     if (value("k") && (wavenumbers.size() > 1 || wavenumbers[0] != 0))
@@ -624,13 +661,14 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   if (opt->conditions.fallback) check_table(*opt->conditions.fallback);
   // The checks below that need k > 0 hold for every k of a sweep when they hold for the lowest.
   const double k = *std::min_element(wavenumbers.begin(), wavenumbers.end());
-  opt->sweep_csv_path = text_or("bem_sweep_csv", "");
+  opt->sweep_csv_path = text_of("bem_sweep_csv");
   if (value("bem_sweep_csv") && opt->sweep_csv_path.empty())
     throw Error("-bem_sweep_csv needs a file name");
 
-  const bool scattering = choose("-bem_problem", text_or("bem_problem", "scattering"),
-                                 {"scattering", "radiation"}) == "scattering";
-  opt->problem.kind = scattering ? ProblemKind::Scattering : ProblemKind::Radiation;
+  opt->problem.kind = choose(
+      "-bem_problem", text_of("bem_problem"),
+      {std::pair{"scattering", ProblemKind::Scattering}, {"radiation", ProblemKind::Radiation}});
+  const bool scattering = opt->problem.kind == ProblemKind::Scattering;
   if (surface_conditions) {
     if (!scattering)
       throw Error(
@@ -646,29 +684,27 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
           "velocity or impedance)");
     opt->problem.kind = ProblemKind::Surface;
     // Incident waves add to the vibrating surfaces' field; by default there is none.
-    const std::string incident =
-        choose("-bem_incident",
-               text_or("bem_incident", value("bem_incident_dir") ? "planewave"
-                                       : value("bem_source")     ? "pointsource"
-                                                                 : "none"),
-               {"planewave", "pointsource", "none"});
-    opt->problem.incident_wave = incident != "none";
+    const std::string incident = text_or("bem_incident", value("bem_incident_dir") ? "planewave"
+                                                         : value("bem_source")     ? "pointsource"
+                                                                                   : "none");
+    opt->problem.incident_wave =
+        choose("-bem_incident", incident,
+               {std::pair{"planewave", true}, {"pointsource", true}, {"none", false}});
     if (!opt->problem.incident_wave && (value("bem_incident_dir") || value("bem_source")))
       throw Error("-bem_incident none has no direction or source");
     given["bem_incident"] = opt->problem.incident_wave ? incident : "planewave";
   }
-  opt->problem.bc =
-      choose("-bem_bc", text_or("bem_bc", "neumann"), {"neumann", "dirichlet"}) == "neumann"
-          ? BoundaryCondition::Neumann
-          : BoundaryCondition::Dirichlet;
+  opt->problem.bc = choose("-bem_bc", text_of("bem_bc"),
+                           {std::pair{"neumann", BoundaryCondition::Neumann},
+                            {"dirichlet", BoundaryCondition::Dirichlet}});
   if (!scattering && value("bem_incident"))
     throw Error(
         "-bem_incident does not apply to -bem_problem radiation (its source is "
         "-bem_source, inside the body)");
-  const bool point_source = choose("-bem_incident", text_or("bem_incident", "planewave"),
-                                   {"planewave", "pointsource"}) == "pointsource";
-  opt->problem.incident.kind =
-      point_source ? exact::Incident::Kind::PointSource : exact::Incident::Kind::PlaneWave;
+  opt->problem.incident.kind = choose("-bem_incident", text_of("bem_incident"),
+                                      {std::pair{"planewave", exact::Incident::Kind::PlaneWave},
+                                       {"pointsource", exact::Incident::Kind::PointSource}});
+  const bool point_source = opt->problem.incident.kind == exact::Incident::Kind::PointSource;
   if (value("bem_incident_dir") && (!scattering || point_source))
     throw Error(
         "-bem_incident_dir applies only to plane-wave scattering "
@@ -698,8 +734,8 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   opt->problem.source = source;
   if (numcalc && !numcalc->waves.empty())
     opt->problem.incident.amplitude = numcalc->waves.front().amplitude;
-  opt->sources.separate_groups = choose("-bem_sources", text_or("bem_sources", "together"),
-                                        {"together", "separate"}) == "separate";
+  opt->sources.separate_groups = choose("-bem_sources", text_of("bem_sources"),
+                                        {std::pair{"together", false}, {"separate", true}});
   if (opt->sources.separate_groups && !surface_conditions)
     throw Error(
         "-bem_sources separate applies to surface groups' velocities and pressures "
@@ -718,22 +754,23 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   const bool preconditioner_asked = (pc_type_set && std::string_view(pc_type) != PCNONE) ||
                                     (value("bem_pc") && *value("bem_pc") != "auto") ||
                                     (value("bem_near_matrix") && *value("bem_near_matrix") == "on");
-  const std::string formulation_choice =
-      choose("-bem_formulation", text_or("bem_formulation", "auto"), {"auto", "cbie", "bm", "rbm"});
-  const std::string formulation = formulation_choice != "auto" ? formulation_choice
-                                  : k == 0                     ? "cbie"
-                                  : preconditioner_asked       ? "bm"
-                                                               : "rbm";
-  if (formulation != "cbie" && k == 0)
-    throw Error("-bem_formulation " + formulation +
+  const std::optional<Formulation> formulation_choice =
+      choose("-bem_formulation", text_of("bem_formulation"),
+             {std::pair{"auto", std::optional<Formulation>()},
+              {"cbie", std::optional(Formulation::Conventional)},
+              {"bm", std::optional(Formulation::BurtonMiller)},
+              {"rbm", std::optional(Formulation::Regularised)}});
+  opt->problem.formulation = formulation_choice     ? *formulation_choice
+                             : k == 0               ? Formulation::Conventional
+                             : preconditioner_asked ? Formulation::BurtonMiller
+                                                    : Formulation::Regularised;
+  if (opt->problem.formulation != Formulation::Conventional && k == 0)
+    throw Error("-bem_formulation " + text_of("bem_formulation") +
                 " needs k > 0 (Laplace has no fictitious frequencies: use -bem_formulation cbie)");
   // The regularised formulation reads the layers as Burton-Miller does (the quadratic read,
   // the curvature correction of D').
-  const bool regularised = formulation == "rbm";
-  const bool burton_miller = formulation == "bm" || regularised;
-  opt->problem.formulation = regularised     ? Formulation::Regularised
-                             : burton_miller ? Formulation::BurtonMiller
-                                             : Formulation::Conventional;
+  const bool regularised = opt->problem.formulation == Formulation::Regularised;
+  const bool burton_miller = opt->problem.formulation == Formulation::BurtonMiller || regularised;
   if (value("bem_bm_alpha")) {
     if (!burton_miller)
       throw Error(
@@ -750,8 +787,7 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   if (value("bem_rbm_kappa") && !regularised)
     throw Error(
         "-bem_rbm_kappa applies only to the regularised formulation (-bem_formulation rbm)");
-  opt->problem.regulariser_kappa_factor =
-      parse_real("-bem_rbm_kappa", text_or("bem_rbm_kappa", "0.5"));
+  opt->problem.regulariser_kappa_factor = parse_real("-bem_rbm_kappa", text_of("bem_rbm_kappa"));
   if (!(opt->problem.regulariser_kappa_factor >= 0.0 &&
         opt->problem.regulariser_kappa_factor <= 10.0))
     throw Error("-bem_rbm_kappa " + *value("bem_rbm_kappa") + ": must lie in 0..10");
@@ -773,23 +809,23 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   const bool double_layer_used =
       surface_conditions ? conditions_use_double_layer
                          : !(scattering && opt->problem.bc == BoundaryCondition::Dirichlet);
-  const std::string double_density =
-      choose("-bem_double_density", text_or("bem_double_density", "auto"),
-             {"auto", "constant", "quadratic"});
-  opt->double_density = double_density == "quadratic" ||
-                                (double_density == "auto" && burton_miller && double_layer_used)
-                            ? DensityModel::quadratic
-                            : DensityModel::constant;
+  const std::optional<DensityModel> double_density =
+      choose("-bem_double_density", text_of("bem_double_density"),
+             {std::pair{"auto", std::optional<DensityModel>()},
+              {"constant", std::optional(DensityModel::constant)},
+              {"quadratic", std::optional(DensityModel::quadratic)}});
+  opt->double_density = double_density                       ? *double_density
+                        : burton_miller && double_layer_used ? DensityModel::quadratic
+                                                             : DensityModel::constant;
   opt->quadrature_points = int(parse_integer(
       "-bem_quad_order",
       text_or("bem_quad_order", opt->double_density == DensityModel::quadratic ? "6" : "3"), 1, 7));
-  opt->near.near_factor = parse_real("-bem_near_factor", text_or("bem_near_factor", "2.5"));
+  opt->near.near_factor = parse_real("-bem_near_factor", text_of("bem_near_factor"));
   // Beyond 10 the close pairs grow towards all N^2 pairs (memory and set-up).
   if (!(opt->near.near_factor >= 1 && opt->near.near_factor <= 10))
     throw Error("-bem_near_factor " + *value("bem_near_factor") + ": must lie in 1..10");
-  opt->near.angular_points =
-      int(parse_integer("-bem_near_quad", text_or("bem_near_quad", "16"), 2, 128));
-  opt->allow_coarse = parse_bool("-bem_allow_coarse", text_or("bem_allow_coarse", "false"));
+  opt->near.angular_points = int(parse_integer("-bem_near_quad", text_of("bem_near_quad"), 2, 128));
+  opt->allow_coarse = parse_bool("-bem_allow_coarse", text_of("bem_allow_coarse"));
   // D' on flat elements is O(h) off (the mean curvature sits on the edges); bm applies
   // it to the single density in the soft and radiation problems (the rigid one has none).
   // With surface conditions: wherever some q is not zero (a velocity, pressure, admittance).
@@ -809,12 +845,11 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
         std::string(burton_miller ? "rigid scattering does not have)"
                                   : "the conventional equation does not use)"));
   opt->curvature_correction =
-      parse_bool("-bem_curvature_correction", text_or("bem_curvature_correction", "true")) &&
+      parse_bool("-bem_curvature_correction", text_of("bem_curvature_correction")) &&
       correction_applies;
   // Sharp edges: the smooth meshes' discretisation angles stay below 23 degrees, a
   // box's edges are 90; a 42-degree edge is better fitted across (bench/results/bm_sharp_edges.md).
-  const double feature_degrees =
-      parse_real("-bem_feature_angle", text_or("bem_feature_angle", "60"));
+  const double feature_degrees = parse_real("-bem_feature_angle", text_of("bem_feature_angle"));
   if (!(feature_degrees > 0 && feature_degrees <= 180))
     throw Error("-bem_feature_angle " + *value("bem_feature_angle") + ": must lie in (0, 180]");
   opt->near.feature_angle = feature_degrees * std::numbers::pi / 180.0;
@@ -823,90 +858,113 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     throw Error(
         "-bem_feature_angle applies only where the double density is read as a quadratic or the "
         "curvature correction is made (Burton-Miller; here neither is)");
-  opt->near_matrix =
-      choose("-bem_near_matrix", text_or("bem_near_matrix", "auto"), {"auto", "on", "off"});
-  opt->near_matrix_pairs =
-      choose("-bem_near_matrix_pairs", text_or("bem_near_matrix_pairs", "close"),
-             {"close", "leaf", "neighbours"});
+  enum class NearMatrixChoice { automatic, on, off };
+  const NearMatrixChoice near_matrix = choose("-bem_near_matrix", text_of("bem_near_matrix"),
+                                              {std::pair{"auto", NearMatrixChoice::automatic},
+                                               {"on", NearMatrixChoice::on},
+                                               {"off", NearMatrixChoice::off}});
+  opt->near_matrix_pairs = choose("-bem_near_matrix_pairs", text_of("bem_near_matrix_pairs"),
+                                  {std::pair{"close", NearPairs::close},
+                                   {"leaf", NearPairs::leaf},
+                                   {"neighbours", NearPairs::neighbours}});
   // The default PC (bench/results/near_pc.md): point Jacobi for cbie, which no near-field PC
   // helps; the leaf blocks for bm, the one PC with which GMRES converges on a body with a thin
   // part (box with a 4 mm plate, 1 kHz: Jacobi stagnates, ILU(0) diverges) and as fast as
   // ILU(0) on the sphere on the CPU. -pc_type alone (a PETSc PC) keeps PETSc's.
-  const std::string pc_choice =
-      choose("-bem_pc", text_or("bem_pc", "auto"), {"auto", "petsc", "leaf_block"});
+  const std::optional<PreconditionerChoice> pc_choice =
+      choose("-bem_pc", text_of("bem_pc"),
+             {std::pair{"auto", std::optional<PreconditionerChoice>()},
+              {"petsc", std::optional(PreconditionerChoice::petsc)},
+              {"leaf_block", std::optional(PreconditionerChoice::leaf_block)}});
   const bool leaf_block_type = pc_type_set && std::string_view(pc_type) == kLeafBlockPC;
-  opt->pc = pc_choice != "auto" && !leaf_block_type                              ? pc_choice
-            : leaf_block_type || (burton_miller && !regularised && !pc_type_set) ? "leaf_block"
-                                                                                 : "petsc";
-  if (regularised && opt->pc == "leaf_block")
+  opt->pc = pc_choice && !leaf_block_type ? *pc_choice
+            : leaf_block_type || (burton_miller && !regularised && !pc_type_set)
+                ? PreconditionerChoice::leaf_block
+                : PreconditionerChoice::petsc;
+  const bool leaf_block = opt->pc == PreconditionerChoice::leaf_block;
+  if (regularised && leaf_block)
     throw Error(
         "-bem_pc leaf_block: the regularised Burton-Miller operator (rbm) has no near-field "
         "block to invert; it converges without a preconditioner");
-  if (regularised && value("bem_near_matrix") && *value("bem_near_matrix") == "on")
+  if (regularised && near_matrix == NearMatrixChoice::on)
     throw Error(
         "-bem_near_matrix on: the regularised Burton-Miller operator (rbm) has no near-field "
         "matrix (its S~ H part couples every pair)");
   for (const char *block_option : {"bem_pc_block", "bem_pc_overlap", "bem_pc_block_entries"})
-    if (value(block_option) && opt->pc != "leaf_block")
+    if (value(block_option) && !leaf_block)
       throw Error(dashed(block_option) + " applies only to -bem_pc leaf_block");
-  const LeafBlockSettings defaults;
-  opt->leaf_block.block_size = int(
-      parse_integer("-bem_pc_block",
-                    text_or("bem_pc_block", std::to_string(defaults.block_size).c_str()), 1, 512));
-  opt->leaf_block.overlap =
-      int(parse_integer("-bem_pc_overlap",
-                        text_or("bem_pc_overlap", std::to_string(defaults.overlap).c_str()), 0, 4));
-  opt->leaf_block.entries =
-      choose(
-          "-bem_pc_block_entries",
-          text_or("bem_pc_block_entries", defaults.entries == BlockEntries::near ? "near" : "full"),
-          {"near", "full"}) == "near"
-          ? BlockEntries::near
-          : BlockEntries::full;
+  opt->leaf_block.block_size = int(parse_integer("-bem_pc_block", text_of("bem_pc_block"), 1, 512));
+  opt->leaf_block.overlap = int(parse_integer("-bem_pc_overlap", text_of("bem_pc_overlap"), 0, 4));
+  opt->leaf_block.entries = choose("-bem_pc_block_entries", text_of("bem_pc_block_entries"),
+                                   {std::pair{name_of(BlockEntries::near), BlockEntries::near},
+                                    {name_of(BlockEntries::full), BlockEntries::full}});
   // PCs that need what a matrix-free operator and its near-field block cannot give (PETSc
   // crashes inside them rather than refusing).
   for (const char *unsupported : {PCREDISTRIBUTE})
-    if (pc_type_set && std::string_view(pc_type) == unsupported && opt->pc != "leaf_block")
+    if (pc_type_set && std::string_view(pc_type) == unsupported && !leaf_block)
       throw Error("-pc_type " + std::string(pc_type) +
                   " is not supported by bem_solve (its operator is matrix-free; the PCs that "
                   "work on the near-field matrix are jacobi, none, ilu, icc, lu, bjacobi, asm, "
                   "gamg, sor and their kin)");
-  if (opt->pc == "leaf_block") {
-    if (pc_type_set && std::string_view(pc_type) != kLeafBlockPC)
-      throw Error("-bem_pc leaf_block is the preconditioner and -pc_type " + std::string(pc_type) +
-                  " another: give one of them");
-  }
+  if (leaf_block && pc_type_set && std::string_view(pc_type) != kLeafBlockPC)
+    throw Error("-bem_pc leaf_block is the preconditioner and -pc_type " + std::string(pc_type) +
+                " another: give one of them");
+  // The PC the solve runs: -pc_type's (KSPSetFromOptions reads the same option), else ours.
+  // The regularised operator has neither a diagonal nor a near-field block: no PC.
+  opt->pc_type = pc_type_set   ? pc_type
+                 : leaf_block  ? kLeafBlockPC
+                 : regularised ? PCNONE
+                               : PCJACOBI;
+  if (regularised && opt->pc_type != PCNONE)
+    throw Error("-pc_type " + opt->pc_type +
+                ": the regularised Burton-Miller operator (rbm) has no diagonal and no "
+                "near-field matrix to build a preconditioner from; it converges without one "
+                "(-pc_type none, its default)");
+  // The near-field block as the preconditioning matrix, for the PCs that factor or split one.
+  const bool matrix_free =
+      opt->pc_type == PCJACOBI || opt->pc_type == PCNONE || opt->pc_type == kLeafBlockPC;
+  opt->assemble_near_matrix = near_matrix == NearMatrixChoice::on ||
+                              (near_matrix == NearMatrixChoice::automatic && !matrix_free);
+  if (!opt->assemble_near_matrix && !matrix_free)
+    throw Error("-pc_type " + opt->pc_type +
+                " needs an assembled matrix, and -bem_near_matrix off leaves none (the "
+                "operator is matrix-free: use -pc_type jacobi or none, or drop "
+                "-bem_near_matrix off)");
+  if (!opt->assemble_near_matrix && opt->near_matrix_pairs != NearPairs::close)
+    throw Error("-bem_near_matrix_pairs " + text_of("bem_near_matrix_pairs") +
+                " does not apply: -pc_type " + opt->pc_type + " assembles no near-field matrix");
 
   opt->operator_backend =
-      choose("-bem_operator", text_or("bem_operator", "fmm"), {"fmm", "direct"});
-  if (opt->operator_backend == "direct")
+      choose("-bem_operator", text_of("bem_operator"),
+             {std::pair{"fmm", OperatorBackend::fmm}, {"direct", OperatorBackend::direct}});
+  if (opt->operator_backend == OperatorBackend::direct)
     for (const char *fmm_option :
          {"fmm_p", "fmm_eps", "fmm_max_leaf", "fmm_view", "fmm_distribute", "fmm_overlap"})
       if (value(fmm_option))
         throw Error(dashed(fmm_option) + " does not apply to -bem_operator direct");
-  if (opt->near_matrix_pairs != "close" && opt->operator_backend != "fmm")
-    throw Error("-bem_near_matrix_pairs " + opt->near_matrix_pairs +
+  if (opt->near_matrix_pairs != NearPairs::close && opt->operator_backend != OperatorBackend::fmm)
+    throw Error("-bem_near_matrix_pairs " + text_of("bem_near_matrix_pairs") +
                 " needs the FMM's octree (-bem_operator fmm)");
   if (value("fmm_p") && value("fmm_eps"))
     throw Error("-fmm_p and -fmm_eps both set the FMM order: give one of them");
-  opt->fmm.order = int(parse_integer("-fmm_p", text_or("fmm_p", "0"), 0, fmm::max_degree));
-  opt->fmm.tolerance = parse_real("-fmm_eps", text_or("fmm_eps", "1e-4"));
+  opt->fmm.order = int(parse_integer("-fmm_p", text_of("fmm_p"), 0, fmm::max_degree));
+  opt->fmm.tolerance = parse_real("-fmm_eps", text_of("fmm_eps"));
   if (!(opt->fmm.tolerance > 0 && opt->fmm.tolerance < 1))
     throw Error("-fmm_eps " + *value("fmm_eps") + ": must lie strictly between 0 and 1");
   opt->fmm.max_leaf =
       int(parse_integer("-fmm_max_leaf", text_or("fmm_max_leaf", "100"), 1, 1 << 20));
   opt->fmm.measured_max_leaf = !value("fmm_max_leaf");  // fmm::default_max_leaf
-  opt->fmm_view = parse_bool("-fmm_view", text_or("fmm_view", "false"));
+  opt->fmm_view = parse_bool("-fmm_view", text_of("fmm_view"));
   if (value("bem_planes")) opt->planes = parse_image_planes(*value("bem_planes"));
   if (numcalc && !numcalc->planes.empty()) {
     if (value("bem_planes"))
       throw Error("-bem_planes and -bem_numcalc: the project's SYMMETRY section gives the planes");
     opt->planes = numcalc->planes;
   }
-  opt->fmm_distribute = parse_bool("-fmm_distribute", text_or("fmm_distribute", "true"));
-  opt->fmm_overlap = parse_bool("-fmm_overlap", text_or("fmm_overlap", "false"));
-  opt->split_frequencies = choose("-bem_split", text_or("bem_split", "elements"),
-                                  {"elements", "frequencies"}) == "frequencies";
+  opt->fmm_distribute = parse_bool("-fmm_distribute", text_of("fmm_distribute"));
+  opt->fmm_overlap = parse_bool("-fmm_overlap", text_of("fmm_overlap"));
+  opt->split_frequencies = choose("-bem_split", text_of("bem_split"),
+                                  {std::pair{"elements", false}, {"frequencies", true}});
   if (opt->split_frequencies) {
     PetscMPIInt ranks = 1;
     PetscCallMPI(MPI_Comm_size(comm, &ranks));
@@ -925,11 +983,10 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
   if (opt->fmm_overlap && !opt->fmm_distribute)
     throw Error(
         "-fmm_overlap overlaps the distributed FMM's exchange: it needs -fmm_distribute true");
-  const std::string device =
-      choose("-fmm_device", text_or("fmm_device", "auto"), {"cpu", "gpu", "auto"});
-  opt->fmm.device = device == "cpu"   ? fmm::FmmOptions::Device::cpu
-                    : device == "gpu" ? fmm::FmmOptions::Device::gpu
-                                      : fmm::FmmOptions::Device::automatic;
+  using Device = fmm::FmmOptions::Device;
+  opt->fmm.device =
+      choose("-fmm_device", text_of("fmm_device"),
+             {std::pair{"cpu", Device::cpu}, {"gpu", Device::gpu}, {"auto", Device::automatic}});
   if (value("fmm_m2l_scheme") && *value("fmm_m2l_scheme") != "fastest") {
     try {
       opt->fmm.m2l_scheme = fmm::parse_m2l_scheme(*value("fmm_m2l_scheme"));
@@ -937,23 +994,22 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
       throw Error("-fmm_m2l_scheme: " + std::string(e.what()));
     }
   }
-  opt->fmm.gpu_m2l.chunk =
-      int(parse_integer("-fmm_m2l_chunk", text_or("fmm_m2l_chunk", "3"), 1, 8));
-  if (device == "cpu")
+  opt->fmm.gpu_m2l.chunk = int(parse_integer("-fmm_m2l_chunk", text_of("fmm_m2l_chunk"), 1, 8));
+  if (opt->fmm.device == Device::cpu)
     for (const char *gpu_option : {"fmm_m2l_scheme", "fmm_m2l_chunk"})
       if (value(gpu_option)) throw Error(dashed(gpu_option) + " does not apply to -fmm_device cpu");
   if (value("fmm_m2l_chunk") && opt->fmm.m2l_scheme != fmm::M2LScheme::cluster &&
       opt->fmm.m2l_scheme != fmm::M2LScheme::ij)
     throw Error("-fmm_m2l_chunk applies only to -fmm_m2l_scheme cluster or ij");
 
-  opt->vtu_path = text_or("o", "");
-  opt->csv_path = text_or("bem_csv", "");
+  opt->vtu_path = text_of("o");
+  opt->csv_path = text_of("bem_csv");
   if (value("o") && opt->vtu_path.empty())
     throw Error("-o needs a file name (FILE.vtu or FILE.pvtu)");
   if (value("bem_csv") && opt->csv_path.empty()) throw Error("-bem_csv needs a file name");
   // The field off the surface and the far field.
   FieldRequest &field = opt->field;
-  field.points_file = text_or("bem_field", "");
+  field.points_file = text_of("bem_field");
   if (value("bem_field") && field.points_file.empty())
     throw Error("-bem_field needs a file name (.msh, or CSV of x,y,z)");
   if (int(value("bem_field").has_value()) + int(value("bem_field_plane").has_value()) +
@@ -966,8 +1022,8 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     field.plane = io::parse_field_plane("-bem_field_plane", *value("bem_field_plane"));
   if (value("bem_field_sphere"))
     field.sphere = io::parse_field_sphere("-bem_field_sphere", *value("bem_field_sphere"));
-  field.vtk_path = text_or("bem_field_vtk", "");
-  field.csv_path = text_or("bem_field_csv", "");
+  field.vtk_path = text_of("bem_field_vtk");
+  field.csv_path = text_of("bem_field_csv");
   // What the field's points are needed for: each refused without them.
   for (const char *output :
        {"bem_field_vtk", "bem_field_csv", "bem_sofa", "bem_field_reference", "bem_field_velocity"})
@@ -985,12 +1041,12 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
                   "': this build has no netCDF (FMBEM_WITH_NETCDF=OFF); use -bem_field_csv");
   }
   if (value("bem_field_reference") || value("bem_sofa")) {
-    const std::string text = text_or("bem_field_reference", "");
+    const std::string text = text_of("bem_field_reference");
     field.reference_center = text.empty() ? Vec3{} : parse_vec3("-bem_field_reference", text);
     if (*std::min_element(wavenumbers.begin(), wavenumbers.end()) == 0)
       throw Error("-bem_field_reference needs k > 0 (a Laplace field has no acoustic reference)");
   }
-  field.velocity = parse_bool("-bem_field_velocity", text_or("bem_field_velocity", "false"));
+  field.velocity = parse_bool("-bem_field_velocity", text_of("bem_field_velocity"));
   if (field.velocity && *std::min_element(wavenumbers.begin(), wavenumbers.end()) == 0)
     throw Error("-bem_field_velocity needs k > 0 (v = grad p / (i omega rho))");
   // NumCalc's vEvalGrid: the velocity at the project's grid, as NumCalc writes it.
@@ -1002,9 +1058,8 @@ PetscErrorCode read_solve_options(MPI_Comm comm, SolveOptions *opt) {
     throw Error("-bem_field_csv needs a file name");
   field.farfield_directions = std::size_t(parse_integer(
       "-bem_farfield", text_or("bem_farfield", "0"), value("bem_farfield") ? 1 : 0, 1'000'000));
-  field.farfield_sphere =
-      parse_bool("-bem_farfield_sphere", text_or("bem_farfield_sphere", "false"));
-  field.farfield_csv = text_or("bem_farfield_csv", "");
+  field.farfield_sphere = parse_bool("-bem_farfield_sphere", text_of("bem_farfield_sphere"));
+  field.farfield_csv = text_of("bem_farfield_csv");
   for (const char *farfield_option : {"bem_farfield_sphere", "bem_farfield_csv"})
     if (value(farfield_option) && field.farfield_directions == 0)
       throw Error(dashed(farfield_option) + " needs -bem_farfield N");

@@ -289,8 +289,7 @@ PetscErrorCode leaf_block_view(PC pc, PetscViewer viewer) {
   const LeafBlockPC& data = data_of(pc);
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "  groups of at most %d elements widened by %d rings, %s entries\n",
-      data.settings.block_size, data.settings.overlap,
-      data.settings.entries == BlockEntries::near ? "near" : "full"));
+      data.settings.block_size, data.settings.overlap, name_of(data.settings.entries)));
   unsigned long long counts[2] = {data.blocks ? data.blocks->blocks().count() : 0,
                                   data.blocks ? data.blocks->blocks().largest() : 0};
   const MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(pc));

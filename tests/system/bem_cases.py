@@ -6,7 +6,9 @@
 VTK_CELLS (case pvtu): tests/system/vtk_cells, which prints a .vtu's or .pvtu's cells.
 
 Each case asserts against exact solutions (Mie series, Laplace series,
-monopole) with bounds explained next to them.
+monopole) with bounds explained next to them. A case is a function case_NAME;
+the table CASES at the end names them (tests/system/CMakeLists.txt lists the
+names ctest runs).
 """
 import cmath
 import json
@@ -224,18 +226,24 @@ def mpi_tree():
         check(d < 1e-8, f"{ranks} ranks give the 1-rank solution (rel. diff {d:.1e})")
 
 
-if CASE == "rigid_k8":
+def case_rigid_k8():
     # The issue's floor for plain dense collocation (3-point rule, no near
     # care) of the conventional equation: 9.9e-2 (320), 2.5e-2 (1,280), given to two digits.
     res = refinement(["-k", "8", "-bem_formulation", "cbie"], [2, 3], 3.5, "rigid sphere k=8")
     check(res[0]["l2"] < 9.95e-2, f"L=2 L2 error {res[0]['l2']:.3e} within the 9.9e-2 floor")
     check(res[1]["l2"] < 2.55e-2, f"L=3 L2 error {res[1]['l2']:.3e} within the 2.5e-2 floor")
     check("Mie series" in res[0]["out"], "the Mie series is the reference")
-elif CASE == "rigid_k1":
+
+
+def case_rigid_k1():
     refinement(["-k", "1"], [2, 3], 3.5, "rigid sphere k=1")
-elif CASE == "soft_k8":
+
+
+def case_soft_k8():
     refinement(["-k", "8", "-bem_bc", "dirichlet"], [2, 3], 3.5, "soft sphere k=8")
-elif CASE == "laplace":
+
+
+def case_laplace():
     # The first-kind (Dirichlet) equation is still pre-asymptotic at these
     # levels (measured ratio 2.8): it gets the looser bound.
     for bc, ratio in (("neumann", 3.5), ("dirichlet", 2.5)):
@@ -244,10 +252,14 @@ elif CASE == "laplace":
     r = summary(["-mesh", "icosphere:2", "-kernel", "laplace", "-bem_incident", "pointsource",
                  "-bem_source", "0,0,3"])
     check("Laplace series" in r["out"], "-kernel laplace selects the Laplace reference")
-elif CASE == "point_source_k4":
+
+
+def case_point_source_k4():
     refinement(["-k", "4", "-bem_incident", "pointsource", "-bem_source", "1.5,0,0.5"], [2, 3], 3.5,
                "rigid sphere k=4, point source")
-elif CASE == "burton_miller":
+
+
+def case_burton_miller():
     # The eigenfrequency guarantee. j_3 has a zero at k = 6.98793: an interior Dirichlet
     # eigenvalue of the unit
     # sphere, where the conventional equation of the rigid and the soft problem loses
@@ -312,7 +324,9 @@ elif CASE == "burton_miller":
     refinement(["-k", "8", "-bem_formulation", "bm"], [2, 3], 3.0, "rigid sphere k=8, bm")
     refinement(["-k", "8", "-bem_formulation", "bm", "-bem_bc", "dirichlet"], [2, 3], 3.0,
                "soft sphere k=8, bm")
-elif CASE == "burton_miller_gpu":
+
+
+def case_burton_miller_gpu():
     # Burton-Miller's near-field entries on the GPU (-fmm_device gpu: FMM, correction entries,
     # SpMV and leaf-block PC there) against the CPU path, with the quadratic read (bm's default)
     # and the constant one. The operators agree to rounding (the entries to 1e-11 of their
@@ -352,7 +366,9 @@ elif CASE == "burton_miller_gpu":
     check(d < 1e-7 and runs["gpu"][0]["its"] == runs["cpu"][0]["its"],
           f"rbm: the GPU path's solution is the CPU's (rel. diff {d:.1e} < 1e-7; "
           f"{runs['gpu'][0]['its']} iterations)")
-elif CASE == "burton_miller_refinement":
+
+
+def case_burton_miller_refinement():
     # Burton-Miller's refinement criterion: with bm at k = 8 the error falls by more than 3 a
     # level from
     # icosphere:3 to 5 and stays within 1.5 times the conventional equation's on the same mesh.
@@ -368,7 +384,9 @@ elif CASE == "burton_miller_refinement":
     for L, c, b in zip([3, 4, 5], cbie, bm):
         check(b["l2"] < 1.5 * c["l2"], f"icosphere:{L}: bm's L2 error {b['l2']:.3e} within 1.5 "
               f"times cbie's {c['l2']:.3e} ({b['l2'] / c['l2']:.2f})")
-elif CASE == "burton_miller_single_density":
+
+
+def case_burton_miller_single_density():
     # Burton-Miller on the single density: bm applies D' to the single density in the soft and radiation
     # problems, and D' on flat elements is O(h) off (the mean curvature sits on the edges); with
     # the curvature correction (-bem_curvature_correction, default) it falls like h^1.5..h^2
@@ -395,7 +413,9 @@ elif CASE == "burton_miller_single_density":
         for L, c, b in zip([3, 4], cbie, bm):
             check(b["l2"] < 1.5 * c["l2"], f"{label}, icosphere:{L}: bm's L2 error {b['l2']:.3e} "
                   f"within 1.5 times cbie's {c['l2']:.3e} ({b['l2'] / c['l2']:.2f})")
-elif CASE == "near_matrix":
+
+
+def case_near_matrix():
     # The near-field block assembled as the preconditioning matrix, so
     # that PETSc's PCs apply to it. The answer must not change with the preconditioner (rtol
     # 1e-8: differences at that level), and on the Burton-Miller operator, whose hypersingular
@@ -427,7 +447,9 @@ elif CASE == "near_matrix":
     summary(base + ["-pc_type", "bjacobi", "-bem_csv", two], mpi=2)
     d = rel_diff(read_csv(two), read_csv(ref))
     check(d < 1e-6, f"bjacobi on 2 ranks changes the solution by {d:.1e} (< 1e-6)")
-elif CASE == "leaf_block":
+
+
+def case_leaf_block():
     # Our preconditioner, -bem_pc leaf_block (dense near-field blocks of nearby
     # elements with a ring of overlap, inverted once). The answer must not change with it: at
     # rtol 1e-8 two solutions whose true residuals are below 1e-8 differ by at most
@@ -476,7 +498,9 @@ elif CASE == "leaf_block":
         check(f"{pairs} pairs" in r["out"], f"-bem_near_matrix_pairs {pairs} is named")
         d = rel_diff(read_csv(out), read_csv(os.path.join(WORK, "jacobi_cbie.csv")))
         check(d < 1e-7, f"ILU on the {pairs} pairs changes the solution by {d:.1e} (< 1e-7)")
-elif CASE == "radiation_cube":
+
+
+def case_radiation_cube():
     # Nested uniform refinements of a coarse cube: exact geometry, so the
     # error is the discretisation's alone. Sharp edges make the solution
     # singular there, so the rate is below h^2: require a ratio > 2.5.
@@ -493,7 +517,9 @@ elif CASE == "radiation_cube":
             # finer); require a decrease and the measured level, not a rate.
             check(b["l2"] < a["l2"] and b["l2"] < 3e-2,
                   f"cube radiation {bc}: L2 error {a['l2']:.3e} -> {b['l2']:.3e}")
-elif CASE == "bm_sharp_edges":
+
+
+def case_bm_sharp_edges():
     # Burton-Miller and the regularised formulation on a body with sharp edges
     # (bench/results/bm_sharp_edges.md): the monopole radiating from inside the cube, cube0
     # (N = 540) and cube1 (2160), k = 2, against cbie. Measured 2026-12-03 (cbie / bm / rbm):
@@ -527,7 +553,9 @@ elif CASE == "bm_sharp_edges":
                   f"(cbie {c[0]:.3e} -> {c[1]:.3e})")
             check(b[1] < factor * c[1],
                   f"cube {bc}: {f}'s error {b[1]:.3e} within {factor} x cbie's {c[1]:.3e}")
-elif CASE == "shipped_meshes":
+
+
+def case_shipped_meshes():
     r = summary(["-mesh", os.path.join(SRC, "meshes/sphere.msh"), "-k", "1",
                  "-o", os.path.join(WORK, "sphere.vtu"), "-bem_csv", os.path.join(WORK, "s.csv")])
     check(r["l2"] < 1e-2, f"shipped sphere.msh, k=1: L2 error {r['l2']:.3e} < 1e-2")
@@ -535,7 +563,9 @@ elif CASE == "shipped_meshes":
     for name in (b"u_re", b"u_im", b"u_abs", b"err_abs"):
         check(name in vtu, f"the .vtu holds cell array {name.decode()}")
     check(len(read_csv(os.path.join(WORK, "s.csv"))) == r["n"], "the CSV has a row per element")
-elif CASE == "quadrature_refinement":
+
+
+def case_quadrature_refinement():
     # The accurate near field and the far-field rule must not change the
     # solution at the digits the discretisation error leaves (2.5e-2 here):
     # require changes 30x below it.
@@ -547,7 +577,9 @@ elif CASE == "quadrature_refinement":
         summary(base + extra + ["-bem_csv", out])
         d = rel_diff(read_csv(out), read_csv(ref))
         check(d < 2.5e-2 / 30, f"{' '.join(extra)} changes the solution by {d:.2e}")
-elif CASE == "mpi":
+
+
+def case_mpi():
     # Same operator, only the reduction order differs: rounding, times the 1e-10 tolerance's
     # leeway. bm distributed; the default rbm with the tree shared (distributed, its S~ takes the
     # operator's rule where one rank takes the centroid rule: the regularised case checks that).
@@ -558,7 +590,9 @@ elif CASE == "mpi":
         summary(base + ["-bem_csv", two], mpi=2)
         d = rel_diff(read_csv(two), read_csv(one))
         check(d < 1e-8, f"{' '.join(extra)}: mpiexec -n 2 gives the -n 1 solution (rel. diff {d:.1e})")
-elif CASE == "petsc_options":
+
+
+def case_petsc_options():
     r = summary(["-mesh", "icosphere:2", "-k", "1", "-ksp_type", "bcgs", "-pc_type", "none",
                  "-ksp_monitor", "-ksp_view", "-log_view"])
     out = r["out"]
@@ -569,7 +603,9 @@ elif CASE == "petsc_options":
     for opt in ("-mesh", "-k ", "-bem_problem", "-bem_bc", "-bem_incident_dir", "-bem_quad_order",
                 "-bem_operator", "-bem_csv"):
         check(opt in h, f"-help lists {opt.strip()}")
-elif CASE == "bad_input":
+
+
+def case_bad_input():
     bad = os.path.join(WORK, "garbage.msh")
     open(bad, "w").write("this is not a mesh\n")
     expect_error(["-mesh", os.path.join(WORK, "missing.msh")], "missing.msh")
@@ -609,7 +645,8 @@ elif CASE == "bad_input":
     expect_error(ico + ["-fmm_eps", "1.5"], "-fmm_eps")
     expect_error(ico + ["-fmm_max_leaf", "0"], "-fmm_max_leaf")
 
-elif CASE == "hostile_options":
+
+def case_hostile_options():
     # Every bad option, value or output gives one line naming the
     # option, exit status 1, and nothing written; a failed solve exits 2.
     ico = ["-mesh", "icosphere:2"]
@@ -797,7 +834,9 @@ elif CASE == "hostile_options":
     h = run(["-help"])
     check(h.returncode == 0 and "-bem_allow_coarse" in h.stdout and "error" not in h.stderr,
           "-help exits 0 and lists the options")
-elif CASE == "hostile_second_round":
+
+
+def case_hostile_second_round():
     # The second sweep of hostile input: success means the true residual met the tolerance,
     # outputs never overwrite inputs or each other (by the file they resolve to, after a sweep's
     # numbering), signals leave no temporaries, options are read whole and strictly.
@@ -969,7 +1008,9 @@ elif CASE == "hostile_second_round":
     check(p.returncode != 0 and "different options" in p.stderr,
           f"MPMD with different -k per rank is refused: exit {p.returncode} "
           f"{p.stderr.strip()[-200:]}")
-elif CASE == "fmm_vs_direct":
+
+
+def case_fmm_vs_direct():
     # The FMM operator (the default) against the direct one on the k = 8
     # rigid sphere: the same iterations, and the error against the Mie series
     # equal at the digits that matter (the discretisation error is 2.5e-2;
@@ -989,7 +1030,9 @@ elif CASE == "fmm_vs_direct":
     for event in ("FMMTree", "FMMP2M", "FMMM2M", "FMMM2L", "FMML2L", "FMML2P", "FMMNear"):
         check(event in out, f"-log_view shows {event}")
     check(re.search(r"fmm +p = 11,", out) is not None, "-fmm_eps 1e-4 (default) chooses p = 11")
-elif CASE == "far_from_origin":
+
+
+def case_far_from_origin():
     # The same body translated (offsets 1e-3 .. 1e6 times its radius) or scaled (radius 1e-6 ..
     # 1e6, k scaled with it) must get the same answer: the surface solution equal element by
     # element once the exact change is taken out (a plane wave's phase exp(i k d.s) across a
@@ -1058,7 +1101,9 @@ elif CASE == "far_from_origin":
             check(diff <= tol and r["its"] <= ref["its"] + 2,
                   f"{name}: radius {radius:g} at {offset:g}: solution equal to {diff:.2e} "
                   f"(tolerance {tol:.1e}), {r['its']} iterations against {ref['its']}")
-elif CASE == "field":
+
+
+def case_field():
     # The field off the surface and the far field from the solved surface values,
     # against the Mie series. The surface solution converges as h^2 at the collocation points
     # (the cases above), and the representation formula integrates it with an O(h^2) error at a
@@ -1214,7 +1259,9 @@ elif CASE == "field":
     p = run(["-mesh", "icosphere:2", "-k", "0", "-bem_field", pts, "-bem_field_velocity"],
             expect_ok=False)
     check(p.returncode == 1 and "needs k > 0" in p.stderr, "-bem_field_velocity at k = 0: refused")
-elif CASE == "field_gmsh":
+
+
+def case_field_gmsh():
     # Field points from a Gmsh mesh: a meshed rectangle through the sphere, shown as triangles.
     geo = os.path.join(WORK, "plane.geo")
     open(geo, "w").write('SetFactory("OpenCASCADE");\nRectangle(1) = {-2, -2, 0.01, 4, 4};\n'
@@ -1232,7 +1279,9 @@ elif CASE == "field_gmsh":
           "the .vtu holds the plane's triangles")
     fe = re.search(r"field error +relative L2 = (\S+),", r["out"])
     check(fe and float(fe.group(1)) < 5e-2, "and the field error against the Mie series is printed")
-elif CASE == "surface_groups":
+
+
+def case_surface_groups():
     # Boundary conditions on the mesh's surface groups, in SI units (README, Surface groups).
     mesh = lambda name: os.path.join(SRC, "meshes", name)
     field_error = lambda out: float(re.search(r"field error +relative L2 = (\S+),", out).group(1))
@@ -1384,7 +1433,9 @@ elif CASE == "surface_groups":
         check(p.returncode == 1 and len(ours) == 1 and needle in ours[0] and
               not os.path.exists(out),
               f"{' '.join(args[4:])} -> exit {p.returncode}, one line with '{needle}': {ours}")
-elif CASE == "sweep":
+
+
+def case_sweep():
     # One run solves every k of a sweep, building the mesh, its discretisation and the
     # field points' geometry once. Each k's solve is the single-k solve (the same operations on
     # the same data: the FMM, correction, right-hand side and KSP are built per k exactly as a
@@ -1467,9 +1518,13 @@ elif CASE == "sweep":
     check("summary, k" not in p.stdout and "sweep  " not in p.stdout and os.path.exists(one)
           and len(read_csv_table(sweep_f)) == 1 and "bem_solve: k =" not in p.stderr,
           "a single k: the plain summary and file names; -bem_sweep_csv has its one row")
-elif CASE == "mpi_tree":
+
+
+def case_mpi_tree():
     mpi_tree()
-elif CASE == "mpi_distributed":
+
+
+def case_mpi_distributed():
     # On more than one rank the FMM is partitioned over the ranks (the tree's leaves
     # cut by modelled work along the Morton curve, the elements renumbered part by part, each
     # rank's upward pass its own leaves', the partial multipoles and the densities its lists read
@@ -1596,7 +1651,9 @@ elif CASE == "mpi_distributed":
             expect_ok=False)
     check(p.returncode == 1 and "needs -fmm_distribute true" in p.stderr,
           "-fmm_overlap without -fmm_distribute is refused")
-elif CASE == "pvtu":
+
+
+def case_pvtu():
     # -o name.pvtu writes each rank's elements as a piece (name_R.vtu) and rank 0 the
     # summary; the report's error is reduced from each rank's rows; nothing is gathered on rank 0
     # unless an output needs the whole solution. The pieces, read back through VTK's
@@ -1705,7 +1762,9 @@ elif CASE == "pvtu":
                        os.path.join(WORK, "d_field.vtu")], mpi=2)
     check(os.path.exists(os.path.join(WORK, "d_field.vtu")),
           "-bem_csv d_field.vtu beside -o d.pvtu is not a piece: written")
-elif CASE == "regularised":
+
+
+def case_regularised():
     # The regularised Burton-Miller formulation (-bem_formulation rbm): on the rows where u is
     # unknown CBIE + beta S~ (its normal derivative), S~ the Laplace single layer, no PC.
     import statistics
@@ -1769,7 +1828,9 @@ elif CASE == "regularised":
     expect_error(ico2 + ["-bem_pc", "leaf_block"], "no near-field block")
     expect_error(ico2 + ["-bem_near_matrix", "on"], "no near-field matrix")
     expect_error(["-mesh", "icosphere:2", "-k", "0", "-bem_formulation", "rbm"], "needs k > 0")
-elif CASE == "wideband":
+
+
+def case_wideband():
     # The wideband FMM: at k D = 24 the level-2 cells are too large for p = 11 at the default
     # -fmm_eps, so they translate in the diagonal form; the solve must be the direct operator's
     # (same iterations, the same error against Mie to the FMM's accuracy, 1e-4 of it).
@@ -1798,7 +1859,9 @@ elif CASE == "wideband":
     check(shared["its"] == fast["its"] and abs(shared["l2"] - fast["l2"]) <= 1e-8 * fast["l2"],
           f"2 ranks sharing the tree: the 1-rank solve ({shared['its']} iterations, L2 error "
           f"{shared['l2']:.6e})")
-elif CASE == "sources":
+
+
+def case_sources():
     # Several right-hand sides in one run (README, Several sources): one set-up per k, each
     # source solved apart with it. Each source's solve is a single run's (the same operator,
     # right-hand side and KSP from the same data), so the solutions must be the same numbers:
@@ -1905,7 +1968,9 @@ elif CASE == "sources":
         check(p.returncode == 1 and needle in p.stderr and "summary" not in p.stdout and
               not any(f.startswith("bad") for f in os.listdir(WORK)),
               f"{' '.join(args)}: refused before any solve ({needle})")
-elif CASE == "sources_ears":
+
+
+def case_sources_ears():
     # Both ears of a sphere (meshes/sphere_two_ears_N.msh: caps of 20 degrees about +y and -y),
     # each its own source (-bem_sources separate): each ear alone is a vibrating cap on a rigid
     # sphere, exact by its series, on the surface and at points 1 m off it (r = 2). The caps
@@ -1989,7 +2054,9 @@ elif CASE == "sources_ears":
                                 "1,0,0"] + ears).stdout)
     check([b["label"].split(" ")[0] for b in blocks] == ["plane", "group", "group"],
           "a plane wave and two ears: three sources, the wave first")
-elif CASE == "sofa":
+
+
+def case_sofa():
     # The HRTFs of both ears (meshes/sphere_two_ears_1.msh, each ear its own source) at three
     # frequencies on a generated sphere of 1.5 m, in one SimpleFreeFieldHRTF file: sofar (an
     # independent reader, SOFA's rules) verifies it, and its data are the field's hrtf columns
@@ -2130,7 +2197,9 @@ print(json.dumps({"issues": issues, "conventions": s.GLOBAL_SOFAConventions,
     got = sofar_read(one)
     check(got["issues"] is None and got["conventions"] == "GeneralTF" and
           got["shape"] == [10, 1, 1], "one ear: GeneralTF, sofar finds no issue")
-elif CASE == "numcalc":
+
+
+def case_numcalc():
     # NumCalc projects (-bem_numcalc), written here as Mesh2HRTF lays them out
     # (tests/system/numcalc_files.py): the same problem given on our command line gives the same
     # numbers (the written files carry 7 digits, %E: 2e-6 relative), the incident wave's
@@ -2366,7 +2435,9 @@ elif CASE == "numcalc":
     open(nc2, "w").write(text.replace("ADMI 0.5 -1 0.1 -1", "ADMI 0.5 -1 0.2 -1"))
     expect_error(["-bem_numcalc", root], "a ADMI line that not every source has")
     open(nc2, "w").write(text)
-elif CASE == "split_frequencies":
+
+
+def case_split_frequencies():
     # -bem_split frequencies: each rank solves its own k of a sweep whole (PETSC_COMM_SELF), by
     # the same operations on the same data as one rank, so every output must be the one-rank
     # run's bit for bit (times aside); rank 0 prints the summaries in the sweep's order, the
@@ -2470,7 +2541,9 @@ elif CASE == "split_frequencies":
           written == ["failed_k0001.csv", "failed_k0002.csv"],
           f"a later k that fails on its rank: its error line, the others written, exit 2 "
           f"({written}, {errors})")
-elif CASE == "numcalc_groups":
+
+
+def case_numcalc_groups():
     # A NumCalc project's BOUNDARY ranges are the command line's surface groups: the icosphere's
     # elements ordered so that two caps (about +y and -y) are ranges, given the same mesh as a
     # Gmsh file with the caps as physical groups 1 and 2; pBoundary, vBoundary and pEvalGrid
@@ -2517,7 +2590,8 @@ elif CASE == "numcalc_groups":
         d = rel_diff(ncf.read_result(be(nc, step, "pEvalGrid"))[1], field)
         check(d < 2e-6, f"step {step}: pEvalGrid = the command line's field ({d:.1e})")
 
-elif CASE == "planes":
+
+def case_planes():
     # Image planes (-bem_planes). A part of the octasphere with symmetric / antisymmetric planes
     # solves the whole sphere's problem for the incident wave's even / odd part: each element's
     # value is the projection of the whole sphere's solution, (1/2^m) sum over the images of
@@ -2780,7 +2854,8 @@ elif CASE == "planes":
                   "-bem_source", "0,0,-3", "-bem_planes", "z=-1.5:rigid"],
                  "lies beyond the plane z = -1.5")
 
-elif CASE == "baffle":
+
+def case_baffle():
     # A circular piston of radius a flush in an infinite rigid baffle (z = 0, the fluid above):
     # a flat disc of elements in the plane, velocity v0 into the fluid. Its image is itself
     # facing the other way: the field is the Rayleigh integral u = -2 S q, on the axis
@@ -2955,6 +3030,51 @@ elif CASE == "baffle":
     expect_error(["-mesh", os.path.join(WORK, "disc16.msh"), "-bem_planes", "z=0:symmetric",
                   "-bem_frequency", "500", "-bem_velocity", "1:1e-3"], "lies wholly in")
 
-else:
+
+# The cases by name: ctest runs each as its own test (tests/system/CMakeLists.txt).
+CASES = {
+    "rigid_k8": case_rigid_k8,
+    "rigid_k1": case_rigid_k1,
+    "soft_k8": case_soft_k8,
+    "laplace": case_laplace,
+    "point_source_k4": case_point_source_k4,
+    "burton_miller": case_burton_miller,
+    "burton_miller_gpu": case_burton_miller_gpu,
+    "burton_miller_refinement": case_burton_miller_refinement,
+    "burton_miller_single_density": case_burton_miller_single_density,
+    "near_matrix": case_near_matrix,
+    "leaf_block": case_leaf_block,
+    "radiation_cube": case_radiation_cube,
+    "bm_sharp_edges": case_bm_sharp_edges,
+    "shipped_meshes": case_shipped_meshes,
+    "quadrature_refinement": case_quadrature_refinement,
+    "mpi": case_mpi,
+    "petsc_options": case_petsc_options,
+    "bad_input": case_bad_input,
+    "hostile_options": case_hostile_options,
+    "hostile_second_round": case_hostile_second_round,
+    "fmm_vs_direct": case_fmm_vs_direct,
+    "far_from_origin": case_far_from_origin,
+    "field": case_field,
+    "field_gmsh": case_field_gmsh,
+    "surface_groups": case_surface_groups,
+    "sweep": case_sweep,
+    "mpi_tree": case_mpi_tree,
+    "mpi_distributed": case_mpi_distributed,
+    "pvtu": case_pvtu,
+    "regularised": case_regularised,
+    "wideband": case_wideband,
+    "sources": case_sources,
+    "sources_ears": case_sources_ears,
+    "sofa": case_sofa,
+    "numcalc": case_numcalc,
+    "split_frequencies": case_split_frequencies,
+    "numcalc_groups": case_numcalc_groups,
+    "planes": case_planes,
+    "baffle": case_baffle,
+}
+
+if CASE not in CASES:
     sys.exit("unknown case " + CASE)
+CASES[CASE]()
 print("passed")

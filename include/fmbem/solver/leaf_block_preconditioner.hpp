@@ -56,6 +56,10 @@ RowBlocks overlapping_blocks(const RowBlocks& blocks, std::span<const std::int64
 // (CorrectedLayerPotentials::near_block) and zero elsewhere; full, the other pairs' regular-rule
 // entries too, which makes the block the operator's own restriction to its rows.
 enum class BlockEntries { near, full };
+// "near" or "full": the option values' names.
+inline const char* name_of(BlockEntries entries) {
+  return entries == BlockEntries::near ? "near" : "full";
+}
 
 // How the leaf blocks are made: groups of at most block_size elements (compact_row_blocks),
 // widened by `overlap` rings of neighbours (overlapping_blocks), with `entries`.

@@ -14,6 +14,7 @@
 #include "fmbem/problem/sources.hpp"
 #include "fmbem/solver/field_output.hpp"
 #include "fmbem/solver/leaf_block_preconditioner.hpp"
+#include "fmbem/solver/preconditioner.hpp"
 
 namespace fmbem {
 
@@ -26,6 +27,15 @@ inline fmm::FmmOptions default_fmm_options() {
   options.device = fmm::FmmOptions::Device::automatic;
   return options;
 }
+
+// -bem_operator: the FMM, or the O(N^2) direct sum (the reference).
+enum class OperatorBackend { fmm, direct };
+inline const char *name_of(OperatorBackend backend) {
+  return backend == OperatorBackend::fmm ? "fmm" : "direct";
+}
+
+// -bem_pc: PETSc's -pc_type, or the leaf blocks (the PC type kLeafBlockPC).
+enum class PreconditionerChoice { petsc, leaf_block };
 
 // Every -bem_* option, read once, in one place; -help lists them with their
 // defaults. KSP and PC options are PETSc's own (KSPSetFromOptions).
@@ -48,7 +58,7 @@ struct SolveOptions {
   // where bm applies D' to a single density: soft scattering and radiation).
   bool curvature_correction = false;
   NearFieldOptions near;
-  std::string operator_backend = "fmm";
+  OperatorBackend operator_backend = OperatorBackend::fmm;
   fmm::FmmOptions fmm = default_fmm_options();
   bool fmm_view = false;
   // -fmm_distribute: on more than one rank, the FMM partitioned over the ranks.
@@ -58,14 +68,15 @@ struct SolveOptions {
   bool split_frequencies = false;
   // -fmm_overlap: the distributed FMM's multipole exchange during the near field (CPU).
   bool fmm_overlap = false;
-  // The near-field block as the preconditioning matrix: auto (assembled when the PC needs a
-  // matrix, i.e. is neither jacobi nor none), on, off.
-  std::string near_matrix = "auto";
-  // Its pairs: close (the correction's), leaf or neighbours (NearPairs).
-  std::string near_matrix_pairs = "close";
-  // petsc (PETSc's -pc_type) or leaf_block (the PC type kLeafBlockPC, with these settings from
-  // -bem_pc_block, -bem_pc_overlap and -bem_pc_block_entries).
-  std::string pc = "petsc";
+  // The near-field block assembled as the preconditioning matrix (-bem_near_matrix: on, or auto
+  // and the PC needs a matrix, i.e. is neither jacobi, none nor leaf_block), and its pairs.
+  bool assemble_near_matrix = false;
+  NearPairs near_matrix_pairs = NearPairs::close;
+  // The leaf blocks (with these settings from -bem_pc_block, -bem_pc_overlap and
+  // -bem_pc_block_entries) or PETSc's -pc_type; pc_type: the PC type the solve runs (-pc_type's,
+  // or the default: leaf_block, none for rbm, jacobi).
+  PreconditionerChoice pc = PreconditionerChoice::petsc;
+  std::string pc_type;
   LeafBlockSettings leaf_block;
   std::string vtu_path, csv_path;
   FieldRequest field;         // -bem_field*, -bem_farfield*

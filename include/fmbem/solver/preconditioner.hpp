@@ -18,6 +18,10 @@ namespace fmbem {
 // point in the row's FMM leaf, or in a leaf of its U list (the leaf and its neighbours: the
 // pairs the FMM sums directly), with the regular rule's entries.
 enum class NearPairs { close, leaf, neighbours };
+// "close", "leaf" or "neighbours": the option values' names.
+inline const char* name_of(NearPairs pairs) {
+  return pairs == NearPairs::close ? "close" : pairs == NearPairs::leaf ? "leaf" : "neighbours";
+}
 
 // Rows of a sparse matrix in CSR form (columns ascending in each row).
 struct SparseRows {
