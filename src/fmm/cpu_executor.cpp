@@ -318,27 +318,29 @@ void Fmm::CpuExecutor::run_l2l(std::span<cplx> local) const {
       continue;
     }
     // By rotation: the children of one parent below and above its centre (one rotation each) in
-    // two batches. A level's cells are its parents' children in order, so a parent's children
-    // are a run of ids.
+    // two batches, the children in their order within each.
+    const auto parent_ids = tree.cells_at_level(level - 1);
 #pragma omp parallel
     {
       std::vector<double> workspace(rotation_workspace(fmm_.order_));
 #pragma omp for schedule(dynamic, 8)
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (i > 0 && cells[ids[i]].parent == cells[ids[i - 1]].parent) continue;
-        const cplx* parent = &local[fmm_.slot(cells[ids[i]].parent) * size];
+      for (std::size_t i = 0; i < parent_ids.size(); ++i) {
+        const Cell& parent_cell = cells[parent_ids[i]];
+        if (parent_cell.is_leaf()) continue;
         const cplx* parents[8];
         cplx* batch[2][8];
         int octants[2][8], count[2] = {0, 0};
-        std::fill(parents, parents + 8, parent);
-        for (std::size_t j = i; j < ids.size() && cells[ids[j]].parent == cells[ids[i]].parent;
-             ++j) {
-          const Cell& cell = cells[ids[j]];
+        for (int ch = parent_cell.first_child;
+             ch < parent_cell.first_child + parent_cell.num_children; ++ch) {
+          const Cell& cell = cells[ch];
           if (cell.target_begin == cell.target_end) continue;
           const int side = cell.octant & 4 ? 1 : 0;
           octants[side][count[side]] = cell.octant;
-          batch[side][count[side]++] = &local[fmm_.slot(ids[j]) * size];
+          batch[side][count[side]++] = &local[fmm_.slot(ch) * size];
         }
+        // A parent holds a local expansion where a child has targets.
+        if (count[0] + count[1] == 0) continue;
+        std::fill(parents, parents + 8, &local[fmm_.slot(parent_ids[i]) * size]);
         for (int side = 0; side < 2; ++side)
           if (count[side] > 0)
             lv.shifts->local_to_local_many(octants[side], parents, batch[side], count[side],
