@@ -50,3 +50,11 @@ if(FMBEM_WITH_CUDA)
     endif()
   endif()
 endif()
+
+if(FMBEM_WITH_PYTHON)
+  # The Python module: pybind11 from Debian (pybind11-dev), built for the interpreter found first
+  # (setup.sh gives its virtual environment's as Python_EXECUTABLE).
+  set(PYBIND11_FINDPYTHON ON)
+  find_package(Python 3.9 REQUIRED COMPONENTS Interpreter Development.Module)
+  find_package(pybind11 2.10 CONFIG REQUIRED)
+endif()

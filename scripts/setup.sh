@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config python3 libpetsc-complex-dev libgmsh-dev gmsh
           libvtk9-dev libboost-dev libopenmpi-dev openmpi-bin googletest libgtest-dev libseccomp-dev
-          python3-matplotlib paraview xvfb xauth libtomlplusplus-dev libnetcdf-dev python3-venv)
+          python3-matplotlib paraview xvfb xauth libtomlplusplus-dev libnetcdf-dev python3-venv
+          python3-dev python3-numpy python3-scipy pybind11-dev python3-petsc4py python3-gmsh
+          python3-petsc4py-complex)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -37,6 +39,17 @@ if [ ! -x $sofar_env/bin/python ] || ! $sofar_env/bin/python -c 'import sofar' 2
   python3 -m venv $sofar_env
   $sofar_env/bin/pip install -q 'sofar==1.3.0'
 fi
+# The Python module's environment: Debian's Python (its numpy, for the module's arrays) with
+# scikit-build-core, the build backend `pip install .` uses, and pytest, which runs its tests.
+python_env=/opt/fmbem-python
+if [ ! -x $python_env/bin/python ] || ! $python_env/bin/python -c 'import scikit_build_core, pytest' 2>/dev/null; then
+  /usr/bin/python3 -m venv --system-site-packages $python_env
+  $python_env/bin/pip install -q 'scikit-build-core==0.10.7' 'pytest==8.3.4'
+fi
 build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$python_env/bin/python
 cmake --build "$build" -j "$(nproc)"
+# `import fmbem` in that environment: pip installs the module built above (pyproject.toml), from
+# the same build folder, so that nothing is compiled twice.
+CMAKE_GENERATOR="Unix Makefiles" $python_env/bin/pip install -q --no-build-isolation \
+  --config-settings=build-dir="$build" .

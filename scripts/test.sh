@@ -10,7 +10,7 @@ ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j 2 --timeout 900
 if [ "${SANITIZE:-1}" != 0 ]; then
   sanitize=${SANITIZE_DIR:-build-sanitize}
   cmake -S . -B "$sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFMBEM_SANITIZE=ON \
-        -DFMBEM_WITH_CUDA=OFF -DFMBEM_BUILD_BENCH=OFF >/dev/null
+        -DFMBEM_WITH_CUDA=OFF -DFMBEM_BUILD_BENCH=OFF -DFMBEM_WITH_PYTHON=OFF >/dev/null
   cmake --build "$sanitize" -j "$(nproc)"
   # The sanitizers look for memory and undefined-behaviour errors in the code paths, which the
   # small cases of each test reach; the convergence studies below (each 30-70 s sanitized, run

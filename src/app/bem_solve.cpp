@@ -39,12 +39,7 @@ int main(int argc, char **argv) {
   try {
     const PetscErrorCode ierr = fmbem::run_bem_solve(PETSC_COMM_WORLD, &status);
     if (ierr) {
-      const char *text = nullptr;
-      char *specific = nullptr;
-      PetscErrorMessage(ierr, &text, &specific);
-      report(PETSC_COMM_WORLD, std::string("PETSc: ") + (specific && *specific ? specific
-                                                         : text                ? text
-                                                                               : "error"));
+      report(PETSC_COMM_WORLD, fmbem::petsc_error_text(ierr));
       status = fmbem::kExitBadInput;
     }
   } catch (const fmbem::Error &e) {

@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -94,6 +96,16 @@ Surface read_octasphere(const std::string& spec) {
   return make_octasphere(level, radius, keep);
 }
 
+// The surfaces MemorySurface objects hold, by name.
+struct MemorySurfaces {
+  std::mutex mutex;
+  std::map<std::string, Surface, std::less<>> surfaces;
+};
+MemorySurfaces& memory_surfaces() {
+  static MemorySurfaces registry;
+  return registry;
+}
+
 bool is_icosphere_spec(const std::string& spec) {
   return spec.starts_with(kIcosphere) &&
          (spec.size() == kIcosphere.size() || spec[kIcosphere.size()] == ':');
@@ -115,7 +127,32 @@ SurfaceRead read_surface(const std::string& spec) {
         read_numcalc_mesh(read_numcalc_input(spec.substr(kNumCalcMeshPrefix.size())));
     return {std::move(mesh.surface), std::move(mesh.warnings)};
   }
+  if (spec.starts_with(kMemoryMeshPrefix)) {
+    MemorySurfaces& registry = memory_surfaces();
+    const std::lock_guard lock(registry.mutex);
+    const auto found =
+        registry.surfaces.find(std::string_view(spec).substr(kMemoryMeshPrefix.size()));
+    if (found == registry.surfaces.end())
+      throw Error("bad -mesh '" + spec + "': no surface of that name is held in memory (a " +
+                  std::string(kMemoryMeshPrefix) + " mesh is given by a program, not a file)");
+    return {found->second, {}};
+  }
   return read_gmsh(spec);
+}
+
+MemorySurface::MemorySurface(std::string name, Surface surface) : name_(std::move(name)) {
+  if (name_.empty() || name_.find_first_of(" \t\n\r") != std::string::npos)
+    throw Error("a surface held in memory needs a name without blanks (got '" + name_ + "')");
+  MemorySurfaces& registry = memory_surfaces();
+  const std::lock_guard lock(registry.mutex);
+  if (!registry.surfaces.emplace(name_, std::move(surface)).second)
+    throw Error("a surface named '" + name_ + "' is held in memory already");
+}
+
+MemorySurface::~MemorySurface() {
+  MemorySurfaces& registry = memory_surfaces();
+  const std::lock_guard lock(registry.mutex);
+  registry.surfaces.erase(name_);
 }
 
 bool reads_in_slabs(const std::string& spec) { return is_icosphere_spec(spec); }

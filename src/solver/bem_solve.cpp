@@ -23,16 +23,13 @@
 #include <type_traits>
 
 #include "fmbem/bem/curvature_correction.hpp"
-#include "fmbem/bem/direct_layer_potentials.hpp"
 #include "fmbem/bem/discretization.hpp"
 #include "fmbem/bem/distributed_mesh.hpp"
 #include "fmbem/bem/fmm_layer_potentials.hpp"
-#include "fmbem/bem/regularised_operator.hpp"
 #include "fmbem/core/error.hpp"
 #include "fmbem/field/problem_field.hpp"
 #include "fmbem/fmm/distributed.hpp"
 #include "fmbem/fmm/gpu_device.hpp"
-#include "fmbem/fmm/multipole_exchange.hpp"
 #include "fmbem/io/csv_writer.hpp"
 #include "fmbem/io/field_points.hpp"
 #include "fmbem/io/mesh_source.hpp"
@@ -40,113 +37,19 @@
 #include "fmbem/io/output_file.hpp"
 #include "fmbem/io/sofa_writer.hpp"
 #include "fmbem/io/vtk_writer.hpp"
+#include "fmbem/solver/collective.hpp"
 #include "fmbem/solver/field_output.hpp"
 #include "fmbem/solver/frequency_split.hpp"
 #include "fmbem/solver/numcalc_run.hpp"
 #include "fmbem/solver/options.hpp"
 #include "fmbem/solver/output_plan.hpp"
 #include "fmbem/solver/preconditioner.hpp"
+#include "fmbem/solver/solve_stages.hpp"
 #include "fmbem/solver/sweep.hpp"
 #include "fmbem/solver/threaded_vector.hpp"
 
 namespace fmbem {
 namespace {
-
-struct LogEvents {
-  // curvature: the curvature correction's set-up (its two Laplace FMMs), inside near_setup.
-  // partition: rank 0's read and the mesh's distribution (partition and halo).
-  // regulariser: the regularised formulation's product S~ H x, inside operator_apply.
-  PetscLogEvent near_setup, curvature, operator_apply, regulariser, partition;
-  // After the solve: the gather to rank 0 (when an output needs it) and the files.
-  PetscLogEvent outputs;
-};
-
-// One PETSc event per phase of an observed piece (the FMM's, the distribution's), named
-// prefix + phase_name(phase), so that -log_view shows them.
-template <class Phase>
-class PhaseEvents final : public fmm::PhaseObserver<Phase> {
- public:
-  PhaseEvents(PetscClassId class_id, const char *prefix) {
-    for (int i = 0; i < int(Phase::count); ++i) {
-      const std::string name = std::string(prefix) + phase_name(Phase(i));
-      PetscCallAbort(PETSC_COMM_SELF, PetscLogEventRegister(name.c_str(), class_id, &events_[i]));
-    }
-  }
-  void begin(Phase phase) override {
-    PetscCallAbort(PETSC_COMM_SELF, PetscLogEventBegin(events_[int(phase)], 0, 0, 0, 0));
-  }
-  void end(Phase phase) override {
-    PetscCallAbort(PETSC_COMM_SELF, PetscLogEventEnd(events_[int(phase)], 0, 0, 0, 0));
-  }
-
- private:
-  std::array<PetscLogEvent, int(Phase::count)> events_{};
-};
-using FmmEvents = PhaseEvents<fmm::FmmPhase>;
-// Inside BEMPartition: Dist + Slabs, Bounds, Tree, Work, Cut, LET, Densities, Halo, Records,
-// LocalMesh (fmm::DistributionPhase).
-using DistributionEvents = PhaseEvents<fmm::DistributionPhase>;
-
-// MatShell context: the operator reads the density of every column its rows couple to (the far
-// field all of them), so MatMult gathers x into x_columns, then each rank computes its own rows.
-// x_columns holds the operator's columns (LayerPotentials::column_elements): every element, or
-// with the distributed FMM the rank's rows and halo alone, and `gather` moves those.
-struct ShellContext {
-  const SurfaceOperator *op;
-  VecScatter gather;
-  Vec x_columns;
-  LogEvents events;
-  PetscInt mat_mults = 0;
-  PetscLogDouble mat_mult_seconds = 0;
-};
-
-PetscErrorCode shell_mult(Mat A, Vec x, Vec y) {
-  ShellContext *ctx;
-  PetscFunctionBeginUser;
-  PetscCall(MatShellGetContext(A, &ctx));
-  PetscLogDouble start;
-  PetscCall(PetscTime(&start));
-  PetscCall(PetscLogEventBegin(ctx->events.operator_apply, A, x, y, 0));
-  PetscCall(VecScatterBegin(ctx->gather, x, ctx->x_columns, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecScatterEnd(ctx->gather, x, ctx->x_columns, INSERT_VALUES, SCATTER_FORWARD));
-  const PetscScalar *xa;
-  PetscScalar *ya;
-  PetscInt n_all, n_local;
-  PetscCall(VecGetSize(ctx->x_columns, &n_all));
-  PetscCall(VecGetLocalSize(y, &n_local));
-  PetscCall(VecGetArrayRead(ctx->x_columns, &xa));
-  PetscCall(VecGetArray(y, &ya));
-  // No C++ exception may unwind through PETSc's C frames: it becomes a PETSc
-  // error.
-  std::string failure;
-  try {
-    ctx->op->apply(std::span<const cplx>(xa, std::size_t(n_all)),
-                   std::span<cplx>(ya, std::size_t(n_local)));
-  } catch (const std::exception &e) {
-    failure = e.what();
-  }
-  PetscCheck(failure.empty(), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", failure.c_str());
-  PetscCall(VecRestoreArray(y, &ya));
-  PetscCall(VecRestoreArrayRead(ctx->x_columns, &xa));
-  PetscCall(PetscLogEventEnd(ctx->events.operator_apply, A, x, y, 0));
-  PetscLogDouble end;
-  PetscCall(PetscTime(&end));
-  ctx->mat_mults++;
-  ctx->mat_mult_seconds += end - start;
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode shell_diagonal(Mat A, Vec d) {
-  ShellContext *ctx;
-  PetscFunctionBeginUser;
-  PetscCall(MatShellGetContext(A, &ctx));
-  const std::vector<cplx> diag = ctx->op->diagonal();
-  PetscScalar *da;
-  PetscCall(VecGetArray(d, &da));
-  std::copy(diag.begin(), diag.end(), da);
-  PetscCall(VecRestoreArray(d, &da));
-  PetscFunctionReturn(0);
-}
 
 std::vector<double> part(std::span<const cplx> v, double (*f)(const cplx &)) {
   std::vector<double> out(v.size());
@@ -203,61 +106,6 @@ PetscErrorCode gather_to_rank_zero(Vec v, std::vector<cplx> *whole) {
   PetscCall(VecScatterDestroy(&to_zero));
   PetscCall(VecDestroy(&v0));
   PetscFunctionReturn(0);
-}
-
-void broadcast_bytes(MPI_Comm comm, void *data, std::size_t bytes, int root = 0) {
-  constexpr std::size_t kChunk = std::size_t{1} << 30;  // MPI counts are int
-  auto *p = static_cast<char *>(data);
-  for (std::size_t done = 0; done < bytes; done += kChunk)
-    MPI_Bcast(p + done, int(std::min(kChunk, bytes - done)), MPI_BYTE, root, comm);
-}
-
-void broadcast_string(MPI_Comm comm, std::string &text, int root = 0) {
-  unsigned long long size = text.size();
-  MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG_LONG, root, comm);
-  text.resize(size);
-  broadcast_bytes(comm, text.data(), size, root);
-}
-
-// `work`'s failure as a message (empty: none), for the collective helpers below.
-template <class Work>
-std::string failure_of(Work &&work) {
-  try {
-    work();
-  } catch (const Error &e) {
-    return *e.what() ? e.what() : "unknown error";
-  } catch (const std::bad_alloc &) {
-    return "out of memory";
-  }
-  return {};
-}
-
-// Runs `work` on rank 0 only and makes its failure everyone's: an error
-// there is thrown on every rank, so that no rank waits in a collective call
-// for one that has given up.
-template <class Work>
-void on_rank_zero(MPI_Comm comm, Work &&work) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  std::string failure;
-  if (rank == 0) failure = failure_of(work);
-  broadcast_string(comm, failure);
-  if (!failure.empty()) throw Error(failure);
-}
-
-// Runs `work` on every rank; when it fails on any, the failure of the lowest such rank is thrown
-// on all of them (one message, and no rank left waiting in a collective call).
-template <class Work>
-void on_every_rank(MPI_Comm comm, Work &&work) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  std::string failure = failure_of(work);
-  int first_failed = failure.empty() ? size : rank;
-  MPI_Allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm);
-  if (first_failed == size) return;
-  broadcast_string(comm, failure, first_failed);
-  throw Error(failure);
 }
 
 // The surface read once, on rank 0 (a pipe can be read only once); empty on the other ranks.
@@ -341,8 +189,9 @@ bool writes_pieces(const SolveOptions &opt) { return ends_with(opt.vtu_path, ".p
 
 // The outputs that rank 0 writes from the whole solution, which it then gathers: the .vtu, the
 // CSV, the field and the far field. The report needs no gather, nor do the .pvtu's pieces.
-bool gathers_solution(const SolveOptions &opt) {
-  return (!opt.vtu_path.empty() && !writes_pieces(opt)) || !opt.csv_path.empty() ||
+// A program's sink (`recording`) receives the whole solution too.
+bool gathers_solution(const SolveOptions &opt, bool recording) {
+  return recording || (!opt.vtu_path.empty() && !writes_pieces(opt)) || !opt.csv_path.empty() ||
          opt.field.field() || opt.field.farfield_directions > 0 || !opt.numcalc_path.empty();
 }
 
@@ -463,57 +312,6 @@ PetscErrorCode print_solver_help(MPI_Comm comm) {
   PetscFunctionReturn(0);
 }
 
-// Tolerances PETSc accepts but that make no solve: caught before it starts.
-PetscErrorCode check_tolerances(KSP ksp) {
-  PetscFunctionBeginUser;
-  PetscReal rtol, abstol, dtol;
-  PetscInt max_it;
-  PetscCall(KSPGetTolerances(ksp, &rtol, &abstol, &dtol, &max_it));
-  char text[128] = "";
-  if (!(rtol >= 0 && rtol < 1))
-    std::snprintf(text, sizeof text, "-ksp_rtol %g: must lie in [0, 1)", double(rtol));
-  else if (!(abstol >= 0))
-    std::snprintf(text, sizeof text, "-ksp_atol %g: must be >= 0", double(abstol));
-  else if (max_it < 1)
-    std::snprintf(text, sizeof text, "-ksp_max_it %" PetscInt_FMT ": must be at least 1", max_it);
-  if (*text) throw Error(text);
-  PetscFunctionReturn(0);
-}
-
-// The near-field block of the operator (near_matrix_rows) as an AIJ matrix with this rank's
-// rows: sequential on one rank, MPI (diagonal and off-diagonal blocks) on more.
-PetscErrorCode assemble_near_matrix(MPI_Comm comm, const SparseRows &near, RowRange rows,
-                                    PetscInt n, Mat *matrix) {
-  PetscFunctionBeginUser;
-  const std::vector<cplx> &block = near.values;
-  const auto &row_start = near.row_start;
-  const auto &columns = near.columns;
-  const PetscInt m = PetscInt(rows.size());
-  std::vector<PetscInt> diagonal_nnz(rows.size()), off_diagonal_nnz(rows.size());
-  for (std::size_t r = 0; r < rows.size(); ++r)
-    for (std::int64_t at = row_start[r]; at < row_start[r + 1]; ++at) {
-      const std::size_t j = std::size_t(columns[std::size_t(at)]);
-      (j >= rows.begin && j < rows.end ? diagonal_nnz : off_diagonal_nnz)[r]++;
-    }
-  PetscCall(MatCreate(comm, matrix));
-  PetscCall(MatSetSizes(*matrix, m, m, n, n));
-  PetscCall(MatSetType(*matrix, MATAIJ));
-  PetscCall(MatSeqAIJSetPreallocation(*matrix, 0, diagonal_nnz.data()));
-  PetscCall(MatMPIAIJSetPreallocation(*matrix, 0, diagonal_nnz.data(), 0, off_diagonal_nnz.data()));
-  std::vector<PetscInt> row_columns;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    const PetscInt row = PetscInt(rows.begin + r);
-    const std::int64_t first = row_start[r], count = row_start[r + 1] - first;
-    row_columns.assign(columns.begin() + first, columns.begin() + first + count);
-    PetscCall(MatSetValues(*matrix, 1, &row, PetscInt(count), row_columns.data(),
-                           reinterpret_cast<const PetscScalar *>(block.data() + first),
-                           INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(*matrix, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*matrix, MAT_FINAL_ASSEMBLY));
-  PetscFunctionReturn(0);
-}
-
 // Everything the user gave that nothing read is a typo or does not apply.
 void refuse_unused_options() {
   const std::vector<std::string> unused = unused_options(false);
@@ -578,31 +376,6 @@ std::vector<io::CellField> physical_fields(const Problem &problem, const Mesh &m
           {"p_abs", std::move(p_abs)},  {"vn_re", std::move(v_re)}, {"vn_im", std::move(v_im)},
           {"vn_abs", std::move(v_abs)}, {"spl_db", std::move(spl)}};
 }
-
-// What a sweep builds once and every k uses: the mesh and its discretisation, the
-// vectors and the scatter of the density to every rank, the reserved outputs and the field
-// stage (the field points and their FieldGeometry). Everything else depends on k and is built
-// by solve_at for each: the FMM (octree, lists, translations), the near-field correction, the
-// operator, the right-hand side, the preconditioner and the KSP.
-// The distributed FMM (-fmm_distribute, more than one rank): rank 0 alone reads the mesh, and
-// each rank holds its part's elements and the halo its operator reads (DistributedMesh: local
-// indices; the solver numbers the elements part by part, each rank's rows a contiguous range),
-// the partition's locally essential tree and tree (the shape of the rank's FMMs). Rank 0 keeps
-// the user's mesh only for the outputs gathered there.
-struct Distribution {
-  std::unique_ptr<DistributedMesh> local;
-  // Solver index -> user index of every element, on rank 0 when an output gathers the solution.
-  std::vector<std::size_t> element_order;
-  // The user's mesh as read, on rank 0 for the gathered outputs (.vtu, CSV, field, far field),
-  // and its discretisation for the field and the far field.
-  std::optional<Mesh> user_mesh;
-  std::optional<Discretization> user_disc;
-  // Surface conditions: the user's mesh's element classes, on rank 0 with user_mesh.
-  std::vector<std::int32_t> user_element_class;
-  // The whole surface's feature edges, gathered (the curvature correction: each rank's part
-  // holds those about its own elements alone).
-  std::vector<FeatureSegment> feature_segments;
-};
 
 // -bem_sofa on rank 0: every (k, source)'s HRTFs at the field points, written after the run.
 // A SOFA receiver's position: the ear's centre, the incident plane wave's direction (unit: where
@@ -713,31 +486,10 @@ struct NumCalcWriter {
   }
 };
 
-struct SweepContext {
-  MPI_Comm comm;
-  PetscMPIInt rank, size;
-  const SolveOptions &opt;
-  // The mesh the operator is built on: the whole mesh, or with the distributed FMM this rank's
-  // part with its halo (local indices); `rows` are this rank's rows as its elements, and
-  // [row_begin, row_end) the same rows in the solver's numbering (PETSc's).
-  const Mesh &mesh;
-  const Discretization &disc;
-  RowRange rows;
-  PetscInt n, row_begin, row_end;
-  Vec x, b;
-  // x to x_all: the whole density on every rank (ShellContext); null with the distributed FMM,
-  // whose ranks read their columns alone.
-  VecScatter gather;
-  Vec x_all;
-  LogEvents events;
-  FmmEvents &fmm_events;
-  // The regularised formulation's S~ FMM (phases named BEMRegFMM...).
-  FmmEvents &regulariser_fmm_events;
+// A run's sweep: its surface stage (what every k shares) and what the command line's outputs
+// need beside it.
+struct SweepContext : SurfaceStage {
   FieldStage &field_stage;
-  // The curvature correction's c_i of this rank's rows (Laplace: the same for every k), formed
-  // by the first solve_at that needs it.
-  std::optional<std::vector<double>> &curvature_correction;
-  const Distribution *distribution;  // null: every rank the whole FMM upward pass
   // Surface conditions: each class's elements and area over the whole mesh (the summary).
   std::vector<ClassExtent> class_extents;
   std::size_t source_count = 1;      // the run's sources, each solved at every k
@@ -746,6 +498,8 @@ struct SweepContext {
   // -bem_split frequencies: the run's ranks, each solving its own k on PETSC_COMM_SELF (comm,
   // rank and size above are then that one rank's); 0 otherwise.
   PetscMPIInt split_ranks = 0, split_rank = 0;
+  // A program's sink receives every solve (SolveRecord): the solution is gathered for it.
+  bool recording = false;
 };
 
 // -o name.pvtu of one solve (`at`): every rank fills its rows' piece into `batch` (`fields`:
@@ -780,428 +534,10 @@ void fill_pieces(const SweepContext &sweep, const OutputIndex &at,
                     (sweep.size == 1 ? "" : " to " + sources.back()) + ")");
   });
 }
-// The operator at one k and what is built on it (the layer potentials with their FMM and
-// correction, the regulariser, the shell matrix, the preconditioner, the KSP): every source of
-// that k is solved with it. It owns its PETSc objects, destroyed with it also when a later step
-// throws; members are declared before what reads them (the operator reads the layers, the
-// regulariser reads the centroid rule, the KSP's PC the leaf blocks).
-struct KStage {
-  KStage() = default;
-  KStage(const KStage &) = delete;
-  KStage &operator=(const KStage &) = delete;
-  ~KStage() {
-    KSPDestroy(&ksp);
-    MatDestroy(&A);
-    MatDestroy(&near_matrix);
-    VecScatterDestroy(&density_scatter);
-    VecDestroy(&x_columns);
-    VecScatterDestroy(&h_scatter);
-    VecDestroy(&h_columns);
-    VecDestroy(&h_rows);
-  }
-  std::unique_ptr<CorrectedLayerPotentials> layers;
-  const FmmLayerPotentials *fmm_layers = nullptr;
-  std::optional<Discretization> centroid_rule;
-  std::unique_ptr<CorrectedLayerPotentials> regulariser;
-  bool regularised = false;
-  OperatorCoefficients coefficients;
-  std::unique_ptr<SurfaceOperator> op;
-  // H x on the rows to the regulariser's columns: through a vector of x's layout and a scatter
-  // to those columns (every element, or a part's), as x itself moves.
-  Vec h_rows = nullptr, h_columns = nullptr;
-  VecScatter h_scatter = nullptr;
-  // The distributed FMM's densities hold its columns alone (column_elements, elements of the
-  // rank's part): x moves only those (their solver indices), into a vector that long.
-  VecScatter density_scatter = nullptr;
-  Vec x_columns = nullptr;
-  std::size_t columns_read = 0;
-  ShellContext ctx{};
-  Mat A = nullptr;
-  // What a leaf_block PC forms its blocks from (attached to A); its blocks, the PC's.
-  LeafBlockSource leaf_block_source;
-  const LeafBlockPreconditioner *leaf_blocks = nullptr;
-  LeafBlockSettings leaf_block_settings;
-  Mat near_matrix = nullptr;
-  KSP ksp = nullptr;
-  // For the summary.
-  std::string pc_name;
-  double near_matrix_seconds = 0.0, near_matrix_nonzeros = 0.0, near_matrix_bytes = 0.0;
-  double pc_seconds = 0.0, pc_bytes = 0.0;
-  unsigned long long leaf_block_count = 0, leaf_block_largest = 0;
-  unsigned long long near_bytes_total = 0, near_nonzeros = 0, fmm_near_pairs = 0;
-  // Largest over the ranks: the elements a rank holds and the quadratic read's fits it forms.
-  unsigned long long held_elements = 0, fitted_elements = 0;
-  // The distributed FMM's balance and traffic per MatMult, largest and summed over the ranks:
-  // the modelled work, the densities read from other ranks, the multipole bytes received.
-  double distribution_max[3] = {0.0, 0.0, 0.0}, distribution_sum[3] = {0.0, 0.0, 0.0};
-  PetscLogDouble t_start = 0, t_ready = 0;  // the set-up began; the KSP is ready
-};
-
-// Builds `stage` for `problem` (the first source of its k; the others share its operator);
-// t_start: when its set-up began.
-PetscErrorCode build_stage(const SweepContext &sweep, const Problem &problem,
-                           PetscLogDouble t_start, KStage &stage) {
-  PetscFunctionBeginUser;
-  const MPI_Comm comm = sweep.comm;
-  const PetscMPIInt rank = sweep.rank, size = sweep.size;
-  const SolveOptions &opt = sweep.opt;
-  const Mesh &mesh = sweep.mesh;
-  const Discretization &disc = sweep.disc;
-  const PetscInt n = sweep.n, row_begin = sweep.row_begin, row_end = sweep.row_end;
-  // This rank's rows as elements of `mesh` (the operator's, the problem's), and as PETSc's.
-  const RowRange rows = sweep.rows, petsc_rows{std::size_t(row_begin), std::size_t(row_end)};
-  const std::span<const std::size_t> solver_elements =
-      sweep.distribution ? sweep.distribution->local->solver_elements()
-                         : std::span<const std::size_t>();
-  const Vec x = sweep.x;
-  const LogEvents events = sweep.events;
-  const double k = problem.spec().k;
-  stage.t_start = t_start;
-  std::unique_ptr<CorrectedLayerPotentials> &layer_potentials = stage.layers;
-  const FmmLayerPotentials *&fmm_layers = stage.fmm_layers;
-  PetscCall(PetscLogEventBegin(events.near_setup, 0, 0, 0, 0));
-  // The distributed FMM is built for this rank's part: it keeps only the source points the part
-  // reads.
-  std::optional<fmm::FmmPart> fmm_part;
-  if (sweep.distribution)
-    fmm_part.emplace(fmm::FmmPart{sweep.distribution->local->locally_essential_tree(),
-                                  sweep.distribution->local->tree().get()});
-  // Burton-Miller's curvature correction first, so that its two Laplace operators (FMMs and
-  // near-field corrections) are gone before the Helmholtz one is built: the set-up's peak holds
-  // two operators, not three.
-  if (opt.curvature_correction) {
-    // c_i from the Laplace layer potentials of the same backend (plain and with coupling 1);
-    // the geometric error is the kernel's singular part, the Helmholtz one differs by
-    // O((k h)^2). Added to S + alpha D' as alpha c_i (below). k-independent: formed once a sweep.
-    if (!sweep.curvature_correction) {
-      PetscCall(PetscLogEventBegin(events.curvature, 0, 0, 0, 0));
-      // Each Laplace operator built when needed and freed before the next: one alive at a time.
-      const auto make =
-          [&](cplx coupling,
-              const std::vector<double> &image_weights) -> std::unique_ptr<LayerPotentials> {
-        NearFieldOptions near = opt.near;
-        near.image_weights = image_weights;
-        if (opt.operator_backend != OperatorBackend::fmm)
-          return std::make_unique<DirectLayerPotentials>(disc, 0.0, rows, near, coupling);
-        // Built on every rank before any of them exchanges (a failure on one, a GPU out of
-        // memory or a halo a defect left too thin, is every rank's: none waits for it).
-        std::unique_ptr<FmmLayerPotentials> laplace;
-        on_every_rank(comm, [&] {
-          laplace = std::make_unique<FmmLayerPotentials>(
-              disc, 0.0, rows, near, opt.fmm, nullptr, coupling, DensityModel::constant, fmm_part);
-          check_curvature_columns(mesh, *laplace);
-        });
-        // The same tree as the Helmholtz FMM's (same splitting points, leaf size and order), so
-        // the same locally essential tree: each rank forms only its own leaves' moments.
-        if (sweep.distribution)
-          laplace->distribute(sweep.distribution->local->locally_essential_tree(), comm);
-        return laplace;
-      };
-      // The coupled operator's coupling: a length of the body's order, the same on every rank
-      // (the largest part's diameter), so that S[1] and L D'[1] are alike in size.
-      double length = mesh.diameter();
-      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &length, 1, MPI_DOUBLE, MPI_MAX, comm));
-      sweep.curvature_correction = adjoint_double_layer_curvature_correction(
-          mesh, [&](const std::vector<double> &weights) { return make(0.0, weights); },
-          [&](const std::vector<double> &weights) { return make(length, weights); },
-          opt.near.feature_angle,
-          sweep.distribution ? &sweep.distribution->feature_segments : nullptr);
-      PetscCall(PetscLogEventEnd(events.curvature, 0, 0, 0, 0));
-    }
-  }
-  if (opt.operator_backend == OperatorBackend::fmm) {
-    std::unique_ptr<FmmLayerPotentials> fast;
-    on_every_rank(comm, [&] {
-      fast = std::make_unique<FmmLayerPotentials>(disc, k, rows, opt.near, opt.fmm,
-                                                  &sweep.fmm_events, problem.layer_coupling(),
-                                                  opt.double_density, fmm_part);
-    });
-    if (sweep.distribution) {
-      // Each rank forms the partial multipoles of its own leaves and exchanges those its peers'
-      // M2L lists read.
-      fast->distribute(sweep.distribution->local->locally_essential_tree(), comm, opt.fmm_overlap);
-    } else if (size > 1)
-      // Every rank has the same tree: each forms the moments of its share of the leaves, and one
-      // sum over the ranks per MatMult makes them whole (instead of each rank repeating P2M).
-      fast->share_upward_pass(rank, size, [comm](std::span<cplx> multipoles) {
-        MPI_Allreduce(MPI_IN_PLACE, multipoles.data(), int(multipoles.size()), MPI_C_DOUBLE_COMPLEX,
-                      MPI_SUM, comm);
-      });
-    fmm_layers = fast.get();
-    layer_potentials = std::move(fast);
-  } else {
-    layer_potentials = std::make_unique<DirectLayerPotentials>(
-        disc, k, rows, opt.near, problem.layer_coupling(), opt.double_density);
-  }
-  const bool regularised = problem.spec().formulation == Formulation::Regularised;
-  stage.regularised = regularised;
-  if (opt.curvature_correction) {
-    // Of D' itself where the layers give it apart, else of alpha D'.
-    const std::vector<double> &c = *sweep.curvature_correction;
-    const cplx scale = regularised ? cplx(1.0) : problem.coupling();
-    std::vector<cplx> extra(c.size());
-    for (std::size_t r = 0; r < c.size(); ++r) extra[r] = scale * c[r];
-    layer_potentials->set_single_layer_diagonal_extra(std::move(extra));
-  }
-  // The regularised formulation's S~: the single layer of the screened kernel
-  // exp(-kappa r) / (4 pi r), kappa = -bem_rbm_kappa times k (symmetric positive definite like
-  // the Laplace one, kappa = 0, so the equation stays unique; kappa ~ k/2 keeps the low modes'
-  // regularisation bounded where the Laplace one grows like k / |xi|: flat iterations in k), on
-  // the same rows, its product timed apart.
-  // S~ need not be accurate: the same S~ in the operator and in f keeps the exact solution, and
-  // a change of S~ moves the discrete solution by that change times the residual of the
-  // discretisation (the centroid rule against the 6-point one: 3.1e-6 of the solution on
-  // icosphere:3, 9.9e-7 on icosphere:4, below the solver's default tolerance). So: a looser FMM
-  // tolerance, and the centroid rule for its regular part (a sixth of the points to sum). The
-  // distributed FMM's parts are cut from a tree of the operator's points: there S~ keeps the
-  // operator's rule (its solution differs from one rank's by that much).
-  std::unique_ptr<CorrectedLayerPotentials> &regulariser = stage.regulariser;
-  std::optional<Discretization> &centroid_rule = stage.centroid_rule;
-  if (regularised && !sweep.distribution) centroid_rule.emplace(mesh, 1);
-  const Discretization &regulariser_disc = centroid_rule ? *centroid_rule : disc;
-  if (regularised) {
-    fmm::FmmOptions regulariser_fmm = opt.fmm;
-    regulariser_fmm.order = 0;
-    regulariser_fmm.tolerance = std::max(opt.fmm.tolerance, 1e-3);
-    const fmm::Wavenumber screened =
-        fmm::Wavenumber::screened(problem.spec().regulariser_kappa_factor * k);
-    if (opt.operator_backend == OperatorBackend::fmm) {
-      std::unique_ptr<FmmLayerPotentials> single_layer;
-      on_every_rank(comm, [&] {
-        single_layer = std::make_unique<FmmLayerPotentials>(
-            regulariser_disc, screened, rows, opt.near, regulariser_fmm,
-            &sweep.regulariser_fmm_events, 0.0, DensityModel::constant, fmm_part);
-      });
-      if (sweep.distribution)
-        single_layer->distribute(sweep.distribution->local->locally_essential_tree(), comm);
-      else if (size > 1)
-        single_layer->share_upward_pass(rank, size, [comm](std::span<cplx> multipoles) {
-          MPI_Allreduce(MPI_IN_PLACE, multipoles.data(), int(multipoles.size()),
-                        MPI_C_DOUBLE_COMPLEX, MPI_SUM, comm);
-        });
-      regulariser = std::move(single_layer);
-    } else {
-      regulariser =
-          std::make_unique<DirectLayerPotentials>(regulariser_disc, screened, rows, opt.near, 0.0);
-    }
-  }
-  PetscCall(PetscLogEventEnd(events.near_setup, 0, 0, 0, 0));
-  const CorrectedLayerPotentials &layers = *layer_potentials;
-  if (fmm_layers) {
-    const fmm::FmmStatistics &stats = fmm_layers->fmm().statistics();
-    if (opt.fmm_view) PetscCall(PetscPrintf(comm, "%s", fmm_layers->fmm().describe().c_str()));
-    if (!fmm::low_frequency_accurate(stats))
-      PetscCall(PetscPrintf(comm,
-                            "bem_solve: warning: k * cell width = %.3g on the coarsest FMM level "
-                            "is beyond the low-frequency range for p = %d: the MatMult error "
-                            "may exceed -fmm_eps. Raise -fmm_p or use -bem_operator direct.\n",
-                            stats.max_kappa, stats.order));
-  }
-  stage.coefficients = regularised ? OperatorCoefficients{} : problem.coefficients();
-  const OperatorCoefficients &coefficients = stage.coefficients;
-  std::unique_ptr<SurfaceOperator> &op = stage.op;
-  if (regularised) {
-    PetscCall(VecDuplicate(x, &stage.h_rows));
-    const std::span<const std::size_t> columns = regulariser->column_elements();
-    const std::size_t count = regulariser->columns();
-    std::vector<PetscInt> indices(count);
-    for (std::size_t j = 0; j < count; ++j) {
-      const std::size_t e = columns.empty() ? j : columns[j];
-      indices[j] = PetscInt(sweep.distribution ? solver_elements[e] : e);
-    }
-    IS from, to;
-    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, PetscInt(count), indices.data(), PETSC_COPY_VALUES,
-                              &from));
-    PetscCall(ISCreateStride(PETSC_COMM_SELF, PetscInt(count), 0, 1, &to));
-    PetscCall(VecCreateSeq(PETSC_COMM_SELF, PetscInt(count), &stage.h_columns));
-    PetscCall(VecScatterCreate(stage.h_rows, from, stage.h_columns, to, &stage.h_scatter));
-    PetscCall(ISDestroy(&from));
-    PetscCall(ISDestroy(&to));
-    // Called inside MatMult: PETSc errors become exceptions there (shell_mult turns them back).
-    const KStage *held = &stage;
-    const auto gather = [held](std::span<const cplx> on_rows, std::span<cplx> on_columns) {
-      const Vec h_rows = held->h_rows, h_columns = held->h_columns;
-      const VecScatter h_scatter = held->h_scatter;
-      const auto check = [](PetscErrorCode code) {
-        if (code)
-          throw Error("the regulariser's gather failed (PETSc error " + std::to_string(int(code)) +
-                      ")");
-      };
-      PetscScalar *ha;
-      check(VecGetArray(h_rows, &ha));
-      std::copy(on_rows.begin(), on_rows.end(), ha);
-      check(VecRestoreArray(h_rows, &ha));
-      check(VecScatterBegin(h_scatter, h_rows, h_columns, INSERT_VALUES, SCATTER_FORWARD));
-      check(VecScatterEnd(h_scatter, h_rows, h_columns, INSERT_VALUES, SCATTER_FORWARD));
-      const PetscScalar *ca;
-      check(VecGetArrayRead(h_columns, &ca));
-      std::copy(ca, ca + on_columns.size(), on_columns.begin());
-      check(VecRestoreArrayRead(h_columns, &ca));
-    };
-    const PetscLogEvent regulariser_event = events.regulariser;
-    const auto timed = [regulariser_event](const std::function<void()> &work) {
-      PetscCallAbort(PETSC_COMM_SELF, PetscLogEventBegin(regulariser_event, 0, 0, 0, 0));
-      work();
-      PetscCallAbort(PETSC_COMM_SELF, PetscLogEventEnd(regulariser_event, 0, 0, 0, 0));
-    };
-    // One process holding every row needs no gather: H x is on the columns already.
-    const bool whole = size == 1 && !sweep.distribution;
-    op = std::make_unique<RegularisedOperator>(
-        layers, *regulariser, problem.regularised_coefficients(),
-        whole ? RegularisedOperator::Gather{} : RegularisedOperator::Gather(gather), timed);
-  } else {
-    op = std::make_unique<BoundaryOperator>(layers, coefficients);
-  }
-
-  VecScatter &density_scatter = stage.density_scatter;
-  Vec &x_columns = stage.x_columns;
-  stage.columns_read = layers.columns();
-  if (sweep.distribution) {
-    const std::span<const std::size_t> columns = layers.column_elements();
-    std::vector<PetscInt> indices(columns.size());
-    for (std::size_t j = 0; j < columns.size(); ++j)
-      indices[j] = PetscInt(solver_elements[columns[j]]);
-    IS from, to;
-    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, PetscInt(indices.size()), indices.data(),
-                              PETSC_COPY_VALUES, &from));
-    PetscCall(ISCreateStride(PETSC_COMM_SELF, PetscInt(indices.size()), 0, 1, &to));
-    PetscCall(VecCreateSeq(PETSC_COMM_SELF, PetscInt(indices.size()), &x_columns));
-    PetscCall(VecScatterCreate(x, from, x_columns, to, &density_scatter));
-    PetscCall(ISDestroy(&from));
-    PetscCall(ISDestroy(&to));
-  }
-  stage.ctx = ShellContext{op.get(), density_scatter ? density_scatter : sweep.gather,
-                           x_columns ? x_columns : sweep.x_all, events};
-  Mat &A = stage.A;
-  PetscCall(MatCreateShell(comm, row_end - row_begin, row_end - row_begin, n, n, &stage.ctx, &A));
-  PetscCall(MatShellSetOperation(A, MATOP_MULT, (void (*)(void))shell_mult));
-  if (op->has_diagonal())
-    PetscCall(MatShellSetOperation(A, MATOP_GET_DIAGONAL, (void (*)(void))shell_diagonal));
-  // The operator's near field for a leaf_block PC (-pc_type leaf_block reads it from A).
-  if (!regularised) {
-    stage.leaf_block_source =
-        LeafBlockSource{&mesh, rows, &layers, coefficients, opt.planes.empty()};
-    PetscCall(attach_leaf_block_source(A, &stage.leaf_block_source));
-  }
-
-  KSP &ksp = stage.ksp;
-  PC pc;
-  PetscCall(KSPCreate(comm, &ksp));
-  PetscCall(KSPSetOperators(ksp, A, A));
-  PetscCall(KSPSetType(ksp, KSPGMRES));
-  PetscCall(KSPGetPC(ksp, &pc));
-  // The PC and whether the near-field matrix is assembled for it are chosen (and checked) in
-  // options.cpp.
-  PetscCall(PCSetType(pc, opt.pc_type.c_str()));
-  // -pc_leaf_block_* given override these (-bem_pc_block and its kin).
-  if (opt.pc == PreconditionerChoice::leaf_block)
-    PetscCall(set_leaf_block_settings(pc, opt.leaf_block));
-  PetscCall(KSPSetTolerances(ksp, 1e-5, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
-  PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
-  PetscCall(KSPSetFromOptions(ksp));
-  PetscCall(check_tolerances(ksp));
-  // The near-field block as the preconditioning matrix, for the PCs that factor or split one;
-  // or ours, the leaf blocks.
-  Mat &near_matrix = stage.near_matrix;
-  double &near_matrix_seconds = stage.near_matrix_seconds,
-         &near_matrix_nonzeros = stage.near_matrix_nonzeros,
-         &near_matrix_bytes = stage.near_matrix_bytes;
-  std::string &pc_name = stage.pc_name;
-  PetscLogDouble t_pc_start, t_pc_ready;
-  PetscCall(PetscTime(&t_pc_start));
-  {
-    PCType pc_type;
-    PetscCall(PCGetType(pc, &pc_type));
-    const std::string type = pc_type ? pc_type : "";
-    pc_name = type;
-    if (type != opt.pc_type)
-      throw Error("internal: the PC type " + type + " is not the one the options chose (" +
-                  opt.pc_type + ")");
-    const bool assemble = opt.assemble_near_matrix;
-    if (assemble) {
-      PetscLogDouble t0, t1;
-      PetscCall(PetscTime(&t0));
-      SparseRows near_rows =
-          near_matrix_rows(layers, coefficients, opt.near_matrix_pairs,
-                           fmm_layers ? &fmm_layers->fmm() : nullptr, disc.points_per_element());
-      // Its columns are elements of the rank's part: PETSc's are their solver indices (the
-      // same order: the part's elements are ascending in it).
-      if (sweep.distribution)
-        for (std::int32_t &j : near_rows.columns) j = std::int32_t(solver_elements[std::size_t(j)]);
-      PetscCall(assemble_near_matrix(comm, near_rows, petsc_rows, n, &near_matrix));
-      PetscCall(PetscTime(&t1));
-      near_matrix_seconds = t1 - t0;
-      MatInfo info;
-      PetscCall(MatGetInfo(near_matrix, MAT_GLOBAL_SUM, &info));
-      near_matrix_nonzeros = info.nz_used;
-      // Values and column indices (AIJ's row offsets are small beside them).
-      near_matrix_bytes = info.nz_allocated * double(sizeof(PetscScalar) + sizeof(PetscInt));
-      // The near-field matrix is the operator's too: a leaf_block PC reads the operator there.
-      if (!regularised) PetscCall(attach_leaf_block_source(near_matrix, &stage.leaf_block_source));
-      PetscCall(KSPSetOperators(ksp, A, near_matrix));
-    }
-  }
-  PetscCall(KSPSetUp(ksp));
-  PetscCall(leaf_block_state(pc, &stage.leaf_blocks, &stage.leaf_block_settings));
-  // Block PCs (bjacobi, asm) factor their blocks at the first solve unless asked here: the
-  // summary's PC set-up time and memory then include them.
-  PetscCall(KSPSetUpOnBlocks(ksp));
-  PetscCall(PetscTime(&t_pc_ready));
-  stage.pc_seconds = t_pc_ready - t_pc_start;
-  // The PC's own memory (the near-field matrix apart), summed over the ranks.
-  {
-    double local = 0.0;
-    const LeafBlockPreconditioner *leaf_blocks = stage.leaf_blocks;
-    if (leaf_blocks)
-      local = double(leaf_blocks->host_bytes() + leaf_blocks->device_bytes());
-    else
-      PetscCall(preconditioner_bytes(pc, &local));
-    PetscCallMPI(MPI_Allreduce(&local, &stage.pc_bytes, 1, MPI_DOUBLE, MPI_SUM, comm));
-    unsigned long long count = leaf_blocks ? leaf_blocks->blocks().count() : 0,
-                       largest = leaf_blocks ? leaf_blocks->blocks().largest() : 0;
-    PetscCallMPI(
-        MPI_Allreduce(&count, &stage.leaf_block_count, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
-    PetscCallMPI(MPI_Allreduce(&largest, &stage.leaf_block_largest, 1, MPI_UNSIGNED_LONG_LONG,
-                               MPI_MAX, comm));
-  }
-  // The summary's statistics of the operator, reduced over the ranks.
-  {
-    const NearFieldCorrection &near_field = layers.near_field();
-    // Every rank has the same FMM tree and sums the near pairs of its own rows.
-    unsigned long long local[3] = {near_field.memory_bytes(), near_field.pairs(),
-                                   fmm_layers ? fmm_layers->fmm().statistics().near_pairs : 0},
-                       total[3];
-    PetscCallMPI(MPI_Allreduce(local, total, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
-    stage.near_bytes_total = total[0];
-    stage.near_nonzeros = total[1];
-    stage.fmm_near_pairs = total[2];
-  }
-  // The elements a rank holds (its part with the halo) and the quadratic read's fits it forms
-  // (what its operator reads), largest over the ranks.
-  stage.held_elements = mesh.size();
-  if (sweep.distribution) {
-    if (layers.reconstruction())
-      for (std::size_t e = 0; e < mesh.size(); ++e)
-        stage.fitted_elements += layers.reconstruction()->fitted(e) ? 1 : 0;
-    unsigned long long held[2] = {stage.held_elements, stage.fitted_elements};
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, held, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
-    stage.held_elements = held[0];
-    stage.fitted_elements = held[1];
-    const double local[3] = {
-        sweep.distribution->local->work(), double(stage.columns_read - rows.size()),
-        double(sweep.distribution->local->locally_essential_tree().received_multipoles()) * 16.0 *
-            double(fmm_layers->fmm().order() * fmm_layers->fmm().order())};
-    PetscCallMPI(MPI_Allreduce(local, stage.distribution_max, 3, MPI_DOUBLE, MPI_MAX, comm));
-    PetscCallMPI(MPI_Allreduce(local, stage.distribution_sum, 3, MPI_DOUBLE, MPI_SUM, comm));
-  }
-  refuse_unused_options();
-  PetscCall(PetscTime(&stage.t_ready));
-  PetscFunctionReturn(0);
-}
 
 // The summary's opening lines, of the set-up that every source of sweep point `index` shares
 // (rank 0).
-PetscErrorCode print_setup_summary(const SweepContext &sweep, const KStage &stage,
+PetscErrorCode print_setup_summary(const SweepContext &sweep, const OperatorStage &stage,
                                    const Problem &problem, std::size_t index) {
   PetscFunctionBeginUser;
   const SolveOptions &opt = sweep.opt;
@@ -1350,8 +686,9 @@ PetscErrorCode print_setup_summary(const SweepContext &sweep, const KStage &stag
 // right-hand side, the KSP with the true residual's rounds, the error, its summary (the
 // set-up's lines with the first source) and its outputs on rank 0. A failed solve is reported
 // (one error line) and leaves row->solved false.
-PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Problem &problem,
-                            const OutputIndex &at, const std::string &source_label, SweepRow *row) {
+PetscErrorCode solve_source(const SweepContext &sweep, OperatorStage &stage, const Problem &problem,
+                            const OutputIndex &at, const std::string &source_label, SweepRow *row,
+                            SolveRecord *record) {
   PetscFunctionBeginUser;
   const MPI_Comm comm = sweep.comm;
   const PetscMPIInt rank = sweep.rank, size = sweep.size;
@@ -1359,106 +696,32 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
   const Mesh &mesh = sweep.mesh;
   const Discretization &disc = sweep.disc;
   const RowRange rows = sweep.rows;
-  const Vec x = sweep.x, b = sweep.b;
-  const LogEvents events = sweep.events;
+  const Vec x = sweep.x;
+  const SolveEvents &events = solve_events();
   FieldStage &field_stage = sweep.field_stage;
   const std::size_t count = at.k_count;
   const bool first = at.source == 0, several = at.source_count > 1;
   const double k = problem.spec().k;
-  const CorrectedLayerPotentials &layers = *stage.layers;
-  const KSP ksp = stage.ksp;
-  const Mat A = stage.A;
-  const ShellContext &ctx = stage.ctx;
-  const PetscInt mat_mults_before = ctx.mat_mults;
-  const PetscLogDouble mat_mult_seconds_before = ctx.mat_mult_seconds;
   // A later source's set-up is its right-hand side alone.
-  PetscLogDouble t_begin, t_setup, t_solved;
+  PetscLogDouble t_begin;
   PetscCall(PetscTime(&t_begin));
   if (first) t_begin = stage.t_start;
-  {
-    std::vector<cplx> f;
-    if (stage.regularised) {
-      const Problem::RightHandSideParts parts = problem.right_hand_side_parts(layers);
-      f = static_cast<const RegularisedOperator &>(*stage.op).right_hand_side(parts.value,
-                                                                              parts.derivative);
-    } else {
-      f = problem.right_hand_side(layers);
-    }
-    PetscScalar *ba;
-    PetscCall(VecGetArray(b, &ba));
-    std::copy(f.begin(), f.end(), ba);
-    PetscCall(VecRestoreArray(b, &ba));
-  }
-  PetscCall(PetscTime(&t_setup));
-  PetscCall(KSPSolve(ksp, b, x));
-  PetscCall(PetscTime(&t_solved));
-  PetscInt iterations;
-  KSPConvergedReason reason;
-  PetscCall(KSPGetIterationNumber(ksp, &iterations));
-  PetscCall(KSPGetConvergedReason(ksp, &reason));
-
-  // The true residual |b - A x| / |b|, independent of the preconditioner and of the convergence
-  // test KSP used (one more MatMult).
-  PetscReal true_residual = 0.0, true_absolute = 0.0, b_norm = 0.0;
-  PetscCall(VecNorm(b, NORM_2, &b_norm));
-  const auto measure_true_residual = [&]() -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    Vec r;
-    PetscCall(VecDuplicate(b, &r));
-    PetscCall(MatMult(A, x, r));
-    PetscCall(VecAYPX(r, -1.0, b));
-    PetscCall(VecNorm(r, NORM_2, &true_absolute));
-    true_residual = b_norm > 0 ? true_absolute / b_norm : true_absolute;
-    PetscCall(VecDestroy(&r));
-    PetscFunctionReturn(0);
-  };
-  PetscCall(measure_true_residual());
-  // Success means the true residual met what the user asked: the relative one -ksp_rtol (or,
-  // with -ksp_rtol 0, the absolute one -ksp_atol). KSP's own test reads the preconditioned
-  // residual by default (left-preconditioned GMRES), which may stop short of it; then the solve
-  // continues from its answer with the tolerance tightened by the shortfall, a few rounds at most
-  // and within -ksp_max_it. An -ksp_atol that stops KSP first, or -ksp_type preonly, is not
-  // success unless the true residual met the target anyway.
-  PetscReal rtol, abstol, dtol;
-  PetscInt max_it;
-  PetscCall(KSPGetTolerances(ksp, &rtol, &abstol, &dtol, &max_it));
-  const auto target_met = [&] {
-    return std::isfinite(double(true_residual)) &&
-           (rtol > 0 ? true_residual <= rtol : true_absolute <= abstol);
-  };
-  KSPType ksp_type;
-  PetscCall(KSPGetType(ksp, &ksp_type));
+  SolveOutcome outcome;
+  PetscCall(solve_problem(sweep, stage, problem, t_begin, &outcome));
+  const PetscInt iterations = outcome.iterations;
+  const KSPConvergedReason reason = outcome.reason;
+  const PetscReal true_residual = outcome.true_residual, true_absolute = outcome.true_absolute;
+  const PetscReal rtol = outcome.rtol, abstol = outcome.abstol;
+  const char *ksp_type = outcome.ksp_type.c_str();
+  const int rounds = outcome.rounds;
+  const bool solved = outcome.solved;
+  const PetscLogDouble t_setup = outcome.t_setup, t_solved = outcome.t_solved;
+  const PetscInt mat_mults = outcome.mat_mults;
+  const PetscLogDouble mat_mult_seconds = outcome.mat_mult_seconds;
   if (sweep.numcalc) {
     sweep.numcalc->solver_name = ksp_type;
     for (char &c : sweep.numcalc->solver_name) c = char(std::toupper((unsigned char)c));
   }
-  const bool continues = std::string(ksp_type) != KSPPREONLY && rtol > 0;
-  int rounds = 0;
-  for (PetscReal round_rtol = rtol;
-       continues && reason > 0 && !target_met() && rounds < 3 && iterations < max_it; ++rounds) {
-    // KSP's relative test is against |b| (or |B b|) also from a non-zero start: tighten by the
-    // measured shortfall, halved for margin.
-    round_rtol *= 0.5 * double(rtol / true_residual);
-    PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
-    PetscCall(KSPSetTolerances(ksp, round_rtol, abstol, dtol, max_it - iterations));
-    PetscLogDouble round_start, round_end;
-    PetscCall(PetscTime(&round_start));
-    PetscCall(KSPSolve(ksp, b, x));
-    PetscCall(PetscTime(&round_end));
-    t_solved += round_end - round_start;  // the solve's time, not the true residuals' checks
-    PetscInt more;
-    PetscCall(KSPGetIterationNumber(ksp, &more));
-    PetscCall(KSPGetConvergedReason(ksp, &reason));
-    iterations += more;
-    PetscCall(measure_true_residual());
-  }
-  if (rounds > 0) {
-    PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
-    PetscCall(KSPSetTolerances(ksp, rtol, abstol, dtol, max_it));
-  }
-  const bool solved = reason > 0 && target_met();
-  const PetscInt mat_mults = ctx.mat_mults - mat_mults_before;
-  const PetscLogDouble mat_mult_seconds = ctx.mat_mult_seconds - mat_mult_seconds_before;
 
   // This rank's rows of the solution and, where the problem has an exact one, of the error: the
   // report's norms are reduced from them and the .pvtu's pieces written; only the outputs that
@@ -1484,7 +747,7 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
   }
   PetscCall(PetscLogEventBegin(events.outputs, 0, 0, 0, 0));
   std::vector<cplx> solution, error_values;  // rank 0: every element's, when gathered
-  if (solved && gathers_solution(opt)) {
+  if (solved && gathers_solution(opt, sweep.recording)) {
     PetscCall(gather_to_rank_zero(x, &solution));
     if (has_error) {
       Vec error_vector;
@@ -1583,7 +846,7 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
     // .pvtu's summary last (a reader that sees it finds its pieces).
     OutputBatch batch, summary;
     on_rank_zero(comm, [&] {
-      if (!gathers_solution(opt)) return;
+      if (!gathers_solution(opt, sweep.recording)) return;
       // The files and the field in the user's element order and on the user's mesh (the
       // solver's order is part by part when distributed, and the ranks hold parts alone).
       const auto user_mesh = [&]() -> const Mesh & {
@@ -1616,6 +879,22 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
       const auto physical = [&] {
         return physical_fields(problem, user_mesh(), user_classes, 0, to_user(solution));
       };
+      if (record) {
+        record->unknown_name = problem.unknown_name();
+        record->unknown = to_user(solution);
+        record->surface =
+            solution_fields(problem.unknown_name(), solution,
+                            part(error_values, [](const cplx &c) { return c.real(); }));
+        for (io::CellField &field : record->surface)
+          field.values = to_user(std::move(field.values));
+        if (!user_classes.empty()) {
+          std::vector<io::CellField> more = physical();
+          record->surface.insert(record->surface.end(), std::make_move_iterator(more.begin()),
+                                 std::make_move_iterator(more.end()));
+        }
+        if (opt.field.field()) record->field = field_stage.field_columns();
+        if (opt.field.farfield_directions > 0) record->farfield = field_stage.farfield_columns();
+      }
       if (!opt.vtu_path.empty() && !writes_pieces(opt)) {
         std::vector<io::CellField> fields =
             solution_fields(problem.unknown_name(), solution,
@@ -1705,22 +984,129 @@ PetscErrorCode solve_source(const SweepContext &sweep, KStage &stage, const Prob
 
 }  // namespace
 
-PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
+// One run of bem_solve, as the stages run_bem_solve calls in turn; what a stage forms, later
+// stages read (the members, in the order the stages form them).
+class BemRun {
+ public:
+  BemRun(MPI_Comm comm, const SolveRecordSink &sink) : comm(comm), sink(sink) {
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+  }
+  // The GPU of this rank, the options (the same on every rank; *help: -help was answered).
+  PetscErrorCode read_options(bool *help);
+  // The outputs checked before any work, the field's points and a NumCalc project's writer.
+  PetscErrorCode prepare_outputs();
+  // The mesh: whole on every rank, or the distributed FMM's parts.
+  PetscErrorCode read_mesh();
+  // Its resolution at every k, and the surface conditions on its elements.
+  PetscErrorCode assign_conditions_to_mesh();
+  // The sources, what each needs of the whole surface, and the gathered outputs' order.
+  PetscErrorCode prepare_sources();
+  // The solution and right-hand side vectors, and this rank's rows.
+  PetscErrorCode make_vectors();
+  // Every source and output checked before any work, the warnings printed, the
+  // discretisation and the density's scatter.
+  PetscErrorCode check_before_work();
+  // Every k and source: an operator stage a k, a solve, its report and files.
+  PetscErrorCode solve_sweep();
+  // The run's table, its CSV and SOFA files, its ranks' results put together.
+  PetscErrorCode finish();
+  int status() const { return exit_status; }
+
+  // What OpenRun gives a program: the stages before the sweep (the help answered: *help), the
+  // operator stage at point i, source s's right-hand side at point i for it, x gathered.
+  PetscErrorCode prepare(bool *help);
+  PetscErrorCode build_operator_at(std::size_t i, OperatorStage &stage);
+  PetscErrorCode right_hand_side_at(const OperatorStage &stage, std::size_t i, std::size_t s,
+                                    Vec b);
+  PetscErrorCode gather_in_mesh_order(Vec x, std::vector<cplx> *whole);
+  const SolveOptions &options() const { return opt; }
+  const std::vector<SourceCase> &source_list() const { return cases; }
+  Vec layout() const { return vectors.x; }
+
+ private:
+  struct RunVectors {
+    Vec x = nullptr, b = nullptr, x_all = nullptr;
+    VecScatter gather = nullptr;
+    ~RunVectors() {
+      VecScatterDestroy(&gather);
+      VecDestroy(&x_all);
+      VecDestroy(&x);
+      VecDestroy(&b);
+    }
+  };
+
+  // Work of the ranks that evaluate fields and write files: rank 0, or each rank for its k.
+  // What every k of the run shares, for its operator stages.
+  SurfaceStage surface_stage() {
+    return {sweep_comm,
+            sweep_rank,
+            sweep_size,
+            opt,
+            *mesh_,
+            *disc,
+            own_rows,
+            n,
+            row_begin,
+            row_end,
+            vectors.x,
+            vectors.b,
+            vectors.gather,
+            vectors.x_all,
+            curvature_correction,
+            distribution.get()};
+  }
+  template <class Work>
+  void on_writing_ranks(Work &&work) {
+    if (split)
+      on_every_rank(comm, work);
+    else
+      on_rank_zero(comm, work);
+  }
+
+  MPI_Comm comm;
+  const SolveRecordSink &sink;
+  PetscMPIInt rank = 0, size = 1;
+  int exit_status = kExitSolved;
+  SolveOptions opt;
+  PetscLogDouble t_start = 0;
+  // -bem_split frequencies: every rank runs the sweep alone (PETSC_COMM_SELF) for its own
+  // points; `comm` holds the run together (the mesh read once, the results gathered on rank 0).
+  bool split = false;
+  MPI_Comm sweep_comm = MPI_COMM_NULL;
+  PetscMPIInt sweep_rank = 0, sweep_size = 1;
+  std::size_t listed_sources = 1;
+  // The field points are read where they are evaluated.
+  FieldStage field_stage;
+  std::optional<NumCalcWriter> numcalc;
+  std::vector<std::string> warnings;
+  std::optional<Mesh> whole_mesh;
+  std::optional<MeshSlab> mesh_slab;  // this rank's, where each rank reads its own
+  std::unique_ptr<Distribution> distribution;
+  const Mesh *mesh_ = nullptr;  // the operator's: whole_mesh's, or this rank's part
+  std::vector<ClassExtent> class_extents;
+  std::vector<SourceCase> cases;
+  std::vector<SurfaceFacts> facts;
+  PetscInt n = 0, row_begin = 0, row_end = 0;
+  RowRange own_rows;
+  RunVectors vectors;
+  std::optional<Discretization> disc;
+  std::optional<std::vector<double>> curvature_correction;
+  std::optional<SofaCollector> sofa;
+  std::size_t count = 0, sources = 0;
+  // One row per k and source, the sources of a k together.
+  std::vector<SweepRow> table;
+  // The k this rank solves (all of them, but with -bem_split frequencies), and there what it
+  // printed solving each (kept apart, printed by rank 0 in the sweep's order).
+  std::vector<char> own_k;
+  std::vector<std::string> printed;
+  std::vector<NumCalcStep> numcalc_steps;
+};
+
+PetscErrorCode BemRun::read_options(bool *help) {
   PetscFunctionBeginUser;
-  *exit_status = kExitSolved;
-  PetscMPIInt rank, size;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  LogEvents events;
-  PetscClassId class_id;
-  PetscCall(PetscClassIdRegister("fmbem", &class_id));
-  PetscCall(PetscLogEventRegister("BEMNearSetup", class_id, &events.near_setup));
-  PetscCall(PetscLogEventRegister("BEMCurvature", class_id, &events.curvature));
-  PetscCall(PetscLogEventRegister("BEMPartition", class_id, &events.partition));
-  PetscCall(PetscLogEventRegister("BEMOperator", class_id, &events.operator_apply));
-  PetscCall(PetscLogEventRegister("BEMRegulariser", class_id, &events.regulariser));
+  solve_events();  // registered before any work, in -log_view's order
   PetscCall(register_leaf_block_pc());
-  PetscCall(PetscLogEventRegister("BEMOutput", class_id, &events.outputs));
 
   // One GPU per rank: the node-local rank picks the device, before any other CUDA call.
   {
@@ -1751,38 +1137,33 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       throw Error("the ranks were given different options (rank " + std::to_string(differs) +
                   "'s differ from rank 0's): give every rank the same command line");
   }
-  SolveOptions opt;
   PetscCall(read_solve_options(comm, &opt));
   if (opt.help) {
     PetscCall(print_solver_help(comm));
+    *help = true;
     PetscFunctionReturn(0);
   }
-  PetscLogDouble t_start;
   PetscCall(PetscTime(&t_start));
   // -bem_split frequencies: every rank runs the sweep below alone (PETSC_COMM_SELF) for its own
   // points; `comm` holds the run together (the mesh read once, the results gathered on rank 0).
-  const bool split = opt.split_frequencies && size > 1;
-  const MPI_Comm sweep_comm = split ? PETSC_COMM_SELF : comm;
-  const PetscMPIInt sweep_rank = split ? 0 : rank, sweep_size = split ? 1 : size;
-  // Work of the ranks that evaluate fields and write files: rank 0, or each rank for its k.
-  const auto on_writing_ranks = [&](auto &&work) {
-    if (split)
-      on_every_rank(comm, work);
-    else
-      on_rank_zero(comm, work);
-  };
+  split = opt.split_frequencies && size > 1;
+  sweep_comm = split ? PETSC_COMM_SELF : comm;
+  sweep_rank = split ? 0 : rank;
+  sweep_size = split ? 1 : size;
+  PetscFunctionReturn(0);
+}
 
+PetscErrorCode BemRun::prepare_outputs() {
+  PetscFunctionBeginUser;
   // The sources' count as the options give it; separate groups are known once the mesh's
   // groups are (checked again then when the count differs).
-  const std::size_t listed_sources =
+  listed_sources =
       std::max<std::size_t>(1, opt.problem.incident.kind == exact::Incident::Kind::PlaneWave &&
                                        opt.problem.kind != ProblemKind::Radiation
                                    ? opt.sources.directions.size()
                                    : opt.sources.positions.size());
   on_rank_zero(comm, [&] { check_outputs(opt, sweep_size, listed_sources); });
   // The field points are read where they are evaluated.
-  FieldStage field_stage;
-  std::optional<NumCalcWriter> numcalc;
   on_writing_ranks([&] {
     if (!opt.numcalc_path.empty()) {
       numcalc.emplace(opt);
@@ -1792,7 +1173,12 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     }
     field_stage.prepare(opt.field, numcalc ? &numcalc->mesh.grid : nullptr);
   });
-  std::vector<std::string> warnings;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode BemRun::read_mesh() {
+  PetscFunctionBeginUser;
+  const SolveEvents &events = solve_events();
   // The distributed FMM: rank 0 alone reads and validates the mesh (a generated
   // icosphere: each rank its own slab, io::read_slab), and each rank
   // builds its operator on its part with the halo the operator reads (DistributedMesh: the tree
@@ -1801,16 +1187,12 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   // holds the whole mesh.
   const bool distribute =
       sweep_size > 1 && opt.fmm_distribute && opt.operator_backend == OperatorBackend::fmm;
-  std::optional<Mesh> whole_mesh;
-  std::optional<MeshSlab> mesh_slab;  // this rank's, where each rank reads its own
-  std::unique_ptr<Distribution> distribution;
   if (!distribute) {
     whole_mesh.emplace(Mesh::from_surface(read_surface_everywhere(comm, opt.mesh, warnings),
                                           opt.mesh, opt.planes));
   } else {
     PetscCall(PetscLogEventBegin(events.partition, 0, 0, 0, 0));
     distribution = std::make_unique<Distribution>();
-    DistributionEvents distribution_events(class_id, "Dist");
     const HaloReach reach = halo_reach(opt.near, opt.double_density, opt.curvature_correction);
     // The partition's tree serves every k of the sweep: no leaf on the highest k's diagonal
     // levels (a rank's FMM cannot split it further).
@@ -1827,9 +1209,9 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       });
       distribution->local =
           std::make_unique<DistributedMesh>(comm, *mesh_slab, opt.mesh, opt.quadrature_points,
-                                            partition_fmm, reach, &distribution_events);
+                                            partition_fmm, reach, events.distribution);
       // The gathered outputs are written on rank 0 from the user's mesh, read whole there.
-      if (gathers_solution(opt))
+      if (gathers_solution(opt, bool(sink)))
         on_rank_zero(comm, [&] { whole_mesh.emplace(io::load_mesh(opt.mesh)); });
     } else {
       Surface surface = read_surface_on_rank_zero(comm, opt.mesh, warnings);
@@ -1838,11 +1220,17 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       });
       distribution->local = std::make_unique<DistributedMesh>(
           comm, whole_mesh ? &*whole_mesh : nullptr, opt.mesh, opt.quadrature_points, partition_fmm,
-          reach, &distribution_events);
+          reach, events.distribution);
     }
     PetscCall(PetscLogEventEnd(events.partition, 0, 0, 0, 0));
   }
-  const Mesh &mesh = distribution ? distribution->local->mesh() : *whole_mesh;
+  mesh_ = distribution ? &distribution->local->mesh() : &*whole_mesh;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode BemRun::assign_conditions_to_mesh() {
+  PetscFunctionBeginUser;
+  const Mesh &mesh = *mesh_;
   // Every k of a sweep is checked before any work; the highest k's warning is the one to give.
   // (A part keeps the whole mesh's box and longest edge.)
   {
@@ -1859,7 +1247,6 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   // Surface conditions mapped to the elements once a sweep (tables are read already): this
   // rank's mesh (a part carries the whole group list, so every rank has the same classes), and
   // rank 0's whole mesh for the surface's facts and the outputs.
-  std::vector<ClassExtent> class_extents;
   if (opt.problem.kind == ProblemKind::Surface) {
     std::optional<ElementClasses> classes;
     on_every_rank(comm, [&] { classes = assign_conditions(mesh, opt.conditions, opt.medium); });
@@ -1884,8 +1271,14 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     for (std::size_t c = 0; c < count; ++c)
       class_extents[c] = {static_cast<unsigned long long>(sums[2 * c]), sums[2 * c + 1]};
   }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode BemRun::prepare_sources() {
+  PetscFunctionBeginUser;
+  const Mesh &mesh = *mesh_;
   // The run's sources: each its own right-hand side of one operator per k.
-  const std::vector<SourceCase> cases = source_cases(opt.problem, opt.sources);
+  cases = source_cases(opt.problem, opt.sources);
   if (cases.size() != listed_sources)
     on_rank_zero(comm, [&] { check_outputs(opt, sweep_size, cases.size()); });
   // A source's spec with the whole mesh's element classes (rank 0's, where the whole mesh is).
@@ -1898,7 +1291,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   // What each source's problem needs of the whole surface (its sphere fit, the source's
   // clearance and winding number, a vibrating cap): formed where the whole mesh is, for every
   // k.
-  std::vector<SurfaceFacts> facts(cases.size());
+  facts.resize(cases.size());
   if (!distribution) {
     for (std::size_t s = 0; s < cases.size(); ++s) facts[s] = surface_facts(mesh, cases[s].spec);
   } else {
@@ -1916,7 +1309,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     }
     // The gathered outputs' element order (solver -> user) and the user's mesh, on rank 0.
     const DistributedMesh &local = *distribution->local;
-    if (gathers_solution(opt)) {
+    if (gathers_solution(opt, bool(sink))) {
       std::vector<unsigned long long> own(local.rows().size());
       for (std::size_t i = 0; i < own.size(); ++i)
         own[i] = local.input_elements()[local.rows().begin + i];
@@ -1945,8 +1338,13 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     if (opt.curvature_correction)
       distribution->feature_segments = gather_feature_segments(comm, local, opt.near.feature_angle);
   }
-  const PetscInt n = PetscInt(distribution ? distribution->local->whole_size() : mesh.size());
-  Vec x, b;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode BemRun::make_vectors() {
+  PetscFunctionBeginUser;
+  n = PetscInt(distribution ? distribution->local->whole_size() : mesh_->size());
+  Vec &x = vectors.x, &b = vectors.b;
   PetscCall(VecCreate(sweep_comm, &x));
   PetscCall(VecSetSizes(
       x, distribution ? PetscInt(distribution->local->rows().size()) : PETSC_DECIDE, n));
@@ -1955,15 +1353,20 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   PetscCall(VecSetType(x, threaded_vector_type));
   PetscCall(VecSetFromOptions(x));
   PetscCall(VecDuplicate(x, &b));
-  PetscInt row_begin, row_end;
   PetscCall(VecGetOwnershipRange(x, &row_begin, &row_end));
   // This rank's rows as elements of `mesh`: the operator's, and the problem's exact solution,
   // over which the report's error is summed.
-  const RowRange own_rows = distribution ? distribution->local->rows()
-                                         : RowRange{std::size_t(row_begin), std::size_t(row_end)};
+  own_rows = distribution ? distribution->local->rows()
+                          : RowRange{std::size_t(row_begin), std::size_t(row_end)};
   if (distribution && std::size_t(row_begin) != distribution->local->first_row())
     throw Error("the distributed mesh's rows are not PETSc's (a defect: please report it)");
+  PetscFunctionReturn(0);
+}
 
+PetscErrorCode BemRun::check_before_work() {
+  PetscFunctionBeginUser;
+  const Mesh &mesh = *mesh_;
+  Vec &x = vectors.x;
   if (opt.field.reference_center)
     for (const SourceCase &c : cases) field::check_reference(c.spec);
   // -bem_sofa's receivers: every source a vibrating ear (HRTFs by reciprocity), or every one an
@@ -2006,17 +1409,13 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
   warnings.insert(warnings.end(), field_stage.warnings().begin(), field_stage.warnings().end());
   for (const std::string &w : warnings)
     PetscCall(PetscPrintf(comm, "bem_solve: warning: %s\n", w.c_str()));
-  const Discretization disc(mesh, opt.quadrature_points);
+  disc.emplace(mesh, opt.quadrature_points);
 
-  FmmEvents fmm_events(class_id, "FMM");
-  FmmEvents regulariser_fmm_events(class_id, "BEMRegFMM");
-  VecScatter gather = nullptr;
-  Vec x_all = nullptr;
+  VecScatter &gather = vectors.gather;
+  Vec &x_all = vectors.x_all;
   // The whole density on every rank, unless each rank's operator reads its columns alone.
   if (!distribution) PetscCall(VecScatterCreateToAll(x, &gather, &x_all));
-  std::optional<std::vector<double>> curvature_correction;
   // -bem_sofa: the HRTFs of every k and source, on rank 0 where the field is evaluated.
-  std::optional<SofaCollector> sofa;
   if (!opt.field.sofa_path.empty() && sweep_rank == 0) {
     sofa.emplace();
     io::SofaHrtf &h = sofa->hrtf;
@@ -2036,42 +1435,32 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     sofa->filled.assign(opt.wavenumbers.size() * cases.size(), 0);
     sofa->sources = cases.size();
   }
-  const SweepContext sweep{sweep_comm,
-                           sweep_rank,
-                           sweep_size,
-                           opt,
-                           mesh,
-                           disc,
-                           own_rows,
-                           n,
-                           row_begin,
-                           row_end,
-                           x,
-                           b,
-                           gather,
-                           x_all,
-                           events,
-                           fmm_events,
-                           regulariser_fmm_events,
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode BemRun::solve_sweep() {
+  PetscFunctionBeginUser;
+  const Mesh &mesh = *mesh_;
+  const SweepContext sweep{surface_stage(),
                            field_stage,
-                           curvature_correction,
-                           distribution.get(),
                            std::move(class_extents),
                            cases.size(),
                            sofa ? &*sofa : nullptr,
                            numcalc ? &*numcalc : nullptr,
                            split ? size : 0,
-                           split ? rank : 0};
-  const std::size_t count = opt.wavenumbers.size(), sources = cases.size();
+                           split ? rank : 0,
+                           bool(sink)};
+  count = opt.wavenumbers.size();
+  sources = cases.size();
   // One row per k and source, the sources of a k together.
-  std::vector<SweepRow> table(count * sources);
+  table.resize(count * sources);
   // The k this rank solves (all of them, but with -bem_split frequencies), and there what it
   // printed solving each (kept apart, printed by rank 0 in the sweep's order).
-  std::vector<char> own_k(count, 1);
+  own_k.assign(count, 1);
   if (split)
     for (std::size_t i = 0; i < count; ++i) own_k[i] = frequency_owner(i, size) == rank;
-  std::vector<std::string> printed(split ? count : 0);
-  std::vector<NumCalcStep> numcalc_steps(count * sources);
+  printed.resize(split ? count : 0);
+  numcalc_steps.resize(count * sources);
   bool first_own_k = true;
   for (std::size_t i = 0; i < count; ++i) {
     for (std::size_t s = 0; s < sources; ++s) {
@@ -2088,7 +1477,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     // A refusal after the first solve (a later k's set-up, a source's, its files) fails that k
     // or source alone: the others are solved and written, so the run's answer is exit status 2
     // with the table saying which.
-    std::unique_ptr<KStage> stage;
+    std::unique_ptr<OperatorStage> stage;
     for (std::size_t s = 0; s < sources; ++s) {
       SweepRow &row = table[i * sources + s];
       const bool first_solve = first_own_k && s == 0;
@@ -2096,6 +1485,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       PetscLogDouble t_source = t_k;
       if (s > 0) PetscCall(PetscTime(&t_source));
       std::string refused;
+      SolveRecord record;
       PetscErrorCode ierr = 0;
       bool building = false;  // the k's shared set-up, whose failure is every source's
       try {
@@ -2108,26 +1498,21 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
               PetscCall(PetscPrintf(sweep_comm, "bem_solve: warning: %s\n", w.c_str()));
         if (s == 0) {
           building = true;
-          stage = std::make_unique<KStage>();
-          ierr = build_stage(sweep, problem, t_k, *stage);
+          stage = std::make_unique<OperatorStage>();
+          ierr = build_operator_stage(sweep, problem, t_k, *stage);
+          // What the user gave that nothing has read by now is a typo or does not apply.
+          if (!ierr) refuse_unused_options();
           if (!ierr) building = false;
         }
         if (!ierr && stage)
           ierr = solve_source(sweep, *stage, problem, OutputIndex{i, count, s, sources},
-                              cases[s].label, &row);
+                              cases[s].label, &row, sink ? &record : nullptr);
       } catch (const Error &e) {
         if (first_solve && !split) throw;
         refused = e.what();
       }
       if (ierr && first_solve && !split) PetscFunctionReturn(ierr);
-      if (ierr) {
-        const char *text = nullptr;
-        char *specific = nullptr;
-        PetscErrorMessage(ierr, &text, &specific);
-        refused = std::string("PETSc: ") + (specific && *specific ? specific
-                                            : text                ? text
-                                                                  : "error");
-      }
+      if (ierr) refused = petsc_error_text(ierr);
       // A k whose set-up failed has no stage: each of its sources is refused with its reason.
       if (building) stage.reset();
       if (!stage && refused.empty()) refused = "the set-up of this k failed";
@@ -2152,7 +1537,20 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
                        source_text, refused.c_str());
         }
       }
-      if (!row.solved) *exit_status = kExitSolveFailed;
+      if (!row.solved) exit_status = kExitSolveFailed;
+      if (sink && sweep_rank == 0) {
+        record.row = row;
+        record.refusal = refused;
+        record.k_index = i;
+        record.source_label = cases[s].label;
+        if (!row.solved) {  // a refusal after the solve: nothing of it is handed on
+          record.unknown.clear();
+          record.surface.clear();
+          record.field.clear();
+          record.farfield.clear();
+        }
+        sink(std::move(record));
+      }
       if (numcalc) {
         PetscLogDouble t_done;
         PetscCall(PetscTime(&t_done));
@@ -2186,6 +1584,11 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     }
     first_own_k = false;
   }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode BemRun::finish() {
+  PetscFunctionBeginUser;
   if (split) {
     // Rank 0 puts the run together: every rank's rows, summaries, NumCalc steps and HRTFs, and
     // the run's exit status is the worst of the ranks'.
@@ -2208,7 +1611,7 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
     }
     if (sofa) PetscCall(gather_sofa(comm, *sofa));
     if (rank != 0) sofa.reset();
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, exit_status, 1, MPI_INT, MPI_MAX, comm));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &exit_status, 1, MPI_INT, MPI_MAX, comm));
   }
   if (rank == 0 && table.size() > 1)
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n%s",
@@ -2240,16 +1643,137 @@ PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status) {
       std::fprintf(stderr,
                    "bem_solve: error: -bem_sofa '%s' not written: %zu of the %zu solves failed\n",
                    opt.field.sofa_path.c_str(), missing, sofa->filled.size());
-      *exit_status = kExitSolveFailed;
+      exit_status = kExitSolveFailed;
     }
   }
   for (const std::string &name : unused_options(false))
     PetscCall(PetscPrintf(comm, "bem_solve: warning: option -%s was not used\n", name.c_str()));
+  PetscFunctionReturn(0);
+}
 
-  PetscCall(VecScatterDestroy(&gather));
-  PetscCall(VecDestroy(&x_all));
-  PetscCall(VecDestroy(&x));
-  PetscCall(VecDestroy(&b));
+std::string petsc_error_text(PetscErrorCode ierr) {
+  const char *text = nullptr;
+  char *specific = nullptr;
+  PetscErrorMessage(ierr, &text, &specific);
+  return std::string("PETSc: ") + (specific && *specific ? specific : text ? text : "error");
+}
+
+PetscErrorCode BemRun::prepare(bool *help) {
+  PetscFunctionBeginUser;
+  PetscCall(read_options(help));
+  if (*help) PetscFunctionReturn(0);
+  PetscCall(prepare_outputs());
+  PetscCall(read_mesh());
+  PetscCall(assign_conditions_to_mesh());
+  PetscCall(prepare_sources());
+  PetscCall(make_vectors());
+  PetscCall(check_before_work());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode BemRun::build_operator_at(std::size_t i, OperatorStage &stage) {
+  PetscFunctionBeginUser;
+  ProblemSpec spec = cases.front().spec;
+  spec.k = opt.wavenumbers.at(i);
+  const Problem problem(*mesh_, spec, own_rows, &facts.front());
+  PetscLogDouble t;
+  PetscCall(PetscTime(&t));
+  PetscCall(build_operator_stage(surface_stage(), problem, t, stage));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode BemRun::right_hand_side_at(const OperatorStage &stage, std::size_t i, std::size_t s,
+                                          Vec b) {
+  PetscFunctionBeginUser;
+  ProblemSpec spec = cases.at(s).spec;
+  spec.k = opt.wavenumbers.at(i);
+  const Problem problem(*mesh_, spec, own_rows, &facts[s]);
+  const std::vector<cplx> f = right_hand_side(stage, problem);
+  PetscScalar *ba;
+  PetscCall(VecGetArray(b, &ba));
+  std::copy(f.begin(), f.end(), ba);
+  PetscCall(VecRestoreArray(b, &ba));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode BemRun::gather_in_mesh_order(Vec x, std::vector<cplx> *whole) {
+  PetscFunctionBeginUser;
+  std::vector<cplx> solver_order;
+  PetscCall(gather_to_rank_zero(x, &solver_order));
+  if (distribution && rank == 0) {
+    whole->assign(solver_order.size(), cplx(0.0));
+    const std::vector<std::size_t> &order = distribution->element_order;
+    for (std::size_t i = 0; i < order.size(); ++i) (*whole)[order[i]] = solver_order[i];
+  } else {
+    *whole = std::move(solver_order);
+  }
+  PetscFunctionReturn(0);
+}
+
+namespace {
+// A PETSc failure of an open run's step as the exception a program catches.
+void check(PetscErrorCode ierr) {
+  if (ierr) throw Error(petsc_error_text(ierr));
+}
+// A program's open run gathers its solutions, as a sink's run does.
+const SolveRecordSink kOpenRunSink = [](SolveRecord &&) {};
+}  // namespace
+
+OpenRun::OpenRun(MPI_Comm comm) : run_(std::make_unique<BemRun>(comm, kOpenRunSink)) {
+  bool help = false;
+  check(run_->prepare(&help));
+  if (help) throw Error("-help: the options are listed above; nothing is solved");
+}
+
+OpenRun::~OpenRun() = default;
+
+const std::vector<double> &OpenRun::wavenumbers() const { return run_->options().wavenumbers; }
+std::size_t OpenRun::sources() const { return run_->source_list().size(); }
+const std::string &OpenRun::source_label(std::size_t s) const {
+  return run_->source_list().at(s).label;
+}
+
+std::unique_ptr<OperatorStage> OpenRun::operator_at(std::size_t i) {
+  if (i >= wavenumbers().size())
+    throw Error("no sweep point " + std::to_string(i) + " (the run has " +
+                std::to_string(wavenumbers().size()) + ")");
+  auto stage = std::make_unique<OperatorStage>();
+  check(run_->build_operator_at(i, *stage));
+  // What the program gave that nothing has read by the first stage (whose KSP reads the -ksp_*
+  // and -pc_* options) is a typo or does not apply.
+  if (!options_checked_) refuse_unused_options();
+  options_checked_ = true;
+  return stage;
+}
+
+Vec OpenRun::new_vector() const {
+  Vec v;
+  check(VecDuplicate(run_->layout(), &v));
+  return v;
+}
+
+void OpenRun::right_hand_side(const OperatorStage &stage, std::size_t i, std::size_t s, Vec b) {
+  if (i >= wavenumbers().size() || s >= sources())
+    throw Error("no sweep point " + std::to_string(i) + " or source " + std::to_string(s));
+  check(run_->right_hand_side_at(stage, i, s, b));
+}
+
+std::vector<cplx> OpenRun::gather(Vec x) {
+  std::vector<cplx> whole;
+  check(run_->gather_in_mesh_order(x, &whole));
+  return whole;
+}
+
+PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status, const SolveRecordSink &sink) {
+  PetscFunctionBeginUser;
+  *exit_status = kExitSolved;
+  BemRun run(comm, sink);
+  bool help = false;
+  PetscCall(run.prepare(&help));
+  if (help) PetscFunctionReturn(0);
+  PetscCall(run.solve_sweep());
+  PetscCall(run.finish());
+  *exit_status = run.status();
   PetscFunctionReturn(0);
 }
 

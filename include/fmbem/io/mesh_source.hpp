@@ -26,11 +26,32 @@ struct SurfaceRead {
 //   "numcalc:PATH"                    the boundary elements of the NumCalc project PATH (its
 //                                     NC.inp or folder: read_numcalc_mesh), a surface group a
 //                                     BOUNDARY line;
+//   "memory:NAME"                     a copy of the surface a program holds under NAME
+//                                     (MemorySurface);
 //   anything else                     a Gmsh .msh file, pipe or FIFO, read by read_gmsh
 //                                     with its default options.
 // Throws fmbem::Error on a malformed spec or an unreadable or malformed file.
 SurfaceRead read_surface(const std::string& spec);
 inline constexpr std::string_view kNumCalcMeshPrefix = "numcalc:";
+inline constexpr std::string_view kMemoryMeshPrefix = "memory:";
+
+// A surface a program holds (the Python module's meshes from arrays), readable as the -mesh
+// "memory:NAME" while this object lives: everything that reads a mesh by its spec (each rank,
+// the outputs' whole mesh) reads it as it would a file. Thread-safe.
+class MemorySurface {
+ public:
+  // Throws fmbem::Error for an empty name, one with a blank, or one another MemorySurface holds.
+  MemorySurface(std::string name, Surface surface);
+  ~MemorySurface();
+  MemorySurface(const MemorySurface&) = delete;
+  MemorySurface& operator=(const MemorySurface&) = delete;
+  // "memory:NAME": the -mesh that reads it.
+  std::string spec() const { return std::string(kMemoryMeshPrefix) + name_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
 
 // Whether each rank can read its own slab of the mesh `spec` names: a generated
 // icosphere. A Gmsh file is read whole on one rank (the Gmsh SDK reads a file whole).

@@ -11,6 +11,7 @@
 #include "fmbem/field/field_evaluator.hpp"
 #include "fmbem/field/problem_field.hpp"
 #include "fmbem/io/field_points.hpp"
+#include "fmbem/io/field_writer.hpp"
 #include "fmbem/problem/problem.hpp"
 #include "fmbem/solver/sweep.hpp"
 
@@ -74,6 +75,10 @@ class FieldStage {
   using AddOutput = std::function<void(const std::string& path, const std::string& option,
                                        const std::function<void(const std::string&)>& writer)>;
   void fill(const OutputIndex& at, const AddOutput& add) const;
+  // What the last evaluate gave as the columns of -bem_field_csv's file (x, y, z first) and of
+  // -bem_farfield_csv's (empty: not asked, or no evaluate yet).
+  std::vector<io::NamedColumn> field_columns() const;
+  std::vector<io::NamedColumn> farfield_columns() const;
   // The field's points, and what the last evaluate gave with -bem_field_reference: the HRTF at
   // each point and the reference source (empty / none otherwise).
   const std::vector<Vec3>& points() const { return points_.points; }

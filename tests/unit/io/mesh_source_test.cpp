@@ -136,5 +136,31 @@ TEST(LoadMesh, OtherSpecsAreFilePaths) {
   EXPECT_NE(message.find("cannot read mesh file 'icosphere.msh'"), std::string::npos) << message;
 }
 
+// A surface a program holds reads back as given (groups too) while it is held, and not after.
+TEST(MemorySurface, ReadsAsGivenWhileHeld) {
+  Surface given = read_surface("icosphere:1").surface;
+  given.groups = {{"cap", 7, 2}};
+  given.triangle_group.assign(given.triangles.size(), -1);
+  given.triangle_group[3] = 0;
+  std::string spec;
+  {
+    const MemorySurface held("test-surface", given);
+    spec = held.spec();
+    EXPECT_EQ(spec, "memory:test-surface");
+    const SurfaceRead read = read_surface(spec);
+    EXPECT_EQ(read.surface.vertices, given.vertices);
+    EXPECT_EQ(read.surface.triangles, given.triangles);
+    EXPECT_EQ(read.surface.groups, given.groups);
+    EXPECT_EQ(read.surface.triangle_group, given.triangle_group);
+    EXPECT_TRUE(read.warnings.empty());
+    EXPECT_EQ(load_mesh(spec).size(), given.triangles.size());
+    // One name, one surface.
+    EXPECT_THROW(MemorySurface("test-surface", given), Error);
+  }
+  EXPECT_NE(load_error(spec).find("no surface of that name"), std::string::npos);
+  EXPECT_THROW(MemorySurface("", given), Error);
+  EXPECT_THROW(MemorySurface("two words", given), Error);
+}
+
 }  // namespace
 }  // namespace fmbem::io
