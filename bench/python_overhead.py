@@ -42,7 +42,7 @@ def python_run(words):
     done = subprocess.run([sys.executable, "-c", code, *words], capture_output=True, text=True,
                           check=True)
     wall = time.perf_counter() - start
-    _, inner, setup, solve, iterations = done.stdout.split("RESULT")[1].split()
+    inner, setup, solve, iterations = done.stdout.split("RESULT")[1].split()
     return wall, float(setup), float(solve), int(iterations), float(inner)
 
 
@@ -66,6 +66,9 @@ def main():
     for name, i in (("whole run (wall, fresh process)", 0), ("set-up (reported)", 1),
                     ("solve (reported)", 2)):
         print(f"| {name} | {med(cli, i):.3f} | {med(py, i):.3f} | {med(py, i) / med(cli, i):.3f} |")
+    print(f"\nfmbem.solve's call alone (inside the interpreter, after `import fmbem`): "
+          f"{statistics.median(r[4] for r in py):.3f} s; the rest of its whole run is the "
+          f"interpreter's start and imports.")
     print(f"\nmedians of {args.repeat} alternating runs; {cli[0][3]} iterations; "
           f"`{' '.join(words)}`; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
 
