@@ -76,8 +76,8 @@ void write_table_csv(const std::string& path, const std::vector<NamedColumn>& co
   if (!written || !closed) throw Error(prefix + std::strerror(written ? errno : write_errno));
 }
 
-void write_field_csv(const std::string& path, const FieldPoints& points,
-                     const std::vector<NamedColumn>& arrays) {
+std::vector<NamedColumn> field_table(const FieldPoints& points,
+                                     const std::vector<NamedColumn>& arrays) {
   std::vector<NamedColumn> columns(3);
   const char* axes[3] = {"x", "y", "z"};
   for (int d = 0; d < 3; ++d) {
@@ -90,7 +90,12 @@ void write_field_csv(const std::string& path, const FieldPoints& points,
     columns[2].values[i] = points.points[i].z;
   }
   columns.insert(columns.end(), arrays.begin(), arrays.end());
-  write_table_csv(path, columns);
+  return columns;
+}
+
+void write_field_csv(const std::string& path, const FieldPoints& points,
+                     const std::vector<NamedColumn>& arrays) {
+  write_table_csv(path, field_table(points, arrays));
 }
 
 }  // namespace fmbem::io

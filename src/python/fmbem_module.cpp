@@ -85,6 +85,20 @@ void set_options(const std::vector<std::string> &words) {
   }
 }
 
+// `work` with the run's options set in PETSc's database, cleared after it whatever happens (the
+// next run starts from none).
+template <class Work>
+void with_options(const std::vector<std::string> &words, Work &&work) {
+  set_options(words);
+  try {
+    work();
+  } catch (...) {
+    PetscOptionsClear(nullptr);
+    throw;
+  }
+  PetscOptionsClear(nullptr);
+}
+
 template <typename T>
 py::array_t<T> to_array(const std::vector<T> &values) {
   return py::array_t<T>(py::ssize_t(values.size()), values.data());
@@ -128,10 +142,9 @@ py::dict record_to_dict(const SolveRecord &r) {
 // bad input raises fmbem.Error with the command line's message.
 int run(const std::vector<std::string> &words, const py::function &on_solve) {
   start_petsc();
-  set_options(words);
   int status = kExitSolved;
   PetscErrorCode ierr = 0;
-  {
+  with_options(words, [&] {
     // PETSc's own printing to the process's standard output while the GIL is released: petsc4py,
     // once imported, routes PetscPrintf to Python's sys.stdout, which needs the GIL.
     struct DefaultPrinting {
@@ -150,12 +163,10 @@ int run(const std::vector<std::string> &words, const py::function &on_solve) {
       ierr = run_bem_solve(PETSC_COMM_WORLD, &status, sink);
     } catch (...) {
       std::fflush(stdout);
-      PetscOptionsClear(nullptr);
       throw;
     }
     std::fflush(stdout);
-  }
-  PetscOptionsClear(nullptr);
+  });
   if (ierr) throw Error(petsc_error_text(ierr));
   return status;
 }
@@ -279,7 +290,7 @@ class PythonOperator {
   PythonOperator(std::vector<std::string> words, std::size_t index)
       : words_(std::move(words)), index_(index) {
     start_petsc();
-    with_options([&] {
+    with_options(words_, [&] {
       run_ = std::make_shared<OpenRun>(PETSC_COMM_WORLD);
       stage_ = run_->operator_at(index);
     });
@@ -287,7 +298,7 @@ class PythonOperator {
   // The same run's stage at another point.
   PythonOperator at(std::size_t index) const {
     PythonOperator other(*this, index);
-    other.with_options([&] { other.stage_ = other.run_->operator_at(index); });
+    with_options(words_, [&] { other.stage_ = other.run_->operator_at(index); });
     return other;
   }
   const std::vector<double> &wavenumbers() const { return run_->wavenumbers(); }
@@ -323,17 +334,6 @@ class PythonOperator {
  private:
   PythonOperator(const PythonOperator &other, std::size_t index)
       : words_(other.words_), run_(other.run_), index_(index) {}
-  template <class Work>
-  void with_options(Work &&work) {
-    set_options(words_);
-    try {
-      work();
-    } catch (...) {
-      PetscOptionsClear(nullptr);
-      throw;
-    }
-    PetscOptionsClear(nullptr);
-  }
   std::vector<std::string> words_;
   std::shared_ptr<OpenRun> run_;
   // Declared after the run, whose vectors it reads: destroyed first.

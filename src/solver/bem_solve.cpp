@@ -108,6 +108,17 @@ PetscErrorCode gather_to_rank_zero(Vec v, std::vector<cplx> *whole) {
   PetscFunctionReturn(0);
 }
 
+// Values of every element gathered on rank 0 in the solver's order, in the user's (the solver's
+// order is part by part when distributed); elsewhere (empty) as they are.
+template <class Values>
+Values in_user_order(const Distribution *distribution, Values values) {
+  if (!distribution || values.empty()) return values;
+  Values out = values;
+  const std::vector<std::size_t> &order = distribution->element_order;
+  for (std::size_t i = 0; i < order.size(); ++i) out[order[i]] = values[i];
+  return out;
+}
+
 // The surface read once, on rank 0 (a pipe can be read only once); empty on the other ranks.
 Surface read_surface_on_rank_zero(MPI_Comm comm, const std::string &spec,
                                   std::vector<std::string> &warnings) {
@@ -853,11 +864,7 @@ PetscErrorCode solve_source(const SweepContext &sweep, OperatorStage &stage, con
         return sweep.distribution ? sweep.distribution->user_mesh.value() : mesh;
       };
       const auto to_user = [&](auto values) {
-        if (!sweep.distribution) return values;
-        auto out = values;
-        const std::vector<std::size_t> &order = sweep.distribution->element_order;
-        for (std::size_t i = 0; i < order.size(); ++i) out[order[i]] = values[i];
-        return out;
+        return in_user_order(sweep.distribution, std::move(values));
       };
       // The element classes of the user's mesh (surface conditions).
       const std::span<const std::int32_t> user_classes =
@@ -1037,6 +1044,12 @@ class BemRun {
   };
 
   // Work of the ranks that evaluate fields and write files: rank 0, or each rank for its k.
+  // Source s's problem at sweep point i over `rows` of the operator's mesh.
+  Problem problem_at(std::size_t i, std::size_t s, RowRange rows) const {
+    ProblemSpec spec = cases.at(s).spec;
+    spec.k = opt.wavenumbers.at(i);
+    return Problem(*mesh_, spec, rows, &facts[s]);
+  }
   // What every k of the run shares, for its operator stages.
   SurfaceStage surface_stage() {
     return {sweep_comm,
@@ -1400,9 +1413,7 @@ PetscErrorCode BemRun::check_before_work() {
   // Every source checked before any work (a point source inside the body, on the surface): its
   // problem at the first k, over no rows (no exact values formed).
   for (std::size_t s = 0; s < cases.size(); ++s) {
-    ProblemSpec spec = cases[s].spec;
-    spec.k = opt.wavenumbers.front();
-    const Problem checked(mesh, spec, RowRange{own_rows.begin, own_rows.begin}, &facts[s]);
+    const Problem checked = problem_at(0, s, RowRange{own_rows.begin, own_rows.begin});
     for (const std::string &w : checked.warnings())
       if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
   }
@@ -1440,7 +1451,6 @@ PetscErrorCode BemRun::check_before_work() {
 
 PetscErrorCode BemRun::solve_sweep() {
   PetscFunctionBeginUser;
-  const Mesh &mesh = *mesh_;
   const SweepContext sweep{surface_stage(),
                            field_stage,
                            std::move(class_extents),
@@ -1489,9 +1499,7 @@ PetscErrorCode BemRun::solve_sweep() {
       PetscErrorCode ierr = 0;
       bool building = false;  // the k's shared set-up, whose failure is every source's
       try {
-        ProblemSpec spec = cases[s].spec;
-        spec.k = opt.wavenumbers[i];
-        const Problem problem(mesh, spec, own_rows, &facts[s]);
+        const Problem problem = problem_at(i, s, own_rows);
         if (i > 0 || s > 0)
           for (const std::string &w : problem.warnings())
             if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
@@ -1673,26 +1681,16 @@ PetscErrorCode BemRun::prepare(bool *help) {
 
 PetscErrorCode BemRun::build_operator_at(std::size_t i, OperatorStage &stage) {
   PetscFunctionBeginUser;
-  ProblemSpec spec = cases.front().spec;
-  spec.k = opt.wavenumbers.at(i);
-  const Problem problem(*mesh_, spec, own_rows, &facts.front());
   PetscLogDouble t;
   PetscCall(PetscTime(&t));
-  PetscCall(build_operator_stage(surface_stage(), problem, t, stage));
+  PetscCall(build_operator_stage(surface_stage(), problem_at(i, 0, own_rows), t, stage));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode BemRun::right_hand_side_at(const OperatorStage &stage, std::size_t i, std::size_t s,
                                           Vec b) {
   PetscFunctionBeginUser;
-  ProblemSpec spec = cases.at(s).spec;
-  spec.k = opt.wavenumbers.at(i);
-  const Problem problem(*mesh_, spec, own_rows, &facts[s]);
-  const std::vector<cplx> f = right_hand_side(stage, problem);
-  PetscScalar *ba;
-  PetscCall(VecGetArray(b, &ba));
-  std::copy(f.begin(), f.end(), ba);
-  PetscCall(VecRestoreArray(b, &ba));
+  PetscCall(right_hand_side(stage, problem_at(i, s, own_rows), b));
   PetscFunctionReturn(0);
 }
 
@@ -1700,13 +1698,7 @@ PetscErrorCode BemRun::gather_in_mesh_order(Vec x, std::vector<cplx> *whole) {
   PetscFunctionBeginUser;
   std::vector<cplx> solver_order;
   PetscCall(gather_to_rank_zero(x, &solver_order));
-  if (distribution && rank == 0) {
-    whole->assign(solver_order.size(), cplx(0.0));
-    const std::vector<std::size_t> &order = distribution->element_order;
-    for (std::size_t i = 0; i < order.size(); ++i) (*whole)[order[i]] = solver_order[i];
-  } else {
-    *whole = std::move(solver_order);
-  }
+  *whole = in_user_order(distribution.get(), std::move(solver_order));
   PetscFunctionReturn(0);
 }
 

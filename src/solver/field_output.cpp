@@ -313,15 +313,7 @@ std::vector<std::string> FieldStage::evaluate(const Problem& problem, const Disc
 
 std::vector<io::NamedColumn> FieldStage::field_columns() const {
   if (!tables_ || tables_->field.empty()) return {};
-  std::vector<io::NamedColumn> columns(3);
-  const char* axes[3] = {"x", "y", "z"};
-  for (std::size_t a = 0; a < 3; ++a) {
-    columns[a].name = axes[a];
-    for (const Vec3& p : points_.points)
-      columns[a].values.push_back(a == 0 ? p.x : a == 1 ? p.y : p.z);
-  }
-  columns.insert(columns.end(), tables_->field.begin(), tables_->field.end());
-  return columns;
+  return io::field_table(points_, tables_->field);
 }
 
 std::vector<io::NamedColumn> FieldStage::farfield_columns() const {

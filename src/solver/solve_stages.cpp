@@ -525,11 +525,21 @@ PetscErrorCode build_operator_stage(const SurfaceStage &surface, const Problem &
   PetscFunctionReturn(0);
 }
 
-std::vector<cplx> right_hand_side(const OperatorStage &stage, const Problem &problem) {
-  if (!stage.regularised) return problem.right_hand_side(*stage.layers);
-  const Problem::RightHandSideParts parts = problem.right_hand_side_parts(*stage.layers);
-  return static_cast<const RegularisedOperator &>(*stage.op).right_hand_side(parts.value,
-                                                                             parts.derivative);
+PetscErrorCode right_hand_side(const OperatorStage &stage, const Problem &problem, Vec b) {
+  PetscFunctionBeginUser;
+  std::vector<cplx> f;
+  if (!stage.regularised) {
+    f = problem.right_hand_side(*stage.layers);
+  } else {
+    const Problem::RightHandSideParts parts = problem.right_hand_side_parts(*stage.layers);
+    f = static_cast<const RegularisedOperator &>(*stage.op).right_hand_side(parts.value,
+                                                                            parts.derivative);
+  }
+  PetscScalar *ba;
+  PetscCall(VecGetArray(b, &ba));
+  std::copy(f.begin(), f.end(), ba);
+  PetscCall(VecRestoreArray(b, &ba));
+  PetscFunctionReturn(0);
 }
 
 PetscErrorCode solve_problem(const SurfaceStage &surface, OperatorStage &stage,
@@ -543,13 +553,7 @@ PetscErrorCode solve_problem(const SurfaceStage &surface, OperatorStage &stage,
   const PetscInt mat_mults_before = ctx.mat_mults;
   const PetscLogDouble mat_mult_seconds_before = ctx.mat_mult_seconds;
   PetscLogDouble t_setup, t_solved;
-  {
-    const std::vector<cplx> f = right_hand_side(stage, problem);
-    PetscScalar *ba;
-    PetscCall(VecGetArray(b, &ba));
-    std::copy(f.begin(), f.end(), ba);
-    PetscCall(VecRestoreArray(b, &ba));
-  }
+  PetscCall(right_hand_side(stage, problem, b));
   PetscCall(PetscTime(&t_setup));
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(PetscTime(&t_solved));

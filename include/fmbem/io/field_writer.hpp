@@ -26,6 +26,9 @@ struct NamedColumn {
 void write_table_csv(const std::string& path, const std::vector<NamedColumn>& columns);
 
 // The field points as a table: columns x, y, z, then `arrays` (one value per point).
+std::vector<NamedColumn> field_table(const FieldPoints& points,
+                                     const std::vector<NamedColumn>& arrays);
+// That table as CSV (write_table_csv).
 void write_field_csv(const std::string& path, const FieldPoints& points,
                      const std::vector<NamedColumn>& arrays);
 

@@ -161,8 +161,8 @@ PetscErrorCode build_operator_stage(const SurfaceStage &surface, const Problem &
                                     PetscLogDouble t_start, OperatorStage &stage);
 
 // `problem`'s right-hand side on this rank's rows for the stage's equation (the regularised
-// formulation's mixes the data's value and derivative through its regulariser).
-std::vector<cplx> right_hand_side(const OperatorStage &stage, const Problem &problem);
+// formulation's mixes the data's value and derivative through its regulariser), into b.
+PetscErrorCode right_hand_side(const OperatorStage &stage, const Problem &problem, Vec b);
 
 // One right-hand side solved with a stage.
 struct SolveOutcome {
