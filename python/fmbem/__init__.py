@@ -194,9 +194,29 @@ def _option_words(options) -> list[str]:
     return words
 
 
-def _words(mesh, k, frequency, options) -> list[str]:
+class _FieldPoints:
+    """Field points from an (m, 3) array (metres), readable as the ``-bem_field`` ``memory:NAME``
+    while this object lives."""
+
+    def __init__(self, points):
+        self._held = _fmbem.make_field_points(f"python-points-{next(_names)}",
+                                              np.asarray(points, dtype=np.float64))
+
+    @property
+    def spec(self) -> str:
+        return self._held.spec
+
+
+def _words(mesh, k, frequency, options, field_points=None) -> list[str]:
+    """The run's words; ``field_points`` a _FieldPoints, kept alive by the caller for the run."""
     words = _option_words(options)
     given = {w for w in words if w.startswith("-") and not w.lstrip("-")[:1].isdigit()}
+    if field_points is not None:
+        clashes = given & {"-bem_field", "-bem_field_plane", "-bem_field_sphere"}
+        if clashes:
+            raise Error(f"the field points are given twice: as field_points and as the option "
+                        f"{sorted(clashes)[0]}")
+        words += ["-bem_field", field_points.spec]
     if mesh is not None:
         if "-mesh" in given:
             raise Error("the mesh is given twice: as the argument and as the option -mesh")
@@ -224,11 +244,13 @@ def _mesh_spec(words: list[str]) -> str | None:
     return None
 
 
-def solve_iter(mesh=None, *, k=None, frequency=None, options=None) -> Iterator[Solution]:
+def solve_iter(mesh=None, *, k=None, frequency=None, options=None,
+               field_points=None) -> Iterator[Solution]:
     """The solves of a run as they finish (a sweep's progress); arguments as ``solve``. A solve
     that failed is yielded with ``solved`` False; bad input raises ``Error``. Stopping early
     ends the run after the solve under way."""
-    words = _words(mesh, k, frequency, options)
+    points = None if field_points is None else _FieldPoints(field_points)
+    words = _words(mesh, k, frequency, options, points)
     done = object()
     results: queue.Queue = queue.Queue(maxsize=1)
     stop = threading.Event()
@@ -267,7 +289,7 @@ def solve_iter(mesh=None, *, k=None, frequency=None, options=None) -> Iterator[S
         raise failure[0]
 
 
-def solve(mesh=None, *, k=None, frequency=None, options=None,
+def solve(mesh=None, *, k=None, frequency=None, options=None, field_points=None,
           on_solve: Callable[[Solution], None] | None = None, check: bool = True) -> Run:
     """Solves as ``bem_solve`` would with these options.
 
@@ -276,10 +298,13 @@ def solve(mesh=None, *, k=None, frequency=None, options=None,
     ("100:1000:100"), as ``-k`` and ``-bem_frequency``.
     options: every other option, as a dict ({"bem_formulation": "bm", "ksp_rtol": 1e-8}), a
     command-line string ("-bem_formulation bm -ksp_rtol 1e-8") or its list of words.
+    field_points: an (m, 3) array of points (metres) where each solution's field is evaluated
+    (``Solution.field``: x, y, z and the pressures, as ``-bem_field`` with a CSV of them).
     on_solve: called with each Solution as it finishes.
     check: raise SolveFailed when a solve failed (else see Run.exit_status).
     Bad input raises fmbem.Error with bem_solve's message; nothing is solved then."""
-    words = _words(mesh, k, frequency, options)
+    points = None if field_points is None else _FieldPoints(field_points)
+    words = _words(mesh, k, frequency, options, points)
     run = Run()
 
     def collect(record):
@@ -323,7 +348,8 @@ class Operator:
     """A run's operator at one of its wavenumbers, for driving the solve yourself: ``mat()`` the
     boundary operator A (a PETSc shell matrix whose MatMult is the FMM), ``ksp()`` the KSP the run
     would use (its preconditioner and -ksp_* options set up), ``rhs(source)`` a source's b,
-    ``vector()`` a vector of A's layout, ``gather(x)`` a solution in the mesh's element order;
+    ``vector()`` a vector of A's layout, ``gather(x)`` a solution in the mesh's element order,
+    ``field(x)`` its field at ``field_points`` (and far field, with ``-bem_farfield``);
     PETSc objects as petsc4py's (``fmbem.petsc()``), each keeping this Operator alive (A's products
     read the operator it holds). Arguments as ``solve``'s; ``index`` picks the sweep point, and
     ``at(index)`` gives the same run's operator at another.
@@ -333,12 +359,15 @@ class Operator:
         ksp = op.ksp()
         ksp.solve(b, x)                 # or any petsc4py KSP on A
         u = op.gather(x)                # numpy, the surface pressure per element
+        p = op.field(x)["field"]        # with field_points=...: x, y, z, total_re, ...
     """
 
-    def __init__(self, mesh=None, *, k=None, frequency=None, options=None, index: int = 0):
+    def __init__(self, mesh=None, *, k=None, frequency=None, options=None, field_points=None,
+                 index: int = 0):
         petsc()  # petsc4py on this PETSc before any object is handed over
         self._surface = mesh if isinstance(mesh, Surface) else None
-        self._core = _fmbem.Operator(_words(mesh, k, frequency, options), index)
+        self._points = None if field_points is None else _FieldPoints(field_points)
+        self._core = _fmbem.Operator(_words(mesh, k, frequency, options, self._points), index)
 
     @property
     def wavenumbers(self) -> list[float]:
@@ -356,6 +385,7 @@ class Operator:
         """The same run's operator at sweep point ``index`` (a new Operator; this one stays)."""
         other = Operator.__new__(Operator)
         other._surface = self._surface
+        other._points = self._points
         other._core = self._core.at(index)
         return other
 
@@ -378,3 +408,10 @@ class Operator:
 
     def gather(self, x) -> np.ndarray:
         return self._core.gather(x)
+
+    def field(self, x, source: int = 0) -> dict[str, dict[str, np.ndarray]]:
+        """The field of solution ``x`` (source ``source``'s) at the run's field points
+        (``field_points`` or a ``-bem_field*`` option) and its far field (``-bem_farfield``):
+        ``{"field": ..., "farfield": ...}``, the columns ``Solution.field`` and ``.farfield`` hold
+        (on rank 0; empty on the others)."""
+        return self._core.field(source, x)

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <unordered_map>
@@ -20,6 +21,7 @@
 #include "fmbem/field/field_limits.hpp"
 #include "fmbem/io/gmsh_reader.hpp"
 #include "fmbem/quadrature/lebedev_rule.hpp"
+#include "memory_registry.hpp"
 #include "text_input.hpp"
 
 namespace fmbem::io {
@@ -365,6 +367,7 @@ std::filesystem::path grid_folder(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> field_point_files(const std::string& path) {
+  if (path.starts_with(kMemoryFieldPointsPrefix)) return {};
   if (!is_mesh2hrtf_grid(path)) return {path};
   const std::filesystem::path folder = grid_folder(path);
   return {(folder / "Nodes.txt").string(), (folder / "Elements.txt").string()};
@@ -385,7 +388,40 @@ FieldPoints read_mesh2hrtf_grid(const std::string& path) {
   return parse_mesh2hrtf_grid(node_text, element_text, path);
 }
 
+namespace {
+detail::MemoryRegistry<std::vector<Vec3>>& memory_field_points() {
+  static detail::MemoryRegistry<std::vector<Vec3>> registry;
+  return registry;
+}
+
+FieldPoints read_memory_field_points(const std::string& spec) {
+  const std::string_view name = std::string_view(spec).substr(kMemoryFieldPointsPrefix.size());
+  std::optional<std::vector<Vec3>> held = memory_field_points().find(name);
+  if (!held)
+    throw Error("field points '" + spec +
+                "': none of that name are held in memory (memory: points are given by a "
+                "program, not a file)");
+  if (held->empty()) throw Error("field points '" + spec + "': no points");
+  for (std::size_t i = 0; i < held->size(); ++i)
+    if (!field::within_field_range((*held)[i]))
+      throw Error("field points '" + spec + "', point " + std::to_string(i + 1) + ": the point " +
+                  field::out_of_range_reason((*held)[i]));
+  FieldPoints read;
+  read.points = std::move(*held);
+  read.description = "'" + spec + "' (" + std::to_string(read.points.size()) + " points)";
+  return read;
+}
+}  // namespace
+
+MemoryFieldPoints::MemoryFieldPoints(std::string name, std::vector<Vec3> points)
+    : name_(std::move(name)) {
+  memory_field_points().insert(name_, std::move(points), "field point set");
+}
+
+MemoryFieldPoints::~MemoryFieldPoints() { memory_field_points().erase(name_); }
+
 FieldPoints read_field_points(const std::string& path) {
+  if (path.starts_with(kMemoryFieldPointsPrefix)) return read_memory_field_points(path);
   if (is_mesh2hrtf_grid(path)) return read_mesh2hrtf_grid(path);
   if (ends_with(path, ".msh")) {
     FieldPoints read = read_gmsh_points(path);

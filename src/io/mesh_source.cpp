@@ -3,8 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <map>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -14,6 +13,7 @@
 #include "fmbem/core/error.hpp"
 #include "fmbem/io/gmsh_reader.hpp"
 #include "fmbem/io/numcalc_project.hpp"
+#include "memory_registry.hpp"
 
 namespace fmbem::io {
 namespace {
@@ -97,12 +97,8 @@ Surface read_octasphere(const std::string& spec) {
 }
 
 // The surfaces MemorySurface objects hold, by name.
-struct MemorySurfaces {
-  std::mutex mutex;
-  std::map<std::string, Surface, std::less<>> surfaces;
-};
-MemorySurfaces& memory_surfaces() {
-  static MemorySurfaces registry;
+detail::MemoryRegistry<Surface>& memory_surfaces() {
+  static detail::MemoryRegistry<Surface> registry;
   return registry;
 }
 
@@ -128,32 +124,21 @@ SurfaceRead read_surface(const std::string& spec) {
     return {std::move(mesh.surface), std::move(mesh.warnings)};
   }
   if (spec.starts_with(kMemoryMeshPrefix)) {
-    MemorySurfaces& registry = memory_surfaces();
-    const std::lock_guard lock(registry.mutex);
-    const auto found =
-        registry.surfaces.find(std::string_view(spec).substr(kMemoryMeshPrefix.size()));
-    if (found == registry.surfaces.end())
+    std::optional<Surface> held =
+        memory_surfaces().find(std::string_view(spec).substr(kMemoryMeshPrefix.size()));
+    if (!held)
       throw Error("bad -mesh '" + spec + "': no surface of that name is held in memory (a " +
                   std::string(kMemoryMeshPrefix) + " mesh is given by a program, not a file)");
-    return {found->second, {}};
+    return {std::move(*held), {}};
   }
   return read_gmsh(spec);
 }
 
 MemorySurface::MemorySurface(std::string name, Surface surface) : name_(std::move(name)) {
-  if (name_.empty() || name_.find_first_of(" \t\n\r") != std::string::npos)
-    throw Error("a surface held in memory needs a name without blanks (got '" + name_ + "')");
-  MemorySurfaces& registry = memory_surfaces();
-  const std::lock_guard lock(registry.mutex);
-  if (!registry.surfaces.emplace(name_, std::move(surface)).second)
-    throw Error("a surface named '" + name_ + "' is held in memory already");
+  memory_surfaces().insert(name_, std::move(surface), "surface");
 }
 
-MemorySurface::~MemorySurface() {
-  MemorySurfaces& registry = memory_surfaces();
-  const std::lock_guard lock(registry.mutex);
-  registry.surfaces.erase(name_);
-}
+MemorySurface::~MemorySurface() { memory_surfaces().erase(name_); }
 
 bool reads_in_slabs(const std::string& spec) { return is_icosphere_spec(spec); }
 

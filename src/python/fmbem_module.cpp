@@ -1,7 +1,8 @@
 // fmbem._fmbem: the C++ side of the Python module (python/fmbem). A run is bem_solve's own
 // (run_bem_solve) with the options set in PETSc's database and every solve handed back as
 // arrays, so that Python gets the command line's numbers bit for bit; meshes from arrays are
-// MemorySurface objects, read by their "memory:NAME" spec as a file would be.
+// MemorySurface objects, read by their "memory:NAME" spec as a file would be, and field points
+// from arrays MemoryFieldPoints objects, the -bem_field "memory:NAME".
 #include <petscsys.h>
 #include <pybind11/complex.h>
 #include <pybind11/functional.h>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "fmbem/core/error.hpp"
+#include "fmbem/io/field_points.hpp"
 #include "fmbem/io/mesh_source.hpp"
 #include "fmbem/mesh/mesh.hpp"
 #include "fmbem/solver/bem_solve.hpp"
@@ -223,6 +225,19 @@ std::shared_ptr<io::MemorySurface> make_surface(
   return std::make_shared<io::MemorySurface>(name, std::move(surface));
 }
 
+// Field points from an (m, 3) array, held in memory under `name` while the Python object lives.
+std::shared_ptr<io::MemoryFieldPoints> make_field_points(
+    const std::string &name,
+    py::array_t<double, py::array::c_style | py::array::forcecast> points) {
+  if (points.ndim() != 2 || points.shape(1) != 3)
+    throw Error("field_points: expected an array of shape (m, 3)");
+  std::vector<Vec3> held;
+  const double *p = points.data();
+  for (py::ssize_t i = 0; i < points.shape(0); ++i)
+    held.push_back({p[3 * i], p[3 * i + 1], p[3 * i + 2]});
+  return std::make_shared<io::MemoryFieldPoints>(name, std::move(held));
+}
+
 template <typename T>
 py::array_t<T> rows_of(const std::vector<T> &flat, std::size_t columns) {
   py::array_t<T> out({py::ssize_t(flat.size() / columns), py::ssize_t(columns)});
@@ -330,6 +345,16 @@ class PythonOperator {
     const Vec v = reinterpret_cast<Vec>(x.attr("handle").cast<std::uintptr_t>());
     return to_array(run_->gather(v));
   }
+  // The field and far field of source `source`'s solution x (a petsc4py Vec of the operator's
+  // layout), as a solve's record gives them.
+  py::dict field(std::size_t source, const py::object &x) {
+    const Vec v = reinterpret_cast<Vec>(x.attr("handle").cast<std::uintptr_t>());
+    const OpenRun::Field f = run_->field(index_, source, v);
+    py::dict out;
+    out["field"] = columns_of(f.field);
+    out["farfield"] = columns_of(f.farfield);
+    return out;
+  }
 
  private:
   PythonOperator(const PythonOperator &other, std::size_t index)
@@ -355,6 +380,10 @@ PYBIND11_MODULE(_fmbem, m) {
   m.def("make_surface", &fmbem::make_surface, py::arg("name"), py::arg("vertices"),
         py::arg("triangles"), py::arg("groups") = py::none(),
         py::arg("group_names") = std::map<std::int64_t, std::string>{});
+  py::class_<fmbem::io::MemoryFieldPoints, std::shared_ptr<fmbem::io::MemoryFieldPoints>>(
+      m, "MemoryFieldPoints")
+      .def_property_readonly("spec", &fmbem::io::MemoryFieldPoints::spec);
+  m.def("make_field_points", &fmbem::make_field_points, py::arg("name"), py::arg("points"));
   m.def("load_mesh", &fmbem::load_mesh, py::arg("spec"));
   m.def("run", &fmbem::run, py::arg("words"), py::arg("on_solve"));
   py::class_<fmbem::PythonOperator>(m, "Operator")
@@ -368,5 +397,6 @@ PYBIND11_MODULE(_fmbem, m) {
       .def("ksp", &fmbem::PythonOperator::ksp)
       .def("vector", &fmbem::PythonOperator::vector)
       .def("right_hand_side", &fmbem::PythonOperator::right_hand_side, py::arg("source"))
-      .def("gather", &fmbem::PythonOperator::gather, py::arg("x"));
+      .def("gather", &fmbem::PythonOperator::gather, py::arg("x"))
+      .def("field", &fmbem::PythonOperator::field, py::arg("source"), py::arg("x"));
 }

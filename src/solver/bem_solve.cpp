@@ -119,6 +119,28 @@ Values in_user_order(const Distribution *distribution, Values values) {
   return out;
 }
 
+// The element classes of the user's mesh (surface conditions; empty for the other problems),
+// on rank 0.
+std::span<const std::int32_t> user_element_classes(const Distribution *distribution,
+                                                   const Problem &problem) {
+  if (problem.spec().kind != ProblemKind::Surface) return {};
+  return distribution ? std::span<const std::int32_t>(distribution->user_element_class)
+                      : std::span<const std::int32_t>(*problem.spec().element_class);
+}
+
+// The field and far field of `problem`'s solution, given whole in the user's element order, on
+// the user's mesh (rank 0): the stage's summary lines.
+std::vector<std::string> evaluate_field(FieldStage &stage, const Distribution *distribution,
+                                        const Problem &problem, const Discretization &disc,
+                                        std::span<const cplx> user_solution,
+                                        const SolveOptions &opt) {
+  const field::FieldOptions options{opt.near, opt.fmm,
+                                    opt.operator_backend == OperatorBackend::fmm};
+  if (!distribution) return stage.evaluate(problem, disc, user_solution, options);
+  return stage.evaluate(problem, distribution->user_disc.value(), user_solution, options,
+                        user_element_classes(distribution, problem));
+}
+
 // The surface read once, on rank 0 (a pipe can be read only once); empty on the other ranks.
 Surface read_surface_on_rank_zero(MPI_Comm comm, const std::string &spec,
                                   std::vector<std::string> &warnings) {
@@ -866,19 +888,11 @@ PetscErrorCode solve_source(const SweepContext &sweep, OperatorStage &stage, con
       const auto to_user = [&](auto values) {
         return in_user_order(sweep.distribution, std::move(values));
       };
-      // The element classes of the user's mesh (surface conditions).
       const std::span<const std::int32_t> user_classes =
-          problem.spec().kind != ProblemKind::Surface ? std::span<const std::int32_t>()
-          : sweep.distribution
-              ? std::span<const std::int32_t>(sweep.distribution->user_element_class)
-              : std::span<const std::int32_t>(*problem.spec().element_class);
+          user_element_classes(sweep.distribution, problem);
       if (opt.field.field() || opt.field.farfield_directions > 0) {
-        const field::FieldOptions field_options{opt.near, opt.fmm,
-                                                opt.operator_backend == OperatorBackend::fmm};
-        lines = sweep.distribution
-                    ? field_stage.evaluate(problem, sweep.distribution->user_disc.value(),
-                                           to_user(solution), field_options, user_classes)
-                    : field_stage.evaluate(problem, disc, solution, field_options);
+        lines =
+            evaluate_field(field_stage, sweep.distribution, problem, disc, to_user(solution), opt);
         if (sweep.sofa)
           sweep.sofa->add(at, field_stage.hrtf(),
                           sofa_receiver(problem.spec(), *field_stage.reference()));
@@ -1027,6 +1041,10 @@ class BemRun {
   PetscErrorCode right_hand_side_at(const OperatorStage &stage, std::size_t i, std::size_t s,
                                     Vec b);
   PetscErrorCode gather_in_mesh_order(Vec x, std::vector<cplx> *whole);
+  // The field and far field of source s's solution x at point i, as the sweep's record holds
+  // them (on rank 0; empty elsewhere).
+  PetscErrorCode field_at(std::size_t i, std::size_t s, Vec x, std::vector<io::NamedColumn> *field,
+                          std::vector<io::NamedColumn> *farfield);
   const SolveOptions &options() const { return opt; }
   const std::vector<SourceCase> &source_list() const { return cases; }
   Vec layout() const { return vectors.x; }
@@ -1702,6 +1720,20 @@ PetscErrorCode BemRun::gather_in_mesh_order(Vec x, std::vector<cplx> *whole) {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode BemRun::field_at(std::size_t i, std::size_t s, Vec x,
+                                std::vector<io::NamedColumn> *field,
+                                std::vector<io::NamedColumn> *farfield) {
+  PetscFunctionBeginUser;
+  std::vector<cplx> whole;
+  PetscCall(gather_in_mesh_order(x, &whole));
+  on_rank_zero(comm, [&] {
+    evaluate_field(field_stage, distribution.get(), problem_at(i, s, own_rows), *disc, whole, opt);
+    *field = field_stage.field_columns();
+    *farfield = field_stage.farfield_columns();
+  });
+  PetscFunctionReturn(0);
+}
+
 namespace {
 // A PETSc failure of an open run's step as the exception a program catches.
 void check(PetscErrorCode ierr) {
@@ -1754,6 +1786,19 @@ std::vector<cplx> OpenRun::gather(Vec x) {
   std::vector<cplx> whole;
   check(run_->gather_in_mesh_order(x, &whole));
   return whole;
+}
+
+OpenRun::Field OpenRun::field(std::size_t i, std::size_t s, Vec x) {
+  if (i >= wavenumbers().size() || s >= sources())
+    throw Error("no sweep point " + std::to_string(i) + " or source " + std::to_string(s));
+  const FieldRequest &asked = run_->options().field;
+  if (!asked.field() && asked.farfield_directions == 0)
+    throw Error(
+        "the run has no field points and no far field: give -bem_field (field_points), "
+        "-bem_field_plane, -bem_field_sphere or -bem_farfield");
+  Field out;
+  check(run_->field_at(i, s, x, &out.field, &out.farfield));
+  return out;
 }
 
 PetscErrorCode run_bem_solve(MPI_Comm comm, int *exit_status, const SolveRecordSink &sink) {

@@ -86,6 +86,30 @@ def test_sweep_yields_each_solve_as_it_finishes():
     assert len(fmbem.solve("icosphere:2", k=[1, 2]).solutions) == 2
 
 
+def test_field_points_from_an_array_equal_a_csv_of_them(tmp_path):
+    """Field points given as an array: the command line's field at a CSV of the same points, bit
+    for bit (the CSV written with repr's 17 digits reads back exactly), over a sweep of two k."""
+    rng = np.random.default_rng(7)
+    directions = rng.normal(size=(9, 3))
+    points = directions / np.linalg.norm(directions, axis=1)[:, None] * rng.uniform(1.5, 4, (9, 1))
+    (tmp_path / "points.csv").write_text(
+        "".join(",".join(repr(float(c)) for c in p) + "\n" for p in points))
+    bem_solve(tmp_path, "-mesh", "icosphere:3", "-k", "1,3", "-bem_field", "points.csv",
+              "-bem_field_csv", "field.csv")
+    run = fmbem.solve("icosphere:3", k=[1, 3], field_points=points)
+    for s in run.solutions:
+        cli = read_csv(tmp_path / f"field_k{s.k_index + 1:04d}.csv")
+        assert np.array_equal(np.column_stack([s.field["x"], s.field["y"], s.field["z"]]), points)
+        for name in ("scattered_re", "scattered_im", "total_re", "total_im", "exact_re"):
+            assert np.array_equal(s.field[name], cli[name]), name
+    with pytest.raises(fmbem.Error, match="shape"):
+        fmbem.solve("icosphere:1", k=1, field_points=[1.0, 2.0, 3.0])
+    with pytest.raises(fmbem.Error, match="given twice"):
+        fmbem.solve("icosphere:1", k=1, field_points=points, options="-bem_field_sphere fibonacci:10:2")
+    with pytest.raises(fmbem.Error, match="point 2"):
+        fmbem.solve("icosphere:1", k=1, field_points=[[2, 0, 0], [np.nan, 0, 0]])
+
+
 def test_bad_input_raises_the_command_lines_message():
     with pytest.raises(fmbem.Error, match="-bem_formulation nonsense is not known"):
         fmbem.solve("icosphere:2", k=1, options={"bem_formulation": "nonsense"})
@@ -149,15 +173,26 @@ def test_operator_driven_through_petsc4py_equals_solve():
     preconditioner) on A reaches the same solution within its tolerance: both true residuals are
     below 1e-10 and A is well conditioned (second kind), so they agree to 1e-8."""
     PETSc = fmbem.petsc()
-    options = "-ksp_rtol 1e-10"
-    s = fmbem.solve("icosphere:3", k=2, options=options).solutions[0]
-    op = fmbem.Operator("icosphere:3", k=2, options=options)
+    options = "-ksp_rtol 1e-10 -bem_farfield 8"
+    points = [[2.0, 0.5, 0.0], [0.0, -3.0, 1.0]]
+    s = fmbem.solve("icosphere:3", k=2, options=options, field_points=points).solutions[0]
+    op = fmbem.Operator("icosphere:3", k=2, options=options, field_points=points)
     assert op.k == 2.0 and op.sources == 1
     A, b, x, ksp = op.mat(), op.rhs(), op.vector(), op.ksp()
     ksp.solve(b, x)
     assert ksp.getIterationNumber() == s.iterations
     u = op.gather(x)
     assert np.array_equal(u, s.unknown)
+    # The field of that solution is the solve's, by the same evaluation.
+    fields = op.field(x)
+    for kind in ("field", "farfield"):
+        expected = getattr(s, kind)
+        assert fields[kind].keys() == expected.keys()
+        assert len(next(iter(expected.values()))) == (2 if kind == "field" else 8)
+        for name, values in expected.items():
+            assert np.array_equal(fields[kind][name], values), (kind, name)
+    with pytest.raises(fmbem.Error, match="no field points"):
+        fmbem.Operator("icosphere:2", k=1).field(x)
     own = PETSc.KSP().create()
     own.setOperators(A)
     own.setType("gmres")

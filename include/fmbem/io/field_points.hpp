@@ -65,10 +65,12 @@ struct FieldSphere {
 FieldSphere parse_field_sphere(const std::string& option, std::string_view text);
 FieldPoints sphere_points(const FieldSphere& sphere);
 
-// Points from a file: a name ending in .msh is a Gmsh mesh (read_gmsh_points: its nodes, with
+// Points from a file: "memory:NAME" the points a MemoryFieldPoints holds under NAME, a name
+// ending in .msh is a Gmsh mesh (read_gmsh_points: its nodes, with
 // its triangles, quadrangles, tetrahedra and hexahedra as cells), a folder or a file named
 // Nodes.txt a Mesh2HRTF evaluation grid (read_mesh2hrtf_grid), anything else CSV
-// (parse_field_csv; a regular file, not a pipe). Throws fmbem::Error naming `path`: missing,
+// (parse_field_csv; a regular file, not a pipe). Throws fmbem::Error naming `path`: missing
+// (for memory: no points of that name held),
 // unreadable, malformed, no points, a point beyond field::kLargestFieldCoordinate (naming it).
 FieldPoints read_field_points(const std::string& path);
 
@@ -91,11 +93,31 @@ FieldPoints parse_field_csv(std::string_view content, const std::string& name);
 // id, an element naming an id Nodes.txt lacks, a point beyond field::kLargestFieldCoordinate, an
 // empty grid, a file over 2 GiB.
 FieldPoints read_mesh2hrtf_grid(const std::string& path);
-// The files read_field_points(path) reads (a grid's Nodes.txt and Elements.txt, else `path`):
-// the inputs no output may overwrite.
+// The files read_field_points(path) reads (a grid's Nodes.txt and Elements.txt, none for
+// memory:NAME, else `path`): the inputs no output may overwrite.
 std::vector<std::string> field_point_files(const std::string& path);
 // The same from the files' contents (`elements` empty: no cells); `name` names them in messages.
 FieldPoints parse_mesh2hrtf_grid(std::string_view nodes, std::string_view elements,
                                  const std::string& name);
+
+inline constexpr std::string_view kMemoryFieldPointsPrefix = "memory:";
+
+// Field points a program holds (the Python module's arrays), readable as the -bem_field
+// "memory:NAME" while this object lives, as a CSV of them would be: checked the same way when
+// read (at least one point, each within field::kLargestFieldCoordinate). Thread-safe.
+class MemoryFieldPoints {
+ public:
+  // Throws fmbem::Error for an empty name, one with a blank, or one another object holds.
+  MemoryFieldPoints(std::string name, std::vector<Vec3> points);
+  ~MemoryFieldPoints();
+  MemoryFieldPoints(const MemoryFieldPoints&) = delete;
+  MemoryFieldPoints& operator=(const MemoryFieldPoints&) = delete;
+  // "memory:NAME": the -bem_field that reads them.
+  std::string spec() const { return std::string(kMemoryFieldPointsPrefix) + name_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
 
 }  // namespace fmbem::io

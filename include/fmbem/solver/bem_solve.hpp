@@ -77,6 +77,13 @@ class OpenRun {
   void right_hand_side(const OperatorStage &stage, std::size_t i, std::size_t s, Vec b);
   // x on rank 0 in the mesh's element order (the user's; empty on the other ranks).
   std::vector<cplx> gather(Vec x);
+  // The field at the run's field points and its far field (-bem_field*, -bem_farfield) of
+  // source s's solution x at point i: the columns a solve's record holds, on rank 0 (empty
+  // elsewhere). Throws fmbem::Error when the run asked for neither.
+  struct Field {
+    std::vector<io::NamedColumn> field, farfield;
+  };
+  Field field(std::size_t i, std::size_t s, Vec x);
 
  private:
   std::unique_ptr<BemRun> run_;

@@ -398,6 +398,40 @@ FieldPoints three_points_with_a_triangle() {
   return p;
 }
 
+TEST(MemoryFieldPoints, ReadAsACsvOfThemWhileHeld) {
+  const std::vector<Vec3> given = {{1.5, 0.0, -2.0}, {0.0, 3.25, 1e-3}};
+  std::string spec;
+  {
+    const MemoryFieldPoints held("test-points", given);
+    spec = held.spec();
+    EXPECT_EQ(spec, "memory:test-points");
+    const FieldPoints read = read_field_points(spec);
+    EXPECT_EQ(read.points, given);
+    EXPECT_EQ(read.points, parse_field_csv("1.5,0,-2\n0,3.25,1e-3\n", "same.csv").points);
+    EXPECT_TRUE(read.cell_offsets.empty());
+    EXPECT_EQ(read.description, "'memory:test-points' (2 points)");
+    // Nothing on disk for an output to overwrite.
+    EXPECT_TRUE(field_point_files(spec).empty());
+    EXPECT_THROW(MemoryFieldPoints("test-points", given), Error);
+  }
+  const auto message_of = [](const std::string& points) {
+    try {
+      read_field_points(points);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message_of(spec).find("none of that name are held in memory"), std::string::npos);
+  {
+    const MemoryFieldPoints none("test-none", {});
+    EXPECT_NE(message_of("memory:test-none").find("no points"), std::string::npos);
+    const MemoryFieldPoints far("test-far", {{0, 0, 0}, {1e300, 0, 0}});
+    EXPECT_NE(message_of("memory:test-far").find("point 2"), std::string::npos);
+  }
+  EXPECT_THROW(MemoryFieldPoints("two words", given), Error);
+}
+
 TEST_F(FieldFiles, WritesCsvThatReadsBack) {
   const FieldPoints p = three_points_with_a_triangle();
   const double nan = std::nan("");
