@@ -69,6 +69,9 @@ def main():
     print(f"\nfmbem.solve's call alone (inside the interpreter, after `import fmbem`): "
           f"{statistics.median(r[4] for r in py):.3f} s; the rest of its whole run is the "
           f"interpreter's start and imports.")
+    print("\nEach pair (bem_solve, fmbem.solve): whole / set-up / solve s")
+    for i, (c, p) in enumerate(zip(cli, py)):
+        print(f"    {i + 1}: {c[0]:.3f} / {c[1]:.3f} / {c[2]:.3f}   {p[0]:.3f} / {p[1]:.3f} / {p[2]:.3f}")
     print(f"\nmedians of {args.repeat} alternating runs; {cli[0][3]} iterations; "
           f"`{' '.join(words)}`; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
 
