@@ -305,7 +305,11 @@ FmmTreeSize chosen_tree_size(const FmmOptions& options) {
 }
 
 int default_max_leaf(bool gpu, int order) {
-  if (!gpu) return 100;
+  // Where the near field's direct sum and the M2L balance (bench/results/gpu_fmm.md and
+  // cpu_translations.md): on the CPU, since its translations are vectorised, 40 is the fastest
+  // or within 15 % of it from one core to 16, p = 11 and 17, 3 and 6 source points an element;
+  // above p = 17 (not measured since) the leaves of the older measurement stay.
+  if (!gpu) return order <= 17 ? 40 : 100;
   return order <= 12 ? 50 : 150;
 }
 

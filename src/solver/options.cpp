@@ -153,8 +153,8 @@ constexpr OptionSpec kOptions[] = {
     {"fmm_p", "0", "FMM expansion order p (degrees 0..p-1), 1..40; 0: chosen from -fmm_eps"},
     {"fmm_eps", nullptr, "FMM relative MatMult accuracy (sets p unless -fmm_p)"},
     {"fmm_max_leaf", "auto",
-     "FMM octree: a cell splits above this many elements; auto: the fastest measured (CPU 100, GPU "
-     "50 at p <= 12, 150 above)"},
+     "FMM octree: a cell splits above this many elements; auto: the fastest measured (CPU 40 at "
+     "p <= 17, 100 above; GPU 50 at p <= 12, 150 above)"},
     {"fmm_view", "false", "Print the FMM tree, order and memory"},
     {"fmm_distribute", "true",
      "On more than one MPI rank, the FMM partitioned over the ranks: leaves and rows cut by work "

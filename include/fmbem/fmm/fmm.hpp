@@ -87,9 +87,9 @@ struct FmmPart {
 // our tensor-core kernel dmma up to p = 8, cuBLAS's batched ZGEMM (gemm) above.
 M2LScheme default_m2l_scheme(int order);
 
-// The leaf size of the fastest MatMult measured for order p on the CPU (100) or on the GPU
-// (H100, icosphere of 1.3M elements, bench/results/gpu_fmm.md: 50 at p = 8, 150 at p = 16,
-// where the near field and M2L balance).
+// The leaf size of the fastest MatMult measured for order p on the CPU (40 at p <= 17, 100
+// above: bench/results/cpu_translations.md) or on the GPU (H100, icosphere of 1.3M elements,
+// bench/results/gpu_fmm.md: 50 at p = 8, 150 at p = 16), where the near field and M2L balance.
 int default_max_leaf(bool gpu, int order);
 
 // The expansion order whose measured MatMult error stays below tolerance
