@@ -29,6 +29,15 @@ namespace {
 
 using namespace detail;
 
+// Throws fmbem::Error at the first point beyond the field's coordinate range: where(i) names
+// point i (0-based), the reason follows.
+template <class Where>
+void refuse_points_out_of_range(const std::vector<Vec3>& points, Where&& where) {
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (!field::within_field_range(points[i]))
+      throw Error(where(i) + field::out_of_range_reason(points[i]));
+}
+
 std::vector<std::string_view> split(std::string_view text) {
   std::vector<std::string_view> fields;
   for (;;) {
@@ -120,10 +129,8 @@ FieldPoints plane_points(const FieldPlane& plane) {
       out.points[i + plane.count_a * j] = plane.origin +
                                           plane.edge_a * (double(i) / double(plane.count_a - 1)) +
                                           plane.edge_b * (double(j) / double(plane.count_b - 1));
-  for (std::size_t i = 0; i < out.points.size(); ++i)
-    if (!field::within_field_range(out.points[i]))
-      throw Error("plane point " + std::to_string(i + 1) + " " +
-                  field::out_of_range_reason(out.points[i]));
+  refuse_points_out_of_range(
+      out.points, [](std::size_t i) { return "plane point " + std::to_string(i + 1) + " "; });
   out.description = "plane " + std::to_string(plane.count_a) + " x " +
                     std::to_string(plane.count_b) + " from " + format(plane.origin);
   return out;
@@ -402,10 +409,9 @@ FieldPoints read_memory_field_points(const std::string& spec) {
                 "': none of that name are held in memory (memory: points are given by a "
                 "program, not a file)");
   if (held->empty()) throw Error("field points '" + spec + "': no points");
-  for (std::size_t i = 0; i < held->size(); ++i)
-    if (!field::within_field_range((*held)[i]))
-      throw Error("field points '" + spec + "', point " + std::to_string(i + 1) + ": the point " +
-                  field::out_of_range_reason((*held)[i]));
+  refuse_points_out_of_range(*held, [&](std::size_t i) {
+    return "field points '" + spec + "', point " + std::to_string(i + 1) + ": the point ";
+  });
   FieldPoints read;
   read.points = std::move(*held);
   read.description = "'" + spec + "' (" + std::to_string(read.points.size()) + " points)";
@@ -425,11 +431,10 @@ FieldPoints read_field_points(const std::string& path) {
   if (is_mesh2hrtf_grid(path)) return read_mesh2hrtf_grid(path);
   if (ends_with(path, ".msh")) {
     FieldPoints read = read_gmsh_points(path);
-    for (std::size_t i = 0; i < read.points.size(); ++i)
-      if (!field::within_field_range(read.points[i]))
-        throw Error("field file '" + path + "', node " + std::to_string(i + 1) +
-                    " (in increasing tag order): the point " +
-                    field::out_of_range_reason(read.points[i]));
+    refuse_points_out_of_range(read.points, [&](std::size_t i) {
+      return "field file '" + path + "', node " + std::to_string(i + 1) +
+             " (in increasing tag order): the point ";
+    });
     std::size_t counts[4] = {};
     for (CellShape shape : read.cell_shapes) ++counts[int(shape)];
     std::string cells;

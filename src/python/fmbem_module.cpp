@@ -173,22 +173,29 @@ int run(const std::vector<std::string> &words, const py::function &on_solve) {
   return status;
 }
 
+using PointArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+// The rows of an (n, 3) array as points; `shape_error` the message for any other shape.
+std::vector<Vec3> points_of(const PointArray &array, const char *shape_error) {
+  if (array.ndim() != 2 || array.shape(1) != 3) throw Error(shape_error);
+  std::vector<Vec3> points(std::size_t(array.shape(0)));
+  const double *p = array.data();
+  for (std::size_t i = 0; i < points.size(); ++i)
+    points[i] = {p[3 * i], p[3 * i + 1], p[3 * i + 2]};
+  return points;
+}
+
 // A surface from arrays, held in memory under `name` for as long as the Python object lives.
 std::shared_ptr<io::MemorySurface> make_surface(
-    const std::string &name,
-    py::array_t<double, py::array::c_style | py::array::forcecast> vertices,
+    const std::string &name, const PointArray &vertices,
     py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> triangles,
     std::optional<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>> groups,
     const std::map<std::int64_t, std::string> &group_names) {
-  if (vertices.ndim() != 2 || vertices.shape(1) != 3)
-    throw Error("vertices: expected an array of shape (n, 3)");
+  Surface surface;
+  surface.vertices = points_of(vertices, "vertices: expected an array of shape (n, 3)");
   if (triangles.ndim() != 2 || triangles.shape(1) != 3)
     throw Error("triangles: expected an array of shape (m, 3) of vertex indices");
-  Surface surface;
-  const std::size_t n = std::size_t(vertices.shape(0)), m = std::size_t(triangles.shape(0));
-  const double *v = vertices.data();
-  for (std::size_t i = 0; i < n; ++i)
-    surface.vertices.push_back({v[3 * i], v[3 * i + 1], v[3 * i + 2]});
+  const std::size_t n = surface.vertices.size(), m = std::size_t(triangles.shape(0));
   const std::int64_t *t = triangles.data();
   for (std::size_t i = 0; i < m; ++i) {
     Triangle tri;
@@ -226,16 +233,10 @@ std::shared_ptr<io::MemorySurface> make_surface(
 }
 
 // Field points from an (m, 3) array, held in memory under `name` while the Python object lives.
-std::shared_ptr<io::MemoryFieldPoints> make_field_points(
-    const std::string &name,
-    py::array_t<double, py::array::c_style | py::array::forcecast> points) {
-  if (points.ndim() != 2 || points.shape(1) != 3)
-    throw Error("field_points: expected an array of shape (m, 3)");
-  std::vector<Vec3> held;
-  const double *p = points.data();
-  for (py::ssize_t i = 0; i < points.shape(0); ++i)
-    held.push_back({p[3 * i], p[3 * i + 1], p[3 * i + 2]});
-  return std::make_shared<io::MemoryFieldPoints>(name, std::move(held));
+std::shared_ptr<io::MemoryFieldPoints> make_field_points(const std::string &name,
+                                                         const PointArray &points) {
+  return std::make_shared<io::MemoryFieldPoints>(
+      name, points_of(points, "field_points: expected an array of shape (m, 3)"));
 }
 
 template <typename T>

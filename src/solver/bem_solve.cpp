@@ -1776,9 +1776,13 @@ Vec OpenRun::new_vector() const {
   return v;
 }
 
-void OpenRun::right_hand_side(const OperatorStage &stage, std::size_t i, std::size_t s, Vec b) {
+void OpenRun::check_point_and_source(std::size_t i, std::size_t s) const {
   if (i >= wavenumbers().size() || s >= sources())
     throw Error("no sweep point " + std::to_string(i) + " or source " + std::to_string(s));
+}
+
+void OpenRun::right_hand_side(const OperatorStage &stage, std::size_t i, std::size_t s, Vec b) {
+  check_point_and_source(i, s);
   check(run_->right_hand_side_at(stage, i, s, b));
 }
 
@@ -1789,8 +1793,7 @@ std::vector<cplx> OpenRun::gather(Vec x) {
 }
 
 OpenRun::Field OpenRun::field(std::size_t i, std::size_t s, Vec x) {
-  if (i >= wavenumbers().size() || s >= sources())
-    throw Error("no sweep point " + std::to_string(i) + " or source " + std::to_string(s));
+  check_point_and_source(i, s);
   const FieldRequest &asked = run_->options().field;
   if (!asked.field() && asked.farfield_directions == 0)
     throw Error(

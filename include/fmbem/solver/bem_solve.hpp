@@ -86,6 +86,8 @@ class OpenRun {
   Field field(std::size_t i, std::size_t s, Vec x);
 
  private:
+  // Throws fmbem::Error unless i is a sweep point and s a source of the run.
+  void check_point_and_source(std::size_t i, std::size_t s) const;
   std::unique_ptr<BemRun> run_;
   bool options_checked_ = false;
 };
