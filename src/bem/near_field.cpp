@@ -402,6 +402,8 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
   const BusyRows busy(refined.row_start, !target_points_.empty());
 #pragma omp parallel
   {
+    // Where each stencil column of the pair's element sits in the row, found once a pair.
+    std::vector<std::size_t> stencil_at;
 #pragma omp for schedule(dynamic, busy.chunk)
     for (std::size_t b = 0; b < busy.rows.size(); ++b) {
       const std::size_t r = busy.rows[b];
@@ -450,6 +452,9 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
         const std::size_t own = position(l);
         const MonomialMoments& rule = regular.moments;
         const std::span<const std::int32_t> stencil = reconstruction.stencil(l);
+        stencil_at.resize(stencil.size());
+        for (std::size_t s = 0; s < stencil.size(); ++s)
+          stencil_at[s] = position(std::size_t(stencil[s]));
         for (std::size_t o = 0; o < outputs; ++o) {
           const std::size_t base = o * nonzeros;
           cplx exact_single = exact.single_layer, exact_double = exact.double_layer;
@@ -474,7 +479,7 @@ void NearFieldCorrection::fold_reconstruction(const Discretization& disc, double
             const cplx entry = accurate_t - v * rule.double_layer[t] - w * rule.hypersingular[t];
             const std::span<const double> coefficients = reconstruction.coefficients(l, t);
             for (std::size_t s = 0; s < stencil.size(); ++s) {
-              double_[base + position(std::size_t(stencil[s]))] += entry * coefficients[s];
+              double_[base + stencil_at[s]] += entry * coefficients[s];
               if (std::size_t(stencil[s]) == i) diagonal[o] += accurate_t * coefficients[s];
             }
           }

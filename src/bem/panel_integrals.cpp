@@ -28,7 +28,8 @@ PanelIntegrals panel_integrals(double k, const Vec3& a, const Vec3& b, const Vec
 
 PanelIntegrals screened_panel_integrals(double kappa, const Vec3& a, const Vec3& b, const Vec3& c,
                                         const Vec3& x, const GaussLegendre& angular) {
-  return host_device::panel_integrals<cplx, true>(kappa, a, b, c, x, angular.view());
+  return host_device::panel_integrals<cplx, host_device::PanelKernel::screened>(kappa, a, b, c, x,
+                                                                                angular.view());
 }
 
 }  // namespace fmbem

@@ -21,8 +21,10 @@ namespace fmbem {
 // rho. The constant part is `constant` (the unit density's D and N, from
 // hypersingular_integrals); the rho and rho^2 parts have closed-form radial integrals of the
 // Laplace kernel and of the Helmholtz remainder's singular terms and of its terms linear in r,
-// and the bounded rest of the remainder is integrated with `radial` (Gauss-Legendre in rho on
-// pieces of at most 1 in k rho; 6 points keep the moments within 1e-10 of subdivision); the
+// and the bounded rest of the remainder is integrated with `radial`: where the farthest corner
+// is within k r = 1.5 of x, over the whole triangle at once (the conical product of `radial`
+// with itself: one sum for every direction), else along each direction (Gauss-Legendre in rho
+// on pieces of at most 1 in k rho); 6 points keep the moments within 1e-10 of subdivision; the
 // angle with `angular` in u = asinh(t / dist) on pieces of at most 2 in u per sector. Terms
 // whose signed-sector sum is exactly zero (log |h| times an odd function of the direction) are
 // left out, so that nothing grows as x nears the plane. x must not lie on the triangle's

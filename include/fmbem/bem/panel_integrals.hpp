@@ -20,7 +20,8 @@ using PanelIntegrals = BasicPanelIntegrals<cplx>;
 // Accurate for any x, on the triangle itself included: in polar coordinates
 // about the projection of x onto the triangle's plane the radial integrals
 // are exact (d/dR exp(ikR) = ik exp(ikR), rho drho = R dR), so only smooth
-// angular integrals remain, done per edge with `angular` (Gauss-Legendre).
+// angular integrals remain, done per edge with `angular` (Gauss-Legendre) on pieces of at most 2
+// in u = asinh(t / dist).
 // The 1/r part of the single layer in the plane (the self term) is analytic.
 PanelIntegrals panel_integrals(double k, const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& x,
                                const GaussLegendre& angular);

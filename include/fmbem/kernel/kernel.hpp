@@ -18,6 +18,46 @@ FMBEM_HOST_DEVICE C green(double k, double r) {
   return C(std::cos(k * r), std::sin(k * r)) * (inv_4pi / r);
 }
 
+// The kernels below at one pair with its phase exp(ikr) given (kernel_pair): the callers that
+// need several of them (the regular rule's sums) form the sine and cosine once, and each kernel
+// is the same operations as its function alone.
+template <class C = cplx>
+struct KernelPair {
+  Vec3 d;     // y - x
+  double r2;  // |y - x|^2
+  double r;   // |y - x|
+  double kr;  // k r
+  C phase;    // exp(ikr)
+};
+template <class C = cplx>
+FMBEM_HOST_DEVICE KernelPair<C> kernel_pair(double k, const Vec3& x, const Vec3& y) {
+  const Vec3 d = y - x;
+  const double r2 = dot(d, d), r = std::sqrt(r2), kr = k * r;
+  return {d, r2, r, kr, C(std::cos(kr), std::sin(kr))};
+}
+template <class C = cplx>
+FMBEM_HOST_DEVICE C green_of(const KernelPair<C>& p) {
+  return p.phase * (inv_4pi / p.r);
+}
+template <class C = cplx>
+FMBEM_HOST_DEVICE C green_normal_derivative_of(const KernelPair<C>& p, const Vec3& normal_y) {
+  return p.phase * C(-1.0, p.kr) * (inv_4pi * dot(p.d, normal_y) / (p.r * p.r * p.r));
+}
+// (x - y) . n_x is -(y - x) . n_x exactly.
+template <class C = cplx>
+FMBEM_HOST_DEVICE C green_target_normal_derivative_of(const KernelPair<C>& p,
+                                                      const Vec3& normal_x) {
+  return p.phase * C(-1.0, p.kr) * (inv_4pi * -dot(p.d, normal_x) / (p.r * p.r * p.r));
+}
+template <class C = cplx>
+FMBEM_HOST_DEVICE C green_double_normal_derivative_of(const KernelPair<C>& p, const Vec3& normal_x,
+                                                      const Vec3& normal_y) {
+  const C f = C(-1.0, p.kr) / (p.r2 * p.r);
+  const C f_prime = C(3.0 - p.kr * p.kr, -3.0 * p.kr) / (p.r2 * p.r2 * p.r);
+  return p.phase * inv_4pi *
+         (-f * dot(normal_x, normal_y) - f_prime * (dot(p.d, normal_x) * dot(p.d, normal_y)));
+}
+
 // The screened (Yukawa) kernel exp(-kappa r) / (4 pi r), G at k = i kappa: the regularised
 // Burton-Miller formulation's S~.
 template <class C = cplx>
@@ -39,22 +79,14 @@ FMBEM_HOST_DEVICE C screened_green_normal_derivative(double kappa, const Vec3& x
 template <class C = cplx>
 FMBEM_HOST_DEVICE C green_normal_derivative(double k, const Vec3& x, const Vec3& y,
                                             const Vec3& normal_y) {
-  const Vec3 d = y - x;
-  const double r = norm(d);
-  const double kr = k * r;
-  const C phase(std::cos(kr), std::sin(kr));
-  return phase * C(-1.0, kr) * (inv_4pi * dot(d, normal_y) / (r * r * r));
+  return green_normal_derivative_of(kernel_pair<C>(k, x, y), normal_y);
 }
 
 // dG/dn_x (x, y) = grad_x G . n_x = G'(r) (x - y) . n_x / r: the adjoint double layer's kernel.
 template <class C = cplx>
 FMBEM_HOST_DEVICE C green_target_normal_derivative(double k, const Vec3& x, const Vec3& y,
                                                    const Vec3& normal_x) {
-  const Vec3 d = x - y;
-  const double r = norm(d);
-  const double kr = k * r;
-  const C phase(std::cos(kr), std::sin(kr));
-  return phase * C(-1.0, kr) * (inv_4pi * dot(d, normal_x) / (r * r * r));
+  return green_target_normal_derivative_of(kernel_pair<C>(k, x, y), normal_x);
 }
 
 // d^2 G / dn_x dn_y (x, y), the hypersingular kernel: with d = y - x, F(r) = G'(r) / r,
@@ -63,15 +95,7 @@ FMBEM_HOST_DEVICE C green_target_normal_derivative(double k, const Vec3& x, cons
 template <class C = cplx>
 FMBEM_HOST_DEVICE C green_double_normal_derivative(double k, const Vec3& x, const Vec3& y,
                                                    const Vec3& normal_x, const Vec3& normal_y) {
-  const Vec3 d = y - x;
-  const double r2 = dot(d, d);
-  const double r = std::sqrt(r2);
-  const double kr = k * r;
-  const C phase(std::cos(kr), std::sin(kr));
-  const C f = C(-1.0, kr) / (r2 * r);
-  const C f_prime = C(3.0 - kr * kr, -3.0 * kr) / (r2 * r2 * r);
-  return phase * inv_4pi *
-         (-f * dot(normal_x, normal_y) - f_prime * (dot(d, normal_x) * dot(d, normal_y)));
+  return green_double_normal_derivative_of(kernel_pair<C>(k, x, y), normal_x, normal_y);
 }
 
 }  // namespace fmbem

@@ -107,8 +107,10 @@ __global__ void correction_entries(EntryArgs a) {
       }
     }
   } else {
-    const BasicPanelIntegrals<Z> exact =
-        host_device::panel_integrals<Z, kScreened>(a.k, va, vb, vc, x, g.angular);
+    const BasicPanelIntegrals<Z> exact = host_device::panel_integrals < Z,
+                                 kScreened ? host_device::PanelKernel::screened
+                                           : host_device::PanelKernel::helmholtz >
+                                                 (a.k, va, vb, vc, x, g.angular);
     a.single[at] = exact.single_layer - regular.single_layer;
     a.dbl[at] = exact.double_layer - regular.double_layer;
     if (j == i) {
@@ -562,9 +564,8 @@ void scale_on_device(std::size_t n, const cplx* device_scale, const cplx* device
 namespace {
 
 // y[o rows + r] = sum over the images g of weight[g] all[(o images + g) rows + r].
-__global__ void sum_images_kernel(std::int64_t rows, int images, int outputs,
-                                  ImageWeights weights, const double2* __restrict__ all,
-                                  double2* __restrict__ y) {
+__global__ void sum_images_kernel(std::int64_t rows, int images, int outputs, ImageWeights weights,
+                                  const double2* __restrict__ all, double2* __restrict__ y) {
   const std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= rows * outputs) return;
   const std::int64_t o = j / rows, r = j % rows;

@@ -60,12 +60,30 @@ FMBEM_HOST_DEVICE inline Sector edge_sector(const Vec3& p, const Vec3& v1, const
   return s;
 }
 
+// cosh u and sinh u from one exponential (the angular rules' substitution rho = dist cosh u; the
+// library's cosh costs several times exp). sinh's cancellation for small u is absolute, 1e-16.
+struct CoshSinh {
+  double cosh, sinh;
+};
+FMBEM_HOST_DEVICE inline CoshSinh cosh_sinh(double u) {
+  const double e = std::exp(u), inverse = 1.0 / e;
+  return {0.5 * (e + inverse), 0.5 * (e - inverse)};
+}
+
+// exp(iz) - 1 without cancellation, from one sine and cosine of z / 2.
+template <class C>
+FMBEM_HOST_DEVICE C expm1_i(double z) {
+  const double half_sin = std::sin(0.5 * z), half_cos = std::cos(0.5 * z);
+  return C(-2.0 * half_sin * half_sin, 2.0 * half_sin * half_cos);
+}
+
 // (exp(iz) - 1) / (iz), without cancellation for small z.
 template <class C>
 FMBEM_HOST_DEVICE C expm1_ratio(double z) {
   if (std::abs(z) < 1e-4) return C(1.0 - z * z / 6.0, z / 2.0 - z * z * z / 24.0);
-  const double half_sin = std::sin(0.5 * z);
-  return C(std::sin(z) / z, 2.0 * half_sin * half_sin / z);
+  // sin z and 1 - cos z from one sine and cosine of z / 2.
+  const double half_sin = std::sin(0.5 * z), half_cos = std::cos(0.5 * z);
+  return C(2.0 * half_sin * half_cos / z, 2.0 * half_sin * half_sin / z);
 }
 
 // exp(ikR) at R, or exp(-kappa R) for the screened kernel (kScreened: k holds kappa).
@@ -84,18 +102,32 @@ FMBEM_HOST_DEVICE C screened_expm1_ratio(double z) {
   return C(-std::expm1(-z) / z, 0.0);
 }
 
+// The longest piece of a sector in u = asinh(t / dist) that one angular rule integrates: the
+// integrands are analytic in u within pi/2 of the real axis (rho^2 + h^2 vanishes there), so a
+// piece of 2 gives the rule's error a fixed rate, about 100 times less per two more points;
+// unsplit, a sector seen from near its edge's line is long in u and the rule converges slowly.
+constexpr double kSectorPiece = 2.0;
+
+// What panel_integrals forms: the integrals of G, or (kRemainder) those of G less the Laplace
+// kernel 1 / (4 pi r), the Helmholtz remainder in one pass (gradients adds the Laplace parts in
+// closed form).
+enum class PanelKernel { helmholtz, screened, remainder };
+
 // S and D of a flat triangle at x (panel_integrals.hpp of bem/): the radial integral in closed
-// form, the angle by `angular` per edge sector. kScreened: of the screened kernel
-// exp(-kappa r) / (4 pi r), k holding kappa.
-template <class C, bool kScreened = false>
+// form, the angle by `angular` per edge sector, on pieces of at most kSectorPiece in u.
+// PanelKernel::screened: of the screened kernel exp(-kappa r) / (4 pi r), k holding kappa.
+template <class C, PanelKernel kKernel = PanelKernel::helmholtz>
 FMBEM_HOST_DEVICE BasicPanelIntegrals<C> panel_integrals(double k, const Vec3& a, const Vec3& b,
                                                          const Vec3& c, const Vec3& x,
                                                          const GaussLegendreView& angular) {
+  constexpr bool kScreened = kKernel == PanelKernel::screened;
+  constexpr bool kRemainder = kKernel == PanelKernel::remainder;
   const PlaneFoot foot = plane_foot(a, b, c, x);
   const Vec3 n = foot.n, p = foot.p;
   const double h = foot.h, abs_h = std::abs(h);
   const bool in_plane = foot.in_plane;
   const C phase_h = panel_phase<C, kScreened>(k, abs_h);
+  const C phase_h_less_one = kRemainder ? expm1_i<C>(k * abs_h) : C{};
 
   C single{}, dbl{};
   double laplace_single = 0.0;
@@ -108,36 +140,44 @@ FMBEM_HOST_DEVICE BasicPanelIntegrals<C> panel_integrals(double k, const Vec3& a
     // The Laplace integrand becomes constant and sectors seen almost edge-on
     // (p near an edge's line, the close-neighbour case) stay smooth.
     const double u1 = std::asinh(s.t1 / s.dist), u2 = std::asinh(s.t2 / s.dist);
-    const double half = 0.5 * (u2 - u1), mid = 0.5 * (u2 + u1);
+    const int pieces = larger(1, int(std::ceil((u2 - u1) / kSectorPiece)));
+    const double half = 0.5 * (u2 - u1) / pieces;
     C sector_single{}, sector_double{};
-    double sector_laplace = 0.0;
-    for (int q = 0; q < angular.size; ++q) {
-      const double u = mid + half * angular.nodes[q];
-      const double cosh_u = std::cosh(u);
-      const double w = half * angular.weights[q] / cosh_u;
-      const double rho = s.dist * cosh_u;
-      const double r_max = std::hypot(rho, h);
-      const double delta = rho * rho / (r_max + abs_h);  // r_max - |h|, stably
-      // Radial integral of exp(ikR)/R rho drho = integral of exp(ikR) dR
-      // from |h| to r_max; its Laplace part is delta.
-      C radial{};
-      if constexpr (kScreened)
-        radial = phase_h * delta * screened_expm1_ratio<C>(k * delta);
-      else
-        radial = phase_h * delta * expm1_ratio<C>(k * delta);
-      if (in_plane) {
-        sector_single += w * (radial - delta);  // the 1/r part is added analytically
-      } else {
-        sector_single += w * radial;
-        // -h * integral of G'(R) dR = -h (G(r_max) - G(|h|)).
-        const C phase_max = panel_phase<C, kScreened>(k, r_max);
-        sector_double += w * (-h * phase_max / r_max + (h > 0 ? 1.0 : -1.0) * phase_h);
+    for (int piece = 0; piece < pieces; ++piece)
+      for (int q = 0; q < angular.size; ++q) {
+        const double u = u1 + (2 * piece + 1) * half + half * angular.nodes[q];
+        const double cosh_u = cosh_sinh(u).cosh;
+        const double w = half * angular.weights[q] / cosh_u;
+        const double rho = s.dist * cosh_u;
+        const double r_max = std::hypot(rho, h);
+        const double delta = rho * rho / (r_max + abs_h);  // r_max - |h|, stably
+        // Radial integral of exp(ikR)/R rho drho = integral of exp(ikR) dR
+        // from |h| to r_max; its Laplace part is delta.
+        C radial{};
+        if constexpr (kScreened)
+          radial = phase_h * delta * screened_expm1_ratio<C>(k * delta);
+        else
+          radial = phase_h * delta * expm1_ratio<C>(k * delta);
+        if (in_plane || kRemainder) {
+          sector_single += w * (radial - delta);  // the 1/r part is added analytically
+        } else {
+          sector_single += w * radial;
+        }
+        if (!in_plane) {
+          // -h * integral of G'(R) dR = -h (G(r_max) - G(|h|)); the remainder's Laplace part
+          // -h (1 / r_max - 1 / |h|) taken out.
+          if constexpr (kRemainder) {
+            sector_double +=
+                w * (-h * expm1_i<C>(k * r_max) / r_max + (h > 0 ? 1.0 : -1.0) * phase_h_less_one);
+          } else {
+            const C phase_max = panel_phase<C, kScreened>(k, r_max);
+            sector_double += w * (-h * phase_max / r_max + (h > 0 ? 1.0 : -1.0) * phase_h);
+          }
+        }
       }
-    }
-    if (in_plane) sector_laplace = s.dist * (u2 - u1);
     single += s.sign * sector_single;
     dbl += s.sign * sector_double;
-    laplace_single += s.sign * sector_laplace;
+    if (in_plane && !kRemainder) laplace_single += s.sign * s.dist * (u2 - u1);
   }
   return {inv_4pi * (single + laplace_single), inv_4pi * dbl};
 }

@@ -58,21 +58,23 @@ FMBEM_HOST_DEVICE RegularSums<C> regular_sums(double k, const RegularRule& rule,
     if (norm(y - x) <= rule.coincident) continue;
     const double w = rule.weights[q];
     C dbl{}, hyper{};
+    // The Helmholtz kernels from one phase (kernel_pair); the screened ones each alone.
+    const KernelPair<C> pair = screened ? KernelPair<C>{} : kernel_pair<C>(k, x, y);
     if constexpr (screened)
       dbl = w * screened_green_normal_derivative<C>(k, x, y, rule.normal);
     else if constexpr (layers || moments)
-      dbl = w * green_normal_derivative<C>(k, x, y, rule.normal);
+      dbl = w * green_normal_derivative_of(pair, rule.normal);
     if constexpr (derivatives || moments)
-      hyper = w * green_double_normal_derivative<C>(k, x, y, n_x, rule.normal);
+      hyper = w * green_double_normal_derivative_of(pair, n_x, rule.normal);
     if constexpr (screened) {
       sum.single_layer += w * screened_green<C>(k, norm(y - x));
       sum.double_layer += dbl;
     } else if constexpr (layers) {
-      sum.single_layer += w * green<C>(k, norm(y - x));
+      sum.single_layer += w * green_of(pair);
       sum.double_layer += dbl;
     }
     if constexpr (derivatives) {
-      sum.adjoint_double_layer += w * green_target_normal_derivative<C>(k, x, y, n_x);
+      sum.adjoint_double_layer += w * green_target_normal_derivative_of(pair, n_x);
       sum.hypersingular += hyper;
     }
     if constexpr (moments) {

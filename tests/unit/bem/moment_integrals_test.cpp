@@ -178,6 +178,54 @@ TEST(MonomialMoments, IcosphereClosePairsAgainstSubdivision) {
   std::printf("worst relative difference %.2e\n", worst);
 }
 
+// Pairs whose farthest corner is within k r = 1.5 of the target, where monomial_moments integrates
+// the bounded rest of the Helmholtz remainder over the whole triangle at once (the conical
+// product of the radial rule) instead of along each direction (kTriangleRuleReach): the close
+// pairs of icosphere:4 at k = 8 (every row's close elements but the self one, targets the
+// neighbours' centroids) and targets above and beside a triangle of size 1 at k = 0.5 and 0.9,
+// against subdivision within the same 1e-9 as the directions' rule beyond the reach.
+TEST(MonomialMoments, WithinTheTriangleRuleReachAgainstSubdivision) {
+  const GaussLegendre edge(16);
+  double worst = 0.0;
+  const auto check = [&](double k, const Vec3& a, const Vec3& b, const Vec3& c, const Frame& f,
+                         const Vec3& x, const Vec3& n_x, const Vec3& n_y) {
+    const double farthest = std::max({norm(a - x), norm(b - x), norm(c - x)});
+    ASSERT_LE(k * farthest, 1.5) << "a pair beyond the whole-triangle rule's reach";
+    Reference ref;
+    subdivide(k, a, b, c, x, n_x, n_y, f, ref);
+    const HypersingularIntegrals constant = hypersingular_integrals(k, a, b, c, x, n_x, edge);
+    const double error = compare(k, a, b, c, f, x, n_x, constant, ref);
+    EXPECT_LT(error, 1e-9) << "k " << k;
+    worst = std::max(worst, error);
+  };
+  const Mesh mesh = Mesh::from_surface(make_icosphere(4, 1.0), "icosphere");
+  const DensityReconstruction reconstruction(mesh);
+  const NearFieldPattern close = near_field_pattern(mesh, {0, 12}, 2.5);
+  for (std::size_t i = 0; i < 12; ++i)
+    for (std::int64_t at = close.row_start[i]; at < close.row_start[i + 1]; ++at) {
+      const std::size_t l = std::size_t(close.columns[std::size_t(at)]);
+      if (l == i) continue;
+      check(8.0, mesh.corner(l, 0), mesh.corner(l, 1), mesh.corner(l, 2),
+            Frame{reconstruction.origin(l), reconstruction.axis(l, 0), reconstruction.axis(l, 1)},
+            mesh.centroids()[i], mesh.normals()[i], mesh.normals()[l]);
+    }
+  const Vec3 a{0, 0, 0}, b{1, 0.1, 0}, c{0.3, 0.9, 0.05};
+  const Vec3 n = normalized(cross(b - a, c - a));
+  const Frame f{(a + b + c) * (1.0 / 3.0), normalized(b - a), cross(n, normalized(b - a))};
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (const double k : {0.5, 0.9})
+    for (int trial = 0; trial < 8; ++trial) {
+      // Above the interior (heights 1e-1 to 1e-4) and beside the edge bc (p outside).
+      Vec3 x = trial < 4 ? f.origin + Vec3{u(gen), u(gen), 0} * 0.5
+                         : Vec3{0.85 + 0.1 * u(gen), 0.6 + 0.1 * u(gen), 0};
+      const double height = trial < 4 ? std::pow(10.0, -1 - trial) : 0.05 * u(gen);
+      x = x - n * dot(x - a, n) + n * height;
+      check(k, a, b, c, f, x, normalized(Vec3{u(gen), u(gen), u(gen)} * 0.5 + n), n);
+    }
+  std::printf("worst relative difference %.2e\n", worst);
+}
+
 // refined_rule_integrals (the 7-point rule on four sub-triangles) for the pairs between the close
 // radius (2.5 element radii) and NearFieldOptions::refined_factor (4), against the semi-analytic
 // integrals, icosphere:3 and 5, k = 8: the largest relative difference over S, D, D', N and the
@@ -248,7 +296,9 @@ TEST(MonomialMoments, SelfTermAgainstPolarFinitePart) {
   const DensityReconstruction reconstruction(mesh);
   const GaussLegendre edge(16), angular(64), radial(24);
   double worst = 0.0;
-  for (const double k : {0.0, 8.0})
+  // k = 0.8: the centroid's farthest corner (0.6 away) within k r = 1.5, where the bounded rest of
+  // the remainder is integrated over the whole triangle (WithinTheTriangleRuleReach...).
+  for (const double k : {0.0, 0.8, 8.0})
     for (const std::size_t e : {0ul, 7ul, 33ul}) {
       const Vec3 &a = mesh.corner(e, 0), &b = mesh.corner(e, 1), &c = mesh.corner(e, 2);
       const Frame f{reconstruction.origin(e), reconstruction.axis(e, 0), reconstruction.axis(e, 1)};
