@@ -287,6 +287,10 @@ PetscErrorCode build_operator_stage(const SurfaceStage &surface, const Problem &
   if (regularised && !surface.distribution) centroid_rule.emplace(mesh, 1);
   const Discretization &regulariser_disc = centroid_rule ? *centroid_rule : disc;
   if (regularised) {
+    // Its close pairs' S by 6 angular points a piece: within 1e-10 of 48 on a mesh's own close
+    // pairs, 1e-2 on targets 1e-4 of a size from an element (bench/near_quad_convergence.cpp).
+    NearFieldOptions regulariser_near = opt.near;
+    regulariser_near.angular_points = std::min(opt.near.angular_points, 6);
     fmm::FmmOptions regulariser_fmm = opt.fmm;
     regulariser_fmm.order = 0;
     regulariser_fmm.tolerance = std::max(opt.fmm.tolerance, 1e-3);
@@ -296,8 +300,8 @@ PetscErrorCode build_operator_stage(const SurfaceStage &surface, const Problem &
       std::unique_ptr<FmmLayerPotentials> single_layer;
       on_every_rank(comm, [&] {
         single_layer = std::make_unique<FmmLayerPotentials>(
-            regulariser_disc, screened, rows, opt.near, regulariser_fmm, events.regulariser_fmm,
-            0.0, DensityModel::constant, fmm_part);
+            regulariser_disc, screened, rows, regulariser_near, regulariser_fmm,
+            events.regulariser_fmm, 0.0, DensityModel::constant, fmm_part);
       });
       if (surface.distribution)
         single_layer->distribute(surface.distribution->local->locally_essential_tree(), comm);
@@ -308,8 +312,8 @@ PetscErrorCode build_operator_stage(const SurfaceStage &surface, const Problem &
         });
       regulariser = std::move(single_layer);
     } else {
-      regulariser =
-          std::make_unique<DirectLayerPotentials>(regulariser_disc, screened, rows, opt.near, 0.0);
+      regulariser = std::make_unique<DirectLayerPotentials>(regulariser_disc, screened, rows,
+                                                            regulariser_near, 0.0);
     }
   }
   PetscCall(PetscLogEventEnd(events.near_setup, 0, 0, 0, 0));

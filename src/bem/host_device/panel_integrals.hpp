@@ -149,8 +149,8 @@ FMBEM_HOST_DEVICE BasicPanelIntegrals<C> panel_integrals(double k, const Vec3& a
         const double cosh_u = cosh_sinh(u).cosh;
         const double w = half * angular.weights[q] / cosh_u;
         const double rho = s.dist * cosh_u;
-        const double r_max = std::hypot(rho, h);
-        const double delta = rho * rho / (r_max + abs_h);  // r_max - |h|, stably
+        const double r_max = std::sqrt(rho * rho + h * h);  // (hypot's care not needed)
+        const double delta = rho * rho / (r_max + abs_h);   // r_max - |h|, stably
         // Radial integral of exp(ikR)/R rho drho = integral of exp(ikR) dR
         // from |h| to r_max; its Laplace part is delta.
         C radial{};
