@@ -107,10 +107,10 @@ __global__ void correction_entries(EntryArgs a) {
       }
     }
   } else {
-    const BasicPanelIntegrals<Z> exact = host_device::panel_integrals < Z,
-                                 kScreened ? host_device::PanelKernel::screened
-                                           : host_device::PanelKernel::helmholtz >
-                                                 (a.k, va, vb, vc, x, g.angular);
+    constexpr host_device::PanelKernel kKernel =
+        kScreened ? host_device::PanelKernel::screened : host_device::PanelKernel::helmholtz;
+    const BasicPanelIntegrals<Z> exact =
+        host_device::panel_integrals<Z, kKernel>(a.k, va, vb, vc, x, g.angular);
     a.single[at] = exact.single_layer - regular.single_layer;
     a.dbl[at] = exact.double_layer - regular.double_layer;
     if (j == i) {

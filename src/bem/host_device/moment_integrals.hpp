@@ -86,18 +86,30 @@ struct Radial {
 // Meshes of about 9 elements a wavelength and finer are within it.
 constexpr double kTriangleRuleReach = 1.5;
 
+// The terms odd in r of k chi (chi_r r + chi_r3 r^3) and of k^3 omega (omega_r r + omega_r3 r^3):
+// radial_integrals integrates them in closed form, and the bounded rest is chi and omega less
+// them (remainder_rest).
+struct OddRemainderTerms {
+  double chi_r, chi_r3, omega_r, omega_r3;
+};
+FMBEM_HOST_DEVICE inline OddRemainderTerms odd_remainder_terms(double k) {
+  const double k2 = k * k;
+  return {k2 / 8.0, -k2 * k2 / 144.0, -k2 * k2 / 48.0, k2 * k2 * k2 / 1152.0};
+}
+
 // radial_integrals' bounded rest of the remainder, the terms it integrates with `rule` along one
-// direction: chi and omega less their terms odd in r up to r^3 (see radial_integrals).
+// direction: chi and omega less their terms odd in r up to r^3.
 template <class C>
 struct RemainderRest {
   C chi, omega;
 };
 template <class C, class Series>
-FMBEM_HOST_DEVICE RemainderRest<C> remainder_rest(double k, double r, const Series& series) {
-  const double k2 = k * k, r3 = r * r * r;
+FMBEM_HOST_DEVICE RemainderRest<C> remainder_rest(double k, const OddRemainderTerms& odd, double r,
+                                                  const Series& series) {
+  const double r3 = r * r * r;
   const RemainderFactors<C> f = remainder_factors<C>(k * r, series);
-  return {k * f.chi - (k2 / 8.0) * r - (-k2 * k2 / 144.0) * r3,
-          k2 * k * f.omega - (-k2 * k2 / 48.0) * r - (k2 * k2 * k2 / 1152.0) * r3};
+  return {k * f.chi - odd.chi_r * r - odd.chi_r3 * r3,
+          k * k * k * f.omega - odd.omega_r * r - odd.omega_r3 * r3};
 }
 
 // The radial integrals of one direction; with_rest false: without the bounded rest (added over
@@ -142,8 +154,9 @@ FMBEM_HOST_DEVICE Radial<C> radial_integrals(double k, double rho, double h, dou
   // The closed-form parts: -1 / (2r) of f - f0, 1 / (2 r^3) + k^2 / (8 r) of (f - f0)' / r, and
   // the terms odd in r of k chi (k^2 r / 8 - k^4 r^3 / 144) and of k^3 omega
   // (-k^4 r / 48 + k^6 r^3 / 1152): what is left is smooth in rho up to (k |h|)^5.
-  const double c_chi = k2 / 8.0, c_omega = -k2 * k2 / 48.0;
-  const double c_chi3 = -k2 * k2 / 144.0, c_omega3 = k2 * k2 * k2 / 1152.0;
+  const OddRemainderTerms odd = odd_remainder_terms(k);
+  const double c_chi = odd.chi_r, c_omega = odd.omega_r;
+  const double c_chi3 = odd.chi_r3, c_omega3 = odd.omega_r3;
   C d1 = 0.5 * h * q2 - h * (c_chi * u2 + c_chi3 * w2);
   C d2 = 0.5 * h * q3 - h * (c_chi * u3 + c_chi3 * w3);
   C n1 = -n_dot * (-0.5 * q2 + c_chi * u2 + c_chi3 * w2 +
@@ -160,7 +173,7 @@ FMBEM_HOST_DEVICE Radial<C> radial_integrals(double k, double rho, double h, dou
       const double s = width * (piece + 0.5 * (1.0 + rule.nodes[q]));
       const double w = 0.5 * width * rule.weights[q];
       const double r = std::sqrt(s * s + h2);
-      const RemainderRest<C> rest = remainder_rest<C>(k, r, series);
+      const RemainderRest<C> rest = remainder_rest<C>(k, odd, r, series);
       const C chi = rest.chi, omega = rest.omega;
       const double s2 = s * s, s3 = s2 * s;
       d1 -= w * h * chi * s2;
@@ -192,6 +205,7 @@ FMBEM_HOST_DEVICE void remainder_over_triangle(double k, const Vec3& a, const Ve
                                                const GaussLegendreView& rule, const Series& series,
                                                C (&dbl)[5], C (&hyper)[5]) {
   const double twice_area = norm(cross(b - a, c - a)), k2 = k * k, h2 = h * h;
+  const OddRemainderTerms odd = odd_remainder_terms(k);
   const Vec3 ab = b - a, ac = c - a;
   for (int i = 0; i < rule.size; ++i) {
     const double u = 0.5 * (1.0 + rule.nodes[i]);
@@ -202,7 +216,7 @@ FMBEM_HOST_DEVICE void remainder_over_triangle(double k, const Vec3& a, const Ve
       const Vec3 y = a + ab * u + ac * ((1.0 - u) * v);
       const Vec3 d = y - p;
       const double r = std::sqrt(dot(d, d) + h2);
-      const RemainderRest<C> rest = remainder_rest<C>(k, r, series);
+      const RemainderRest<C> rest = remainder_rest<C>(k, odd, r, series);
       const C kernel_double = -h * rest.chi;
       const C kernel_hyper = -n_dot * (rest.chi + h2 * rest.omega) + h * dot(d, n_x) * rest.omega;
       double monomial[5];

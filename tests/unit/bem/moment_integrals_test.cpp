@@ -32,6 +32,14 @@ std::array<double, 6> monomials(const Frame& f, const Vec3& y) {
   return {1.0, xi, eta, xi * xi, xi * eta, eta * eta};
 }
 
+// A triangle of size 1, tilted out of the xy-plane, with its frame at the centroid: the targets
+// above and beside it of the off-triangle tests.
+struct TiltedTriangle {
+  Vec3 a{0, 0, 0}, b{1, 0.1, 0}, c{0.3, 0.9, 0.05};
+  Vec3 n = normalized(cross(b - a, c - a));
+  Frame f{(a + b + c) * (1.0 / 3.0), normalized(b - a), cross(n, normalized(b - a))};
+};
+
 struct Reference {
   std::array<cplx, 6> dbl{}, hyper{};
 };
@@ -111,12 +119,9 @@ double compare(double k, const Vec3& a, const Vec3& b, const Vec3& c, const Fram
 // reference's own spread 3e-11. 1e-9 leaves a factor of 20 and fails on any wrong term (the
 // Helmholtz remainders are 1e-3 to 1 of the result, the dropped log terms grow as log h).
 TEST(MonomialMoments, OffTheTriangleAgainstSubdivision) {
-  const Vec3 a{0, 0, 0}, b{1, 0.1, 0}, c{0.3, 0.9, 0.05};
-  const Vec3 n = normalized(cross(b - a, c - a));
-  Frame f;
-  f.origin = (a + b + c) * (1.0 / 3.0);
-  f.t1 = normalized(b - a);
-  f.t2 = cross(n, f.t1);
+  const TiltedTriangle t;
+  const Vec3 &a = t.a, &b = t.b, &c = t.c, &n = t.n;
+  const Frame& f = t.f;
   std::mt19937 gen(3);
   std::uniform_real_distribution<double> u(-1, 1);
   const GaussLegendre edge(16);
@@ -209,9 +214,9 @@ TEST(MonomialMoments, WithinTheTriangleRuleReachAgainstSubdivision) {
             Frame{reconstruction.origin(l), reconstruction.axis(l, 0), reconstruction.axis(l, 1)},
             mesh.centroids()[i], mesh.normals()[i], mesh.normals()[l]);
     }
-  const Vec3 a{0, 0, 0}, b{1, 0.1, 0}, c{0.3, 0.9, 0.05};
-  const Vec3 n = normalized(cross(b - a, c - a));
-  const Frame f{(a + b + c) * (1.0 / 3.0), normalized(b - a), cross(n, normalized(b - a))};
+  const TiltedTriangle t;
+  const Vec3 &a = t.a, &b = t.b, &c = t.c, &n = t.n;
+  const Frame& f = t.f;
   std::mt19937 gen(5);
   std::uniform_real_distribution<double> u(-1, 1);
   for (const double k : {0.5, 0.9})
