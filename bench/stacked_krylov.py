@@ -7,6 +7,7 @@ largest block's true relative residual. m plane waves of a Fibonacci sphere (-be
 fibonacci:m), the default formulation and KSP (rbm, GMRES(30), no PC, rtol 1e-5).
 
     python bench/stacked_krylov.py MESH K M [M ...]
+    python bench/stacked_krylov.py --numcalc PROJECT     # a NumCalc project's sources (ears)
 
 Prints a Markdown table: m, the separate solves' iterations (largest and sum), the stacked
 solve's iterations (each a product with m densities) at rtol and at rtol / sqrt(m), and the
@@ -57,15 +58,23 @@ def stacked_solve(PETSc, A, rhs, rtol, restart):
 
 
 def main():
-    mesh, k = sys.argv[1], float(sys.argv[2])
-    counts = [int(a) for a in sys.argv[3:]] or [2, 8, 32]
+    if sys.argv[1] == "--numcalc":
+        # One run of the project: its first frequency, every source.
+        mesh, k, counts = sys.argv[2], None, [None]
+    else:
+        mesh, k = sys.argv[1], float(sys.argv[2])
+        counts = [int(a) for a in sys.argv[3:]] or [2, 8, 32]
     PETSc = fmbem.petsc()
     print("| mesh | k | m | separate: largest | separate: sum | stacked at rtol: iterations "
           "| largest block residual | stacked at rtol / sqrt(m): iterations "
           "| largest block residual |")
     print("|---|---|---|---|---|---|---|---|---|")
     for m in counts:
-        op = fmbem.Operator(mesh, k=k, options=f"-bem_incident_dir fibonacci:{m}")
+        if m is None:
+            op = fmbem.Operator(None, options=f"-bem_numcalc {mesh}")
+            m, k = op.sources, op.k
+        else:
+            op = fmbem.Operator(mesh, k=k, options=f"-bem_incident_dir fibonacci:{m}")
         A = op.mat()
         rhs = [op.rhs(i) for i in range(m)]
         ksp = op.ksp()
